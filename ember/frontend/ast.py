@@ -1,0 +1,245 @@
+"""The abstract syntax tree. Every node has a `span`; the type checker fills in `ty` on
+expressions and `sym` on names."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+from ..source import SourceFile, Span
+
+
+@dataclass(eq=False, slots=True)
+class Node:
+    span: Span
+
+
+# ---------------------------------------------------------------- types (as written)
+
+@dataclass(eq=False, slots=True)
+class TypeName(Node):
+    name: str
+
+
+@dataclass(eq=False, slots=True)
+class PtrTypeExpr(Node):
+    mut: bool
+    space: str
+    space_span: Span
+    pointee: Node
+
+
+@dataclass(eq=False, slots=True)
+class ArrayTypeExpr(Node):
+    elem: Node
+    length: "Expr"
+
+
+@dataclass(eq=False, slots=True)
+class TupleTypeExpr(Node):
+    elems: list
+
+
+# ---------------------------------------------------------------- expressions
+
+@dataclass(eq=False, slots=True)
+class Expr(Node):
+    ty: Any = field(default=None, init=False)
+
+
+@dataclass(eq=False, slots=True)
+class Name(Expr):
+    id: str
+    sym: Any = field(default=None, init=False)
+
+
+@dataclass(eq=False, slots=True)
+class IntLit(Expr):
+    value: int
+    suffix: str | None
+
+
+@dataclass(eq=False, slots=True)
+class FloatLit(Expr):
+    value: Fraction
+    suffix: str | None
+
+
+@dataclass(eq=False, slots=True)
+class BoolLit(Expr):
+    value: bool
+
+
+@dataclass(eq=False, slots=True)
+class Binary(Expr):
+    op: str
+    op_span: Span
+    lhs: Expr
+    rhs: Expr
+
+
+@dataclass(eq=False, slots=True)
+class Unary(Expr):
+    op: str
+    operand: Expr
+
+
+@dataclass(eq=False, slots=True)
+class Call(Expr):
+    name: str
+    name_span: Span
+    args: list
+    target: Any = field(default=None, init=False)  # set by the checker
+
+
+@dataclass(eq=False, slots=True)
+class Index(Expr):
+    base: Expr
+    index: Expr
+
+
+@dataclass(eq=False, slots=True)
+class Field(Expr):
+    base: Expr
+    name: str
+    name_span: Span
+
+
+@dataclass(eq=False, slots=True)
+class BitCast(Expr):
+    type: Node
+    value: Expr
+
+
+# ---------------------------------------------------------------- statements
+
+@dataclass(eq=False, slots=True)
+class Block(Node):
+    stmts: list
+
+
+@dataclass(eq=False, slots=True)
+class Let(Node):
+    names: list          # [(name, span)]
+    is_tuple: bool
+    type: Node | None
+    value: Expr
+    syms: list = field(default_factory=list, init=False)
+
+
+@dataclass(eq=False, slots=True)
+class Var(Node):
+    name: str
+    name_span: Span
+    type: Node | None
+    value: Expr
+    sym: Any = field(default=None, init=False)
+
+
+@dataclass(eq=False, slots=True)
+class SharedDecl(Node):
+    name: str
+    name_span: Span
+    type: Node
+    sym: Any = field(default=None, init=False)
+
+
+@dataclass(eq=False, slots=True)
+class Assign(Node):
+    target: Expr
+    op: str              # "=" or the binary operator of a compound assignment ("+", "<<", ...)
+    op_span: Span
+    value: Expr
+
+
+@dataclass(eq=False, slots=True)
+class If(Node):
+    cond: Expr
+    then: Block
+    else_: Node | None   # Block, If or None
+
+
+@dataclass(eq=False, slots=True)
+class For(Node):
+    var: str
+    var_span: Span
+    start: Expr
+    end: Expr
+    step: Expr | None
+    body: Block
+    unroll: bool
+    sym: Any = field(default=None, init=False)
+
+
+@dataclass(eq=False, slots=True)
+class While(Node):
+    cond: Expr
+    body: Block
+
+
+@dataclass(eq=False, slots=True)
+class Break(Node):
+    pass
+
+
+@dataclass(eq=False, slots=True)
+class Continue(Node):
+    pass
+
+
+@dataclass(eq=False, slots=True)
+class Return(Node):
+    value: Expr | None
+
+
+@dataclass(eq=False, slots=True)
+class ExprStmt(Node):
+    expr: Expr
+
+
+# ---------------------------------------------------------------- items
+
+@dataclass(eq=False, slots=True)
+class GenericParam(Node):
+    name: str
+    name_span: Span
+    type: Node
+    default: Expr | None
+    sym: Any = field(default=None, init=False)
+
+
+@dataclass(eq=False, slots=True)
+class Param(Node):
+    name: str
+    name_span: Span
+    type: Node
+    align: int | None
+    sym: Any = field(default=None, init=False)
+
+
+@dataclass(eq=False, slots=True)
+class KernelDef(Node):
+    name: str
+    name_span: Span
+    generics: list
+    params: list
+    block: list | None   # block-size expressions, or None
+    body: Block
+
+
+@dataclass(eq=False, slots=True)
+class FnDef(Node):
+    name: str
+    name_span: Span
+    generics: list
+    params: list
+    ret: Node | None
+    body: Block
+
+
+@dataclass(eq=False, slots=True)
+class Module:
+    file: SourceFile
+    items: list
+    broken_items: set = field(default_factory=set)  # names of items that failed to parse

@@ -1,0 +1,480 @@
+"""Source text -> AST, with lark's LALR parser in tree-less mode.
+
+The grammar is compiled once per process and cached on disk by lark, so start-up stays
+fast. A syntax error inside one kernel or function does not hide errors in the others:
+on failure each top-level item is parsed on its own and every broken item is reported.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from fractions import Fraction
+from importlib import resources
+
+from lark import Lark, Token, Transformer
+from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken, VisitError
+
+from ..diagnostics import Diagnostics
+from ..source import SourceFile, Span
+from . import ast as A
+
+_FRIENDLY = {
+    "NAME": "identifier",
+    "INT": "integer literal",
+    "FLOAT": "float literal",
+    "$END": "end of input",
+}
+
+_INT_RE = re.compile(r"^(0x[0-9a-fA-F_]+|0b[01_]+|[0-9][0-9_]*)_?(i8|i16|i32|i64|u8|u16|u32|u64)?$")
+_FLOAT_RE = re.compile(r"^(.*?)_?(f16|bf16|f32|f64)?$")
+
+
+class _Builder(Transformer):
+    """Callbacks run by the LALR parser as it reduces; each returns an AST node."""
+
+    def __init__(self) -> None:
+        super().__init__(visit_tokens=False)
+        self.file: SourceFile | None = None
+
+    # -- helpers
+    def tspan(self, tok: Token) -> Span:
+        return Span(self.file, tok.start_pos, tok.end_pos)
+
+    def span(self, children) -> Span:
+        first = last = None
+        for c in children:
+            if c is None:
+                continue
+            s = self.tspan(c) if isinstance(c, Token) else getattr(c, "span", None)
+            if s is None:
+                continue
+            if first is None:
+                first = s
+            last = s
+        return first.to(last)
+
+    @staticmethod
+    def nodes(children):
+        """The AST children, without punctuation and keyword tokens."""
+        return [c for c in children if not isinstance(c, Token)]
+
+    @staticmethod
+    def tokens(children, *types):
+        return [c for c in children if isinstance(c, Token) and c.type in types]
+
+    # -- items
+    def start(self, c):
+        return c
+
+    def item_only(self, c):
+        return c[0]
+
+    def kernel_def(self, c):
+        name = self.tokens(c, "NAME")[0]
+        generics, params, block, body = [], [], None, None
+        for n in self.nodes(c):
+            if isinstance(n, _Generics):
+                generics = n.items
+            elif isinstance(n, _Params):
+                params = n.items
+            elif isinstance(n, _BlockAttr):
+                block = n.dims
+            elif isinstance(n, A.Block):
+                body = n
+        return A.KernelDef(self.span(c), str(name), self.tspan(name), generics, params, block, body)
+
+    def fn_def(self, c):
+        name = self.tokens(c, "NAME")[0]
+        generics, params, ret, body = [], [], None, None
+        for n in self.nodes(c):
+            if isinstance(n, _Generics):
+                generics = n.items
+            elif isinstance(n, _Params):
+                params = n.items
+            elif isinstance(n, _Ret):
+                ret = n.type
+            elif isinstance(n, A.Block):
+                body = n
+        return A.FnDef(self.span(c), str(name), self.tspan(name), generics, params, ret, body)
+
+    def ret_type(self, c):
+        return _Ret(self.nodes(c)[0])
+
+    def generic_params(self, c):
+        return _Generics(self.nodes(c))
+
+    def generic_param(self, c):
+        name = self.tokens(c, "NAME")[0]
+        n = self.nodes(c)
+        return A.GenericParam(self.span(c), str(name), self.tspan(name), n[0], n[1] if len(n) > 1 else None)
+
+    def neg_literal(self, c):
+        operand = self.nodes(c)[0]
+        return A.Unary(self.span(c), "-", operand)
+
+    def params(self, c):
+        return _Params(self.nodes(c))
+
+    def param(self, c):
+        name = self.tokens(c, "NAME")[0]
+        n = self.nodes(c)
+        align = n[1].value if len(n) > 1 else None
+        return A.Param(self.span(c), str(name), self.tspan(name), n[0], align)
+
+    def align(self, c):
+        tok = self.tokens(c, "INT")[0]
+        return _Align(_parse_int(str(tok))[0], self.tspan(tok))
+
+    def block_attr(self, c):
+        return _BlockAttr(self.nodes(c))
+
+    def body(self, c):
+        return A.Block(self.span(c), self.nodes(c))
+
+    # -- types
+    def named_type(self, c):
+        return A.TypeName(self.span(c), str(c[0]))
+
+    def ptr_type(self, c):
+        mut = bool(self.tokens(c, "MUT"))
+        space = self.tokens(c, "NAME")[0]
+        return A.PtrTypeExpr(self.span(c), mut, str(space), self.tspan(space), self.nodes(c)[0])
+
+    def array_type(self, c):
+        elem, length = self.nodes(c)
+        return A.ArrayTypeExpr(self.span(c), elem, length)
+
+    def tuple_type(self, c):
+        return A.TupleTypeExpr(self.span(c), self.nodes(c))
+
+    # -- statements
+    def let_stmt(self, c):
+        n = self.nodes(c)
+        pat = n[0]
+        ty = n[1] if len(n) == 3 else None
+        return A.Let(self.span(c), pat.names, pat.is_tuple, ty, n[-1])
+
+    def name_pattern(self, c):
+        return _Pattern([(str(c[0]), self.tspan(c[0]))], False)
+
+    def tuple_pattern(self, c):
+        return _Pattern([(str(t), self.tspan(t)) for t in self.tokens(c, "NAME")], True)
+
+    def var_stmt(self, c):
+        name = self.tokens(c, "NAME")[0]
+        n = self.nodes(c)
+        ty = n[0] if len(n) == 2 else None
+        return A.Var(self.span(c), str(name), self.tspan(name), ty, n[-1])
+
+    def shared_stmt(self, c):
+        name = self.tokens(c, "NAME")[0]
+        return A.SharedDecl(self.span(c), str(name), self.tspan(name), self.nodes(c)[0])
+
+    def if_stmt(self, c):
+        n = self.nodes(c)
+        return A.If(self.span(c), n[0], n[1], n[2] if len(n) > 2 else None)
+
+    def for_stmt(self, c):
+        name = self.tokens(c, "NAME")[0]
+        n = self.nodes(c)
+        step = n[2] if len(n) == 4 else None
+        unroll = bool(self.tokens(c, "UNROLL"))
+        return A.For(self.span(c), str(name), self.tspan(name), n[0], n[1], step, n[-1], unroll)
+
+    def while_stmt(self, c):
+        cond, body = self.nodes(c)
+        return A.While(self.span(c), cond, body)
+
+    def break_stmt(self, c):
+        return A.Break(self.span(c))
+
+    def continue_stmt(self, c):
+        return A.Continue(self.span(c))
+
+    def return_stmt(self, c):
+        n = self.nodes(c)
+        return A.Return(self.span(c), n[0] if n else None)
+
+    def expr_stmt(self, c):
+        return A.ExprStmt(self.span(c), self.nodes(c)[0])
+
+    def assign_stmt(self, c):
+        target, value = self.nodes(c)
+        op_tok = [t for t in c if isinstance(t, Token) and t.type.endswith("ASSIGN")][0]
+        op = "=" if op_tok.type == "ASSIGN" else str(op_tok)[:-1]
+        return A.Assign(self.span(c), target, op, self.tspan(op_tok), value)
+
+    def block_stmt(self, c):
+        return c[0]
+
+    # -- expressions
+    def binop(self, c):
+        lhs, op, rhs = c
+        return A.Binary(self.span(c), str(op), self.tspan(op), lhs, rhs)
+
+    def unop(self, c):
+        op, operand = c
+        return A.Unary(self.span(c), str(op), operand)
+
+    def index(self, c):
+        base, idx = self.nodes(c)
+        return A.Index(self.span(c), base, idx)
+
+    def field(self, c):
+        base = self.nodes(c)[0]
+        name = c[-1]
+        return A.Field(self.span(c), base, str(name), self.tspan(name))
+
+    def call(self, c):
+        name = c[0]
+        args = self.nodes(c)[0]
+        return A.Call(self.span(c), str(name), self.tspan(name), args)
+
+    def args(self, c):
+        return self.nodes(c)
+
+    def bitcast(self, c):
+        ty, value = self.nodes(c)
+        return A.BitCast(self.span(c), ty, value)
+
+    def name(self, c):
+        return A.Name(self.span(c), str(c[0]))
+
+    def paren(self, c):
+        inner = self.nodes(c)[0]
+        inner.span = self.span(c)  # the parentheses belong to the expression's extent
+        return inner
+
+    def int_lit(self, c):
+        value, suffix = _parse_int(str(c[0]))
+        return A.IntLit(self.span(c), value, suffix)
+
+    def float_lit(self, c):
+        m = _FLOAT_RE.match(str(c[0]))
+        return A.FloatLit(self.span(c), Fraction(m.group(1).replace("_", "")), m.group(2))
+
+    def true_lit(self, c):
+        return A.BoolLit(self.span(c), True)
+
+    def false_lit(self, c):
+        return A.BoolLit(self.span(c), False)
+
+
+class _Generics:
+    __slots__ = ("items",)
+
+    def __init__(self, items):
+        self.items = items
+
+
+class _Params:
+    __slots__ = ("items",)
+
+    def __init__(self, items):
+        self.items = items
+
+
+class _BlockAttr:
+    __slots__ = ("dims",)
+
+    def __init__(self, dims):
+        self.dims = dims
+
+
+class _Ret:
+    __slots__ = ("type",)
+
+    def __init__(self, t):
+        self.type = t
+
+
+class _Align:
+    __slots__ = ("value", "span")
+
+    def __init__(self, value, span):
+        self.value = value
+        self.span = span
+
+
+class _Pattern:
+    __slots__ = ("names", "is_tuple")
+
+    def __init__(self, names, is_tuple):
+        self.names = names
+        self.is_tuple = is_tuple
+
+
+def _parse_int(text: str) -> tuple[int, str | None]:
+    m = _INT_RE.match(text)
+    digits = m.group(1).replace("_", "")
+    return int(digits, 0), m.group(2)
+
+
+# ---------------------------------------------------------------- the lark parser
+
+_lock = threading.Lock()
+_parser: Lark | None = None
+_builder: _Builder | None = None
+_names: dict[str, str] = {}
+
+
+def _get_parser() -> tuple[Lark, _Builder]:
+    global _parser, _builder
+    if _parser is None:
+        grammar = resources.files(__package__).joinpath("grammar.lark").read_text()
+        builder = _Builder()
+        try:
+            parser = Lark(grammar, parser="lalr", lexer="contextual", start=["start", "item_only"],
+                          keep_all_tokens=True, transformer=builder, cache=True)
+        except OSError:  # read-only temp dir: build without the on-disk cache
+            parser = Lark(grammar, parser="lalr", lexer="contextual", start=["start", "item_only"],
+                          keep_all_tokens=True, transformer=builder)
+        for t in parser.terminals:
+            pat = t.pattern
+            _names[t.name] = _FRIENDLY.get(t.name) or (
+                f"`{pat.value}`" if pat.type == "str" else t.name.lower())
+        _parser, _builder = parser, builder
+    return _parser, _builder
+
+
+def describe_terminal(name: str) -> str:
+    _get_parser()
+    return _FRIENDLY.get(name) or _names.get(name, name.lower())
+
+
+def parse(file: SourceFile, diags: Diagnostics) -> A.Module:
+    """Parse a whole file. Syntax errors go to `diags`; the module holds what parsed."""
+    parser, builder = _get_parser()
+    with _lock:
+        builder.file = file
+        try:
+            return A.Module(file, parser.parse(file.text, start="start"))
+        except UnexpectedInput as e:
+            first_error = e
+        except VisitError as e:  # a callback raised: a bug in the builder, not the program
+            raise e.orig_exc from e
+        return _recover(file, parser, diags, first_error)
+
+
+def _recover(file: SourceFile, parser: Lark, diags: Diagnostics, first_error) -> A.Module:
+    """Parse each top-level item on its own so that one run reports each broken item."""
+    starts = _item_starts(file.text)
+    if len(starts) <= 1:
+        _report(file, diags, first_error)
+        return A.Module(file, [], broken_items=_item_names(file.text, starts))
+    items, broken = [], set()
+    text = file.text
+    for i, s in enumerate(starts):
+        e = starts[i + 1] if i + 1 < len(starts) else len(text)
+        # Blank out everything outside [s, e) but keep newlines, so offsets stay absolute.
+        masked = _blank(text[:s]) + text[s:e] + _blank(text[e:])
+        try:
+            items.append(parser.parse(masked, start="item_only"))
+        except UnexpectedInput as err:
+            _report(file, diags, err)
+            broken |= _item_names(text, [s])
+    return A.Module(file, items, broken_items=broken)
+
+
+_ITEM_RE = re.compile(r"\b(kernel|fn)\s+([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def _item_starts(text: str) -> list[int]:
+    """Offsets where top-level `kernel`/`fn` items begin (brace depth 0, outside comments)."""
+    starts, depth, i, n = [], 0, 0, len(text)
+    while i < n:
+        ch = text[i]
+        if text.startswith("//", i):
+            j = text.find("\n", i)
+            i = n if j < 0 else j
+            continue
+        if text.startswith("/*", i):
+            j = text.find("*/", i + 2)
+            i = n if j < 0 else j + 2
+            continue
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth = max(depth - 1, 0)
+        elif depth == 0 and (ch == "k" or ch == "f") and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_")):
+            m = _ITEM_RE.match(text, i)
+            if m:
+                starts.append(i)
+                i = m.end()
+                continue
+        i += 1
+    return starts
+
+
+def _item_names(text: str, starts: list[int]) -> set:
+    names = set()
+    for s in starts:
+        m = _ITEM_RE.match(text, s)
+        if m:
+            names.add(m.group(2))
+    return names
+
+
+def _blank(s: str) -> str:
+    return re.sub(r"[^\n]", " ", s)
+
+
+def _report(file: SourceFile, diags: Diagnostics, e: UnexpectedInput) -> None:
+    if isinstance(e, UnexpectedCharacters):
+        pos = e.pos_in_stream
+        ch = file.text[pos] if pos < len(file.text) else ""
+        diags.error("E0003", f"unexpected character `{ch}`", Span(file, pos, pos + 1),
+                    label="not valid here")
+        return
+    if isinstance(e, UnexpectedToken):
+        tok = e.token
+        expected = sorted({describe_terminal(t) for t in e.expected if not t.startswith("__")})
+        listing = _one_of(expected)
+        if tok.type == "$END":
+            pos = len(file.text.rstrip())
+            diags.error("E0002", "unexpected end of input", Span(file, max(pos - 1, 0), pos),
+                        label=f"expected {listing} after this")
+            return
+        span = Span(file, tok.start_pos, tok.end_pos)
+        help_ = None
+        prev_end = _previous_token_end(file.text, tok.start_pos)
+        if "`;`" in expected and prev_end is not None and file.line_col(prev_end)[0] < span.line_col[0]:
+            # The classic missing semicolon: point at the end of the previous line.
+            diags.error("E0001", "expected `;`", Span(file, prev_end - 1, prev_end),
+                        label="expected `;` after this", help="add `;` at the end of the statement")
+            return
+        if str(tok) == "=" and "`==`" in expected:
+            help_ = "to compare, use `==`"
+        diags.error("E0001", f"unexpected {describe_terminal(tok.type) if tok.type in _FRIENDLY else f'`{tok}`'}",
+                    span, label=f"expected {listing}", help=help_)
+        return
+    diags.error("E0001", str(e).splitlines()[0], None)
+
+
+def _one_of(items: list[str]) -> str:
+    if not items:
+        return "something else"
+    if len(items) == 1:
+        return items[0]
+    if len(items) > 8:
+        return "one of " + ", ".join(items[:8]) + ", ..."
+    return "one of " + ", ".join(items)
+
+
+def _previous_token_end(text: str, pos: int) -> int | None:
+    """End offset of the token before `pos`, skipping whitespace and // comments."""
+    i = pos
+    while i > 0:
+        j = i - 1
+        while j >= 0 and text[j] in " \t\r\n":
+            j -= 1
+        if j < 0:
+            return None
+        line_start = text.rfind("\n", 0, j) + 1
+        comment = text.find("//", line_start, j + 1)
+        if comment >= 0:
+            i = comment
+            continue
+        return j + 1
+    return None

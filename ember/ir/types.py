@@ -1,0 +1,202 @@
+"""Ember's types, shared by the type checker and the IR.
+
+Scalars are interned singletons (compare with `is` or `==`); composite types are frozen
+value objects. `str(t)` is the spelling used both in source and in the IR text form.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+class Type:
+    __slots__ = ()
+    is_scalar = False
+    is_ptr = False
+    is_array = False
+    is_tuple = False
+    is_vector = False
+
+
+class ScalarType(Type):
+    __slots__ = ("name", "kind", "bits", "signed")
+    is_scalar = True
+
+    def __init__(self, name: str, kind: str, bits: int, signed: bool):
+        self.name = name
+        self.kind = kind  # "bool" | "int" | "float"
+        self.bits = bits
+        self.signed = signed
+
+    @property
+    def is_bool(self) -> bool:
+        return self.kind == "bool"
+
+    @property
+    def is_int(self) -> bool:
+        return self.kind == "int"
+
+    @property
+    def is_float(self) -> bool:
+        return self.kind == "float"
+
+    @property
+    def is_numeric(self) -> bool:
+        return self.kind != "bool"
+
+    @property
+    def nbytes(self) -> int:
+        return max(self.bits // 8, 1)
+
+    def int_range(self) -> tuple[int, int]:
+        if self.signed:
+            return -(1 << (self.bits - 1)), (1 << (self.bits - 1)) - 1
+        return 0, (1 << self.bits) - 1
+
+    def __str__(self) -> str:
+        return self.name
+
+    def __repr__(self) -> str:
+        return self.name
+
+    def __reduce__(self):
+        return (scalar, (self.name,))
+
+
+BOOL = ScalarType("bool", "bool", 1, False)
+I8 = ScalarType("i8", "int", 8, True)
+I16 = ScalarType("i16", "int", 16, True)
+I32 = ScalarType("i32", "int", 32, True)
+I64 = ScalarType("i64", "int", 64, True)
+U8 = ScalarType("u8", "int", 8, False)
+U16 = ScalarType("u16", "int", 16, False)
+U32 = ScalarType("u32", "int", 32, False)
+U64 = ScalarType("u64", "int", 64, False)
+F16 = ScalarType("f16", "float", 16, True)
+BF16 = ScalarType("bf16", "float", 16, True)
+F32 = ScalarType("f32", "float", 32, True)
+F64 = ScalarType("f64", "float", 64, True)
+
+SCALARS: dict[str, ScalarType] = {
+    t.name: t for t in (BOOL, I8, I16, I32, I64, U8, U16, U32, U64, F16, BF16, F32, F64)
+}
+INT_TYPES = tuple(t for t in SCALARS.values() if t.is_int)
+FLOAT_TYPES = (F16, BF16, F32, F64)
+
+
+def scalar(name: str) -> ScalarType:
+    return SCALARS[name]
+
+
+def int_type(bits: int, signed: bool) -> ScalarType:
+    return SCALARS[f"{'i' if signed else 'u'}{bits}"]
+
+
+# Address spaces: name -> NVPTX address space number.
+ADDRESS_SPACES: dict[str, int] = {"generic": 0, "global": 1, "shared": 3, "const": 4, "local": 5}
+
+
+@dataclass(frozen=True, slots=True)
+class PtrType(Type):
+    """`*[mut] SPACE T [align(N)]`: a pointer into one address space.
+
+    `align` is the alignment in bytes the pointer is promised to have (None: the pointee's
+    natural alignment). Kernel arguments check it at launch.
+    """
+
+    pointee: Type
+    space: str = "global"
+    mut: bool = False
+    align: int | None = None
+
+    is_ptr = True
+
+    @property
+    def alignment(self) -> int:
+        return self.align if self.align is not None else natural_align(self.pointee)
+
+    def with_align(self, align: int | None) -> "PtrType":
+        return PtrType(self.pointee, self.space, self.mut, align)
+
+    def __str__(self) -> str:
+        s = f"*{'mut ' if self.mut else ''}{self.space} {self.pointee}"
+        return s + (f" align({self.align})" if self.align is not None else "")
+
+
+@dataclass(frozen=True, slots=True)
+class ArrayType(Type):
+    """`[T; N]`: a fixed-size array (shared memory tiles, constant tables)."""
+
+    elem: Type
+    length: int
+
+    is_array = True
+
+    def __str__(self) -> str:
+        return f"[{self.elem}; {self.length}]"
+
+
+@dataclass(frozen=True, slots=True)
+class VectorType(Type):
+    """`vec<N x T>`: a short vector, the value of a wide (64/128-bit) load or store."""
+
+    elem: ScalarType
+    length: int
+
+    is_vector = True
+
+    def __str__(self) -> str:
+        return f"vec<{self.length} x {self.elem}>"
+
+
+@dataclass(frozen=True, slots=True)
+class TupleType(Type):
+    """The result of a multi-result builtin such as `sincos`; only destructured."""
+
+    elems: tuple
+
+    is_tuple = True
+
+    def __str__(self) -> str:
+        return "(" + ", ".join(str(e) for e in self.elems) + ")"
+
+
+class VoidType(Type):
+    __slots__ = ()
+
+    def __str__(self) -> str:
+        return "void"
+
+    def __reduce__(self):
+        return (_void, ())
+
+
+VOID = VoidType()
+
+
+def _void() -> VoidType:
+    return VOID
+
+
+def natural_align(t: Type) -> int:
+    if isinstance(t, ScalarType):
+        return t.nbytes
+    if isinstance(t, VectorType):
+        return t.elem.nbytes * t.length
+    if isinstance(t, ArrayType):
+        return natural_align(t.elem)
+    if isinstance(t, PtrType):
+        return 8
+    raise TypeError(f"type {t} has no memory layout")
+
+
+def size_of(t: Type) -> int:
+    if isinstance(t, ScalarType):
+        return t.nbytes
+    if isinstance(t, VectorType):
+        return t.elem.nbytes * t.length
+    if isinstance(t, ArrayType):
+        return size_of(t.elem) * t.length
+    if isinstance(t, PtrType):
+        return 8
+    raise TypeError(f"type {t} has no memory layout")
