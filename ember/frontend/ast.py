@@ -46,6 +46,7 @@ class TupleTypeExpr(Node):
 @dataclass(eq=False, slots=True)
 class Expr(Node):
     ty: Any = field(default=None, init=False)
+    const: Any = field(default=None, init=False)   # the value, when the checker folded it
 
 
 @dataclass(eq=False, slots=True)

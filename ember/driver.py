@@ -1,0 +1,182 @@
+"""The compiler pipeline, stage by stage:
+
+    source --parse--> AST --check--> typed AST --irgen--> IR --passes--> IR (opt)
+        --lower--> LLVM IR --llvm -O--> LLVM IR (opt) --codegen--> PTX [--validate--> cubin]
+
+`compile()` returns a `Program` with the PTX, the text of every stage (computed when
+asked for), each kernel's signature and launch metadata, warnings and stage timings.
+Errors in the program raise `CompileError` carrying every diagnostic; a failure inside
+Ember raises `InternalError` naming the stage.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from .diagnostics import CompileError, Diagnostic, Diagnostics, InternalError
+from .ir.types import PtrType, Type
+from .source import SourceFile
+
+STAGES = ("ast", "ir", "ir-opt", "llvm", "llvm-opt", "ptx")
+
+
+@dataclass(frozen=True)
+class ParamInfo:
+    name: str
+    type: Type
+
+    @property
+    def is_pointer(self) -> bool:
+        return isinstance(self.type, PtrType)
+
+
+@dataclass(frozen=True)
+class KernelInfo:
+    """What a launcher needs to know about one kernel."""
+
+    name: str
+    params: tuple
+    block: tuple | None          # fixed block size (from `block(...)`), else None
+    consts: dict = field(default_factory=dict)   # const parameters and their bound values
+
+    def signature(self) -> str:
+        ps = ", ".join(f"{p.name}: {p.type}" for p in self.params)
+        s = f"kernel {self.name}({ps})"
+        return s + (f" block({', '.join(map(str, self.block))})" if self.block else "")
+
+
+@dataclass
+class Program:
+    name: str
+    arch: str
+    ptx_version: str
+    opt: int
+    ptx: str
+    kernels: dict                      # name -> KernelInfo
+    warnings: list                     # [Diagnostic]
+    timings: dict                      # stage -> seconds
+    ir: Any = None                     # optimized Ember IR (ember.ir.core.Module)
+    _stages: dict = field(default_factory=dict, repr=False)
+
+    def stage(self, name: str) -> str:
+        """The text of one stage: ast, ir, ir-opt, llvm, llvm-opt or ptx."""
+        if name not in STAGES:
+            raise KeyError(f"unknown stage `{name}`; stages: {', '.join(STAGES)}")
+        v = self._stages[name]
+        if callable(v):
+            v = v()
+            self._stages[name] = v
+        return v
+
+    @property
+    def stages(self) -> dict:
+        return {s: self.stage(s) for s in STAGES}
+
+    def validate(self, arch: str | None = None, tool: str = "auto"):
+        """Assemble the PTX to a cubin (nvJitLink or ptxas); returns a Validation."""
+        from .lowering.validate import validate
+        return validate(self.ptx, arch or self.arch, tool)
+
+
+def load_source(source_or_path, name: str | None = None) -> SourceFile:
+    """A path (os.PathLike, or a str ending in .ember without newlines) or source text."""
+    if isinstance(source_or_path, os.PathLike) or (
+            isinstance(source_or_path, str) and "\n" not in source_or_path
+            and source_or_path.endswith(".ember")):
+        path = os.fspath(source_or_path)
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        return SourceFile(name or path, text)
+    return SourceFile(name or "<source>", source_or_path)
+
+
+def compile(source_or_path, arch: str = "sm_90", defines: dict | None = None, opt: int = 3,
+            ptx_version: str | None = None, name: str | None = None,
+            passes: list[str] | None = None, stop_after: str | None = None,
+            after_pass=None) -> Program:
+    """Compile Ember source to PTX. See the module docstring for the stages.
+
+    defines: values for kernels' const parameters ({"HEAD_DIM": 128}).
+    passes: the Ember pass list (default: the -O level's pipeline).
+    stop_after: a stage name; later stages are not run (their text is empty).
+    after_pass: called as after_pass(pass_name, module) after each pass.
+    """
+    from .lowering import targets
+
+    if opt not in (0, 1, 2, 3):
+        raise ValueError(f"opt must be 0..3, not {opt}")
+    target = targets.resolve(arch, ptx_version)
+    file = source_or_path if isinstance(source_or_path, SourceFile) else load_source(source_or_path, name)
+    timings: dict[str, float] = {}
+    stages: dict[str, Any] = {s: "" for s in STAGES}
+    diags = Diagnostics()
+    defines = {k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in (defines or {}).items()}
+
+    def timed(stage: str, fn, *args):
+        t0 = time.perf_counter()
+        try:
+            return fn(*args)
+        finally:
+            timings[stage] = timings.get(stage, 0.0) + time.perf_counter() - t0
+
+    from .frontend import checker, irgen, parser
+    module_ast = timed("parse", parser.parse, file, diags)
+    prog = timed("check", checker.check, module_ast, defines, diags)
+    if diags.has_errors:
+        raise CompileError(diags)
+    warnings = [d for d in diags.items if not d.is_error]
+
+    def ast_text():
+        from .frontend.astdump import dump
+        return dump(module_ast)
+
+    stages["ast"] = ast_text
+    kernels = {k.node.name: KernelInfo(k.node.name, tuple(ParamInfo(s.name, s.ty) for s in k.params),
+                                       k.block, {n: v for n, (_, v) in k.consts.items()})
+               for k in prog.kernels}
+    result = Program(file.name, target.arch, target.ptx_text, opt, "", kernels, warnings, timings,
+                     None, stages)
+    if stop_after == "ast":
+        return result
+
+    from .ir.printer import print_module
+    from .ir.verifier import VerifyError, verify_module
+    module = timed("irgen", irgen.generate, prog, diags)
+    try:
+        verify_module(module)
+    except VerifyError as e:
+        raise InternalError("irgen", str(e)) from e
+    stages["ir"] = print_module(module)
+    result.ir = module
+    if stop_after == "ir":
+        return result
+
+    from .ir.passes import PIPELINES, PassFailed, run_passes
+    pass_list = PIPELINES[opt] if passes is None else list(passes)
+    try:
+        timed("passes", run_passes, module, pass_list, after=after_pass, timings=timings)
+    except PassFailed as e:
+        raise InternalError(f"pass {e.pass_name}", str(e.error)) from e
+    ir_opt = print_module(module)
+    stages["ir-opt"] = ir_opt
+    if stop_after == "ir-opt":
+        return result
+
+    from .lowering import llvm_lower, ptx as ptxmod
+    llmod = timed("lower", llvm_lower.lower_module, module, target, ptxmod.data_layout(target))
+    llvm_text = str(llmod)
+    stages["llvm"] = llvm_text
+    if stop_after == "llvm":
+        return result
+    optimized = timed("llvm-opt", ptxmod.optimize, llvm_text, target, opt)
+    stages["llvm-opt"] = lambda: str(optimized)
+    ptx = timed("codegen", ptxmod.emit_ptx, optimized, target, opt)
+    stages["ptx"] = ptx
+    result.ptx = ptx
+    return result
+
+
+__all__ = ["compile", "Program", "KernelInfo", "ParamInfo", "CompileError", "InternalError", "Diagnostic"]

@@ -1,0 +1,69 @@
+"""The pass manager. A pass is a named function `run(module)` that rewrites the IR in
+place; `-O` levels are lists of pass names; the verifier runs after every pass."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+from ..core import Module
+from ..verifier import VerifyError, verify_module
+
+
+@dataclass(frozen=True)
+class Pass:
+    name: str
+    run: Callable[[Module], None]
+    doc: str
+
+
+PASSES: dict[str, Pass] = {}
+
+
+def register(name: str, doc: str):
+    def deco(fn):
+        PASSES[name] = Pass(name, fn, doc)
+        return fn
+    return deco
+
+
+# expand-math replaces the accurate math ops by Ember's implementation; lowering needs it,
+# so it ends every pipeline.
+PIPELINES: dict[int, list[str]] = {
+    0: ["expand-math"],
+    1: ["expand-math"],
+    2: ["expand-math"],
+    3: ["expand-math"],
+}
+
+
+class PassFailed(Exception):
+    def __init__(self, pass_name: str, error: VerifyError):
+        self.pass_name = pass_name
+        self.error = error
+        super().__init__(f"IR after pass '{pass_name}' does not verify:\n{error}")
+
+
+def run_passes(module: Module, names: list[str], *, verify: bool = True,
+               after: Callable[[str, Module], None] | None = None,
+               timings: dict | None = None) -> None:
+    for name in names:
+        p = PASSES.get(name)
+        if p is None:
+            raise KeyError(f"unknown pass `{name}`; passes: {', '.join(sorted(PASSES))}")
+        t0 = time.perf_counter()
+        p.run(module)
+        if timings is not None:
+            timings[f"pass:{name}"] = timings.get(f"pass:{name}", 0.0) + time.perf_counter() - t0
+        if verify:
+            try:
+                verify_module(module)
+            except VerifyError as e:
+                raise PassFailed(name, e) from e
+        if after is not None:
+            after(name, module)
+
+
+# Importing the pass modules registers them.
+from . import expand_math  # noqa: E402,F401

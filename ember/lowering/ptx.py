@@ -1,0 +1,91 @@
+"""LLVM IR -> PTX with LLVM's NVPTX back end (through llvmlite.binding).
+
+One target machine per (arch, PTX version, -O level) is created and reused. The emitted
+PTX is checked: its `.version` must be the one asked for (LLVM silently falls back to an
+old version on a feature it does not know), and a call to an undefined `llvm.*` function
+(an intrinsic the back end could not select) is an internal error, never a PTX file.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+
+import llvmlite.binding as llvm
+
+from ..diagnostics import InternalError
+from .targets import Target
+
+_lock = threading.Lock()
+_initialized = False
+_machines: dict = {}
+
+
+def _init() -> None:
+    global _initialized
+    if _initialized:
+        return
+    llvm.initialize_all_targets()
+    llvm.initialize_all_asmprinters()
+    # Shared, local and const pointers are 32-bit: decided once for the whole process.
+    llvm.set_option("ember", "--nvptx-short-ptr")
+    try:
+        llvm.Target.from_triple("nvptx64-nvidia-cuda")
+    except RuntimeError as e:  # pragma: no cover - depends on the llvmlite build
+        raise InternalError("lower", f"this llvmlite has no NVPTX back end: {e}") from e
+    _initialized = True
+
+
+def target_machine(target: Target, opt: int):
+    key = (target.arch, target.ptx, opt)
+    with _lock:
+        _init()
+        tm = _machines.get(key)
+        if tm is None:
+            t = llvm.Target.from_triple("nvptx64-nvidia-cuda")
+            tm = t.create_target_machine(cpu=target.arch, features=target.ptx_feature, opt=opt)
+            _machines[key] = tm
+        return tm
+
+
+def data_layout(target: Target) -> str:
+    return str(target_machine(target, 0).target_data)
+
+
+def optimize(llvm_ir: str, target: Target, opt: int):
+    """Parse LLVM IR text, verify it and run LLVM's -O pipeline. Returns the module."""
+    tm = target_machine(target, opt)
+    with _lock:
+        try:
+            mod = llvm.parse_assembly(llvm_ir)
+            mod.verify()
+        except RuntimeError as e:
+            raise InternalError("llvm", f"invalid LLVM IR: {e}") from e
+        mod.data_layout = str(tm.target_data)
+        pto = llvm.create_pipeline_tuning_options(speed_level=opt)
+        pb = llvm.create_pass_builder(tm, pto)
+        pb.getModulePassManager().run(mod, pb)
+    return mod
+
+
+_VERSION = re.compile(r"^\.version (\d+)\.(\d+)$", re.M)
+_EXTERN_LLVM = re.compile(r"\.extern \.func[^;]*\bllvm\.[\w.]+")
+
+
+def emit_ptx(mod, target: Target, opt: int) -> str:
+    tm = target_machine(target, opt)
+    with _lock:
+        ptx = tm.emit_assembly(mod)
+    check_ptx(ptx, target)
+    return ptx
+
+
+def check_ptx(ptx: str, target: Target) -> None:
+    m = _VERSION.search(ptx)
+    if m is None or (int(m.group(1)), int(m.group(2))) != target.ptx:
+        got = f"{m.group(1)}.{m.group(2)}" if m else "none"
+        raise InternalError("ptx", f"asked LLVM for PTX {target.ptx_text} for {target.arch}, got .version {got}")
+    bad = _EXTERN_LLVM.search(ptx)
+    if bad:
+        raise InternalError("ptx", f"the PTX calls an undefined LLVM function ({bad.group(0).split()[-1]}): "
+                                   "an intrinsic the NVPTX back end could not select")
