@@ -22,6 +22,9 @@ from .source import SourceFile
 
 STAGES = ("ast", "ir", "ir-opt", "llvm", "llvm-opt", "ptx")
 
+# Called with every Program that reaches PTX (the test suite validates them all).
+compile_hooks: list = []
+
 
 @dataclass(frozen=True)
 class ParamInfo:
@@ -115,10 +118,10 @@ def compile(source_or_path, arch: str = "sm_90", defines: dict | None = None, op
     diags = Diagnostics()
     defines = {k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in (defines or {}).items()}
 
-    def timed(stage: str, fn, *args):
+    def timed(stage: str, fn, *args, **kwargs):
         t0 = time.perf_counter()
         try:
-            return fn(*args)
+            return fn(*args, **kwargs)
         finally:
             timings[stage] = timings.get(stage, 0.0) + time.perf_counter() - t0
 
@@ -176,6 +179,8 @@ def compile(source_or_path, arch: str = "sm_90", defines: dict | None = None, op
     ptx = timed("codegen", ptxmod.emit_ptx, optimized, target, opt)
     stages["ptx"] = ptx
     result.ptx = ptx
+    for hook in compile_hooks:
+        hook(result)
     return result
 
 

@@ -108,6 +108,11 @@ class Field(Expr):
 
 
 @dataclass(eq=False, slots=True)
+class TupleExpr(Expr):
+    elems: list
+
+
+@dataclass(eq=False, slots=True)
 class BitCast(Expr):
     type: Node
     value: Expr

@@ -184,7 +184,7 @@ class Checker:
         return f"a similar name exists: `{close[0]}`" if close else None
 
     # ------------------------------------------------------------------ types
-    def resolve_type(self, node: A.Node, allow_array: bool = False) -> Type:
+    def resolve_type(self, node: A.Node, allow_array: bool = False, allow_tuple: bool = False) -> Type:
         if isinstance(node, A.TypeName):
             t = SCALARS.get(node.name)
             if t is None:
@@ -223,9 +223,18 @@ class Checker:
                 return ERROR
             return ArrayType(elem, n)
         if isinstance(node, A.TupleTypeExpr):
-            self.diags.error("E0214", "tuple types cannot be written; destructure the value with `let (a, b) = ...`",
-                             node.span)
-            return ERROR
+            if not allow_tuple:
+                self.diags.error("E0214", "a tuple type is only allowed as a function's result type",
+                                 node.span, help="destructure tuple values with `let (a, b) = ...;`")
+                return ERROR
+            elems = tuple(self.resolve_type(e) for e in node.elems)
+            if ERROR in elems:
+                return ERROR
+            for e, t in zip(node.elems, elems):
+                if not isinstance(t, (ScalarType, PtrType)):
+                    self.diags.error("E0214", f"tuple elements must be scalars or pointers, not `{t}`", e.span)
+                    return ERROR
+            return TupleType(elems)
         raise AssertionError(node)
 
     # ------------------------------------------------------------------ items
@@ -273,7 +282,7 @@ class Checker:
         self.push()
         params = self.params(fn.params, kernel=False)
         self.pop()
-        ret = self.resolve_type(fn.ret) if fn.ret is not None else VOID
+        ret = self.resolve_type(fn.ret, allow_tuple=True) if fn.ret is not None else VOID
         self.fns[fn.name] = FnInfo(fn, params, ret)
 
     def kernel(self, k: A.KernelDef) -> None:
@@ -877,6 +886,18 @@ class Checker:
         if t is not ERROR:
             self.diags.error("E0105", f"`{t}` has no field `{e.name}`", e.name_span)
         return ERROR
+
+    def expr_TupleExpr(self, e: A.TupleExpr, expected) -> Type:
+        hints = expected.elems if isinstance(expected, TupleType) and len(expected.elems) == len(e.elems) \
+            else [None] * len(e.elems)
+        types = [self.typed(x, h) for x, h in zip(e.elems, hints)]
+        if ERROR in types:
+            return ERROR
+        for x, t in zip(e.elems, types):
+            if isinstance(t, TupleType) or t is VOID:
+                self.diags.error("E0212", "tuples cannot contain tuples or calls without a result", x.span)
+                return ERROR
+        return TupleType(tuple(types))
 
     def expr_BitCast(self, e: A.BitCast, expected) -> Type:
         target = self.resolve_type(e.type)

@@ -58,8 +58,8 @@ class FnGen:
         self.env: dict = {}
         self.loops: list[_Loop] = []
         self.ret: Flag | None = None
-        self.retval: Flag | None = None
-        self.tail_value: Value | None = None
+        self.retval: list = []        # one flag per result
+        self.tail_value: list | None = None
         self.b: Builder | None = None
 
     # ------------------------------------------------------------------ functions
@@ -76,7 +76,7 @@ class FnGen:
     def fn(self, info: FnInfo) -> Function:
         node = info.node
         region = Region([s.ty for s in info.params], [s.name for s in info.params])
-        results = [] if info.ret is VOID else [info.ret]
+        results = [] if info.ret is VOID else (list(info.ret.elems) if isinstance(info.ret, TupleType) else [info.ret])
         f = Function(node.name, "func", region, results, {}, loc=node.name_span)
         self.body(region, info.params, node.body, info.ret)
         return f
@@ -88,19 +88,18 @@ class FnGen:
         stmts = block.stmts
         needs_flags = any(isinstance(n, A.Return) for n in _walk_stmts(stmts[:-1])) or (
             stmts and not isinstance(stmts[-1], A.Return) and any(isinstance(n, A.Return) for n in _walk_stmts(stmts[-1:])))
+        results = [] if ret_type is VOID else (list(ret_type.elems) if isinstance(ret_type, TupleType) else [ret_type])
         if needs_flags:
             self.ret = Flag("returned")
             self.env[self.ret] = self.b.const(BOOL, False)
-            if ret_type is not VOID:
-                self.retval = Flag("retval", ret_type)
-                self.env[self.retval] = self.zero(ret_type)
+            self.retval = [Flag("retval", t) for t in results]
+            for flag, t in zip(self.retval, results):
+                self.env[flag] = self.zero(t)
         self.stmts(stmts)
-        if ret_type is VOID:
-            self.b.op("func.return", [])
-        elif self.retval is not None:
-            self.b.op("func.return", [self.env[self.retval]])
+        if self.retval:
+            self.b.op("func.return", [self.env[f] for f in self.retval])
         else:
-            self.b.op("func.return", [self.tail_value])
+            self.b.op("func.return", list(self.tail_value or []))
 
     def zero(self, t) -> Value:
         if isinstance(t, ScalarType):
@@ -125,8 +124,8 @@ class FnGen:
             elif isinstance(n, A.Return):
                 if self.ret is not None:
                     out[self.ret] = None
-                if self.retval is not None:
-                    out[self.retval] = None
+                for f in self.retval:
+                    out[f] = None
             elif isinstance(n, A.Block):
                 for s in n.stmts:
                     visit(s, depth)
@@ -273,13 +272,13 @@ class FnGen:
             self.expr_any(e)
 
     def stmt_Return(self, s: A.Return) -> None:
-        v = self.expr(s.value) if s.value is not None else None
+        vals = self.expr_any(s.value) if s.value is not None else []
         if self.ret is None:
-            self.tail_value = v
+            self.tail_value = vals
             return
         self.env[self.ret] = self.b.const(BOOL, True)
-        if self.retval is not None:
-            self.env[self.retval] = v
+        for f, v in zip(self.retval, vals):
+            self.env[f] = v
 
     def stmt_Break(self, s: A.Break) -> None:
         self.env[self.loops[-1].brk] = self.b.const(BOOL, True)
@@ -467,6 +466,9 @@ class FnGen:
         op = INDEX_VALUES[e.base.id]
         return [self.b.value(op, attrs={"dim": e.name})]
 
+    def expr_TupleExpr(self, e: A.TupleExpr):
+        return [self.expr(x) for x in e.elems]
+
     def expr_BitCast(self, e: A.BitCast):
         return [self.b.bitcast(self.expr(e.value), e.ty)]
 
@@ -498,7 +500,8 @@ class FnGen:
     def call(self, e: A.Call) -> list[Value]:
         info = self.prog.fns[e.target[1]]
         args = [self.expr(a) for a in e.args]
-        results = [] if info.ret is VOID else [info.ret]
+        ret = info.ret
+        results = [] if ret is VOID else (list(ret.elems) if isinstance(ret, TupleType) else [ret])
         return list(self.b.op("func.call", args, results, {"callee": info.node.name}).results)
 
 

@@ -246,6 +246,9 @@ class _Builder(Transformer):
         inner.span = self.span(c)  # the parentheses belong to the expression's extent
         return inner
 
+    def tuple_expr(self, c):
+        return A.TupleExpr(self.span(c), self.nodes(c))
+
     def int_lit(self, c):
         value, suffix = _parse_int(str(c[0]))
         return A.IntLit(self.span(c), value, suffix)

@@ -101,7 +101,15 @@ class FunctionLowering:
         for arg, llarg in zip(self.f.args, self.llf.args):
             self.values[arg] = llarg
         rets = self.region(self.f.body)
-        self.b.ret(rets[0]) if rets else self.b.ret_void()
+        if not rets:
+            self.b.ret_void()
+        elif len(rets) == 1:
+            self.b.ret(rets[0])
+        else:   # several results travel as a literal struct (device functions are inlined)
+            agg = ll.Constant(_result_type(self.f.result_types), ll.Undefined)
+            for i, v in enumerate(rets):
+                agg = self.b.insert_value(agg, v, i)
+            self.b.ret(agg)
 
     def region(self, r: Region) -> list:
         """Lower the ops of a region; returns the terminator's operands (lowered)."""
@@ -157,8 +165,7 @@ class ModuleLowering:
         self.globals[g.name] = gv
 
     def declare(self, f: Function) -> None:
-        fnty = ll.FunctionType(lltype(f.result_types[0]) if f.result_types else ll.VoidType(),
-                               [lltype(a.type) for a in f.args])
+        fnty = ll.FunctionType(_result_type(f.result_types), [lltype(a.type) for a in f.args])
         llf = ll.Function(self.ll, fnty, f.name)
         for a, lla in zip(f.args, llf.args):
             lla.name = a.name or ""
@@ -508,7 +515,17 @@ def _sreg(L, op, args):
 def _call(L, op, args):
     callee = L.L.functions[op.attrs["callee"]]
     r = L.b.call(callee, args)
+    if len(op.results) > 1:
+        return [L.b.extract_value(r, i) for i in range(len(op.results))]
     return [r] if op.results else []
+
+
+def _result_type(types):
+    if not types:
+        return ll.VoidType()
+    if len(types) == 1:
+        return lltype(types[0])
+    return ll.LiteralStructType([lltype(t) for t in types])
 
 
 @lowers("func.return")

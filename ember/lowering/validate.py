@@ -106,7 +106,8 @@ def validate(ptx: str, arch: str, tool: str = "auto") -> Validation:
 def _nvjitlink(ptx: str, arch: str) -> Validation:
     from cuda.bindings import nvjitlink
     data = ptx.encode()
-    handle = nvjitlink.create(3, [f"-arch={arch}", "-Xptxas=-v"])
+    options = [f"-arch={arch}", "-Xptxas=-v"]
+    handle = nvjitlink.create(len(options), options)
     try:
         try:
             nvjitlink.add_data(handle, nvjitlink.InputType.PTX, data, len(data), "ember.ptx")

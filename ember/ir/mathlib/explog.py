@@ -172,5 +172,5 @@ def rsqrt(fb: FB, x: V) -> list:
 def round_half_away(fb: FB, x: V) -> list:
     t = fb.trunc(x)
     d = x - t
-    a = fb.abs(t) + fb.select(fb.abs(d).ge(0.5), 1.0, 0.0)
+    a = fb.abs(t) + fb.select(fb.abs(d).ge(0.5), fb.c(x.type, 1.0), 0.0)
     return [fb.copysign(a, x)]

@@ -1,0 +1,21 @@
+"""python -m bench {rope,compile} [--out DIR]"""
+
+import argparse
+import sys
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
+    p.add_argument("which", choices=["rope", "compile"])
+    p.add_argument("--out", default="bench/results", help="directory for the JSON and markdown results")
+    p.add_argument("--quick", action="store_true", help="fewer repetitions (smoke test)")
+    args = p.parse_args()
+    if args.which == "rope":
+        from . import rope_ab
+        return rope_ab.main(args.out, quick=args.quick)
+    from . import compile_time
+    return compile_time.main(args.out, quick=args.quick)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,284 @@
+"""The `ember` command.
+
+    ember compile FILE... [-o OUT] [--arch sm_XX] [-D NAME=VALUE]... [-O N]
+                  [--emit ast|ir|ir-opt|llvm|llvm-opt|ptx] [--check] [--verify-diagnostics]
+    ember opt FILE.ir [-p PASS,...] [-O N]      parse IR, run passes, print IR
+    ember --version
+
+Exit status: 0 success, 1 errors in the program (reported as diagnostics), 2 usage
+errors, 70 an internal compiler error (a bug in Ember: please report it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+EXIT_OK, EXIT_ERRORS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 70
+BUG_URL = "https://github.com/ember-compiler/ember/issues"
+
+_EXTENSIONS = {"ast": ".ast", "ir": ".ir", "ir-opt": ".opt.ir", "llvm": ".ll", "llvm-opt": ".opt.ll", "ptx": ".ptx"}
+
+
+class UsageError(Exception):
+    pass
+
+
+def _version() -> str:
+    from . import __version__
+    try:
+        import llvmlite
+        import llvmlite.binding as llvm
+        llvm_v = ".".join(map(str, llvm.llvm_version_info))
+        return f"ember {__version__} (llvmlite {llvmlite.__version__}, LLVM {llvm_v})"
+    except Exception:  # pragma: no cover
+        return f"ember {__version__}"
+
+
+def _parser() -> argparse.ArgumentParser:
+    from .lowering.targets import DEFAULT_ARCH, archs
+    p = argparse.ArgumentParser(
+        prog="ember",
+        description="Ember: a compiler for GPU kernels (Ember source -> structured SSA IR -> LLVM -> PTX).",
+        epilog="Exit status: 0 success, 1 errors in the program, 2 usage errors, "
+               "70 internal compiler error. Run `ember COMMAND --help` for a command's options.")
+    p.add_argument("--version", action="version", version=_version())
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+
+    c = sub.add_parser("compile", help="compile Ember source files to PTX (or dump a stage)",
+                       description="Compile Ember source to PTX. Needs no GPU and no CUDA install.")
+    c.add_argument("files", nargs="+", metavar="FILE", help="source files (.ember); `-` reads standard input")
+    c.add_argument("-o", dest="output", metavar="OUT",
+                   help="output file (`-` for standard output); with several inputs, a directory. "
+                        "Default: <input stem><stage extension> in the current directory")
+    c.add_argument("--arch", default=DEFAULT_ARCH, metavar="sm_XX",
+                   help=f"target GPU architecture (default {DEFAULT_ARCH}); one of: {', '.join(archs())}")
+    c.add_argument("--ptx-version", metavar="X.Y",
+                   help="PTX ISA version to emit (default: the lowest the target supports)")
+    c.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME=VALUE",
+                   help="bind a kernel const parameter (repeatable); `-D NAME` means NAME=1")
+    c.add_argument("-O", dest="opt", type=int, default=3, choices=range(4), metavar="N",
+                   help="optimization level 0..3 (default 3): Ember's pass pipeline and LLVM's -O")
+    c.add_argument("--emit", default="ptx", choices=list(_EXTENSIONS),
+                   help="the stage to write (default ptx): typed AST, IR, optimized IR, LLVM IR, "
+                        "optimized LLVM IR or PTX")
+    c.add_argument("--check", action="store_true",
+                   help="assemble the PTX to a cubin (nvJitLink, or ptxas) and print each kernel's "
+                        "registers, spills, stack and shared memory")
+    c.add_argument("--validator", default="auto", choices=["auto", "nvjitlink", "ptxas"],
+                   help="the assembler --check uses (default: nvJitLink if installed, else ptxas)")
+    c.add_argument("--verify-diagnostics", action="store_true",
+                   help="check the diagnostics against `// expected-error@+N {{text}}` (and "
+                        "expected-warning, expected-no-diagnostics) annotations in the source; "
+                        "exit 0 when they match exactly")
+    c.add_argument("--time-stages", action="store_true",
+                   help="print the time spent in each stage and pass to standard error")
+
+    o = sub.add_parser("opt", help="read IR text, run passes, print the IR",
+                       description="Parse Ember IR, verify it, run passes (verifying after each), print it.")
+    o.add_argument("file", metavar="FILE", help="an IR file (`-` reads standard input)")
+    o.add_argument("-p", "--passes", default="", metavar="PASS[,PASS...]",
+                   help="comma-separated pass names (default: none; the IR is only verified and printed)")
+    o.add_argument("-O", dest="opt", type=int, choices=range(4), metavar="N",
+                   help="run the -O N pipeline instead of --passes")
+    o.add_argument("-o", dest="output", metavar="OUT", default="-", help="output file (default standard output)")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    try:
+        parser = _parser()
+        try:
+            args = parser.parse_args(argv)
+        except SystemExit as e:   # argparse: --help/--version (0) or usage error (2)
+            return int(e.code or 0)
+        if args.command is None:
+            parser.print_help(sys.stderr)
+            return EXIT_USAGE
+        if args.command == "compile":
+            return _compile(args)
+        if args.command == "opt":
+            return _opt(args)
+        return EXIT_USAGE
+    except UsageError as e:
+        print(f"ember: error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return EXIT_OK
+    except Exception as e:  # never a traceback for users
+        return _internal(e)
+
+
+def _internal(e: BaseException) -> int:
+    from .diagnostics import InternalError
+    if os.environ.get("EMBER_DEBUG"):
+        import traceback
+        traceback.print_exc()
+    if isinstance(e, InternalError):
+        msg = str(e)
+    else:
+        msg = f"internal compiler error: {type(e).__name__}: {e}"
+    print(f"ember: {msg}\nember: this is a bug in Ember, not in your program; please report it at {BUG_URL} "
+          "(set EMBER_DEBUG=1 for a traceback)", file=sys.stderr)
+    return EXIT_INTERNAL
+
+
+def _defines(items: list[str]) -> dict:
+    out = {}
+    for item in items:
+        name, eq, value = item.partition("=")
+        name = name.strip()
+        if not name.isidentifier():
+            raise UsageError(f"-D expects NAME=VALUE, got `{item}`")
+        out[name] = value if eq else "1"
+    return out
+
+
+def _read(path: str):
+    from .source import SourceFile
+    if path == "-":
+        return SourceFile("<stdin>", sys.stdin.read())
+    try:
+        with open(path, encoding="utf-8") as f:
+            return SourceFile(path, f.read())
+    except FileNotFoundError:
+        raise UsageError(f"no such file: {path}") from None
+    except IsADirectoryError:
+        raise UsageError(f"{path} is a directory") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"{path} is not UTF-8 text") from None
+    except OSError as e:
+        raise UsageError(f"cannot read {path}: {e.strerror}") from None
+
+
+def _outputs(files: list[str], output: str | None, ext: str) -> list[str]:
+    if output is not None and len(files) > 1:
+        if output == "-":
+            return ["-"] * len(files)
+        os.makedirs(output, exist_ok=True)
+        return [os.path.join(output, _stem(f) + ext) for f in files]
+    if output is not None:
+        return [output]
+    return ["-" if f == "-" else _stem(f) + ext for f in files]
+
+
+def _stem(path: str) -> str:
+    base = os.path.basename(path)
+    return base[:-6] if base.endswith(".ember") else os.path.splitext(base)[0]
+
+
+def _write(path: str, text: str) -> None:
+    if path == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    try:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+    except OSError as e:
+        raise UsageError(f"cannot write {path}: {e.strerror}") from None
+
+
+def _compile(args) -> int:
+    from . import driver
+    from .diagnostics import CompileError
+    from .lowering import targets
+    try:
+        targets.resolve(args.arch, args.ptx_version)
+    except targets.TargetError as e:
+        raise UsageError(str(e)) from None
+    defines = _defines(args.defines)
+    outputs = _outputs(args.files, args.output, _EXTENSIONS[args.emit])
+    status = EXIT_OK
+    for path, out in zip(args.files, outputs):
+        source = _read(path)
+        if args.verify_diagnostics:
+            status = max(status, _verify_diagnostics(source, args, defines))
+            continue
+        try:
+            prog = driver.compile(source, arch=args.arch, defines=defines, opt=args.opt,
+                                  ptx_version=args.ptx_version)
+        except CompileError as e:
+            print(e.diagnostics.render(), file=sys.stderr)
+            n = len(e.diagnostics.errors)
+            print(f"ember: {n} error{'s' if n != 1 else ''} in {source.name}", file=sys.stderr)
+            status = max(status, EXIT_ERRORS)
+            continue
+        for w in prog.warnings:
+            print(w.render(), file=sys.stderr)
+        _write(out, prog.stage(args.emit))
+        if args.check:
+            status = max(status, _check(prog, args, sys.stderr if out == "-" else sys.stdout))
+        if args.time_stages:
+            for stage, secs in prog.timings.items():
+                print(f"  {stage:24s} {secs * 1000:8.2f} ms", file=sys.stderr)
+    return status
+
+
+def _check(prog, args, stream) -> int:
+    from .lowering.validate import ValidationError, ValidatorUnavailable, validate
+    try:
+        v = validate(prog.ptx, prog.arch, args.validator)
+    except ValidatorUnavailable as e:
+        raise UsageError(str(e)) from None
+    except ValidationError as e:
+        print(f"{prog.name}: error[E0902]: the PTX does not assemble for {e.arch}:\n{e.log}", file=sys.stderr)
+        return EXIT_INTERNAL
+    print(f"{prog.name}: valid PTX {prog.ptx_version} for {v.arch} ({v.tool})", file=stream)
+    for name in prog.kernels:
+        res = v.kernels.get(name)
+        if res is not None:
+            print(f"  {name}: {res.summary()}", file=stream)
+    return EXIT_OK
+
+
+def _verify_diagnostics(source, args, defines) -> int:
+    from . import driver
+    from .diagnostics import CompileError
+    from .verify_diagnostics import check_expectations
+    try:
+        prog = driver.compile(source, arch=args.arch, defines=defines, opt=args.opt, ptx_version=args.ptx_version)
+        diags = prog.warnings
+    except CompileError as e:
+        diags = e.diagnostics.items
+    problems = check_expectations(source, diags)
+    for p in problems:
+        print(p, file=sys.stderr)
+    return EXIT_ERRORS if problems else EXIT_OK
+
+
+def _opt(args) -> int:
+    from .ir.parser import IRSyntaxError, parse_module
+    from .ir.passes import PIPELINES, PASSES, PassFailed, run_passes
+    from .ir.printer import print_module
+    from .ir.verifier import VerifyError, verify_module
+    source = _read(args.file)
+    try:
+        m = parse_module(source.text, source.name)
+    except IRSyntaxError as e:
+        line, col = e.span.line_col
+        print(f"{source.name}:{line}:{col}: error[E0001]: {e}", file=sys.stderr)
+        return EXIT_ERRORS
+    try:
+        verify_module(m)
+    except VerifyError as e:
+        print(f"{source.name}: error: the IR does not verify:\n{e}", file=sys.stderr)
+        return EXIT_ERRORS
+    names = PIPELINES[args.opt] if args.opt is not None else [p for p in args.passes.split(",") if p]
+    for n in names:
+        if n not in PASSES:
+            raise UsageError(f"unknown pass `{n}`; passes: {', '.join(sorted(PASSES))}")
+    try:
+        run_passes(m, names)
+    except PassFailed as e:
+        return _internal(e)
+    _write(args.output, print_module(m))
+    return EXIT_OK
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,30 @@
+"""Running compiled kernels.
+
+    prog = ember.compile("kernels_src/rope.ember", defines={"HEAD_DIM": 128})
+    mod = ember.runtime.load(prog)                     # device="cuda"
+    mod.rope(x, positions, 28, 1e6, grid=(7, 1))       # numpy arrays are copied in and out
+
+Arguments are checked against the kernel's signature before the launch (see
+ember.runtime.args): buffer element types, alignment, writability, scalar ranges, the
+block size, and that read-only buffers do not overlap written ones.
+"""
+
+from __future__ import annotations
+
+from .args import LaunchError
+
+
+def load(program, device: str = "cuda"):
+    """Load a compiled program on a device: "cuda" (the GPU)."""
+    if device == "cuda":
+        from .cuda import Module
+        return Module(program)
+    raise ValueError(f"unknown device `{device}` (expected \"cuda\")")
+
+
+def cuda_available() -> bool:
+    from .cuda import available
+    return available()
+
+
+__all__ = ["load", "cuda_available", "LaunchError"]

@@ -1,0 +1,60 @@
+"""Shared test setup.
+
+- Tests marked `gpu` are skipped when no CUDA GPU is present.
+- Every PTX any test produces through `ember.compile` is assembled with nvJitLink (or
+  ptxas) for its target at the end of the session; a PTX that does not assemble fails
+  the run. `compile_both` compiles a program for sm_80 and sm_90, so every kernel source
+  in the tests is validated for both.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+import ember
+from ember import driver
+
+_emitted: dict[tuple, str] = {}
+
+
+def _record(program) -> None:
+    _emitted.setdefault((program.arch, program.ptx), program.name)
+
+
+driver.compile_hooks.append(_record)
+
+
+def pytest_collection_modifyitems(config, items):
+    from ember.runtime import cuda_available
+    if cuda_available():
+        return
+    skip = pytest.mark.skip(reason="no CUDA GPU available")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def validate_every_ptx():
+    yield
+    from ember.lowering.validate import ValidationError, nvjitlink_available, ptxas_path, validate
+    if not (nvjitlink_available() or ptxas_path()):
+        pytest.fail("no PTX validator (nvJitLink or ptxas): cannot validate the emitted PTX")
+    failures = []
+    for (arch, ptx), name in _emitted.items():
+        try:
+            validate(ptx, arch)
+        except ValidationError as e:
+            failures.append(f"{name} ({arch}): {e.log[:500]}")
+    if failures:
+        pytest.fail("PTX that does not assemble:\n" + "\n".join(failures))
+
+
+def compile_both(source, **kw) -> dict:
+    """Compile for sm_80 and sm_90; returns {arch: Program} (both get validated)."""
+    return {arch: ember.compile(source, arch=arch, **kw) for arch in ("sm_80", "sm_90")}
+
+
+@pytest.fixture
+def compile_checked():
+    return compile_both

@@ -1,0 +1,118 @@
+"""Math builtins on the GPU.
+
+Accurate and native functions must give exactly the bits the interpreter computes from
+the same IR (the expansion in ember.ir.mathlib uses only exactly specified operations);
+NaN results only need to be NaN. Fast approximations are measured against f64 and must
+stay within the bounds docs/math.md gives."""
+
+import numpy as np
+import pytest
+
+import ember
+from ember.ir import mathlib
+from ember.ir.types import F32, F64
+
+pytestmark = pytest.mark.gpu
+
+ACCURATE = ["sin", "cos", "tan", "exp", "exp2", "log", "log2", "tanh", "rsqrt", "round"]
+NATIVE = {"sqrt": np.sqrt, "floor": np.floor, "ceil": np.ceil, "trunc": np.trunc, "rint": np.rint}
+
+
+def _inputs(dtype, n=200_000, seed=0):
+    rng = np.random.default_rng(seed)
+    f = np.finfo(dtype)
+    special = np.array([0.0, -0.0, 1.0, -1.0, 0.5, 1.5, 2.5, -2.5, np.inf, -np.inf, np.nan,
+                        f.tiny, -f.tiny, f.tiny * f.eps, f.max, -f.max, np.pi / 2, np.pi, 1e5, 105615.0,
+                        105616.0, 2.0 ** 26, 3e38 if dtype == np.float32 else 1e300], dtype=np.float64)
+    parts = [special,
+             rng.uniform(-10, 10, n // 4),
+             rng.uniform(-1e5, 1e5, n // 4),
+             rng.standard_normal(n // 4) * 10.0 ** rng.uniform(-30, 30 if dtype == np.float32 else 300, n // 4),
+             rng.uniform(-160, 160, n // 4)]
+    with np.errstate(over="ignore"):
+        return np.concatenate(parts).astype(dtype)
+
+
+def _run(source, x, outs, arch):
+    from ember.runtime.cuda import DeviceArray, context, load
+    mod = load(ember.compile(source, arch=arch))
+    n = len(x)
+    dx = DeviceArray.from_host(x)
+    dys = [DeviceArray(n, x.dtype) for _ in range(outs)]
+    mod.k(dx, *dys, n, grid=((n + 255) // 256,))
+    return [d.to_host() for d in dys]
+
+
+def _same(got, want):
+    nan = np.isnan(want)
+    assert np.array_equal(np.isnan(got), nan)
+    bits = {np.float32: np.uint32, np.float64: np.uint64}[want.dtype.type]
+    mism = np.nonzero(got[~nan].view(bits) != want[~nan].view(bits))[0]
+    assert mism.size == 0, f"{mism.size} results differ, e.g. {got[~nan][mism[:5]]} vs {want[~nan][mism[:5]]}"
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("fn", ACCURATE + ["sincos"] + list(NATIVE))
+def test_accurate_and_native_math_is_bit_exact(fn, dtype):
+    from ember.runtime.cuda import context
+    arch = context().arch
+    t = "f32" if dtype == np.float32 else "f64"
+    x = _inputs(dtype)
+    if fn == "sincos":
+        src = f"""kernel k(x: *global {t}, s: *mut global {t}, c: *mut global {t}, n: u32) block(256) {{
+            let i = block_idx.x * 256 + thread_idx.x;
+            if i < n {{ let (a, b) = sincos(x[i]); s[i] = a; c[i] = b; }} }}"""
+        got = _run(src, x, 2, arch)
+        want = mathlib.evaluate("math.sincos", F32 if t == "f32" else F64, [x])
+        for g, w in zip(got, want):
+            _same(g, w)
+        return
+    src = f"""kernel k(x: *global {t}, y: *mut global {t}, n: u32) block(256) {{
+        let i = block_idx.x * 256 + thread_idx.x;
+        if i < n {{ y[i] = {fn}(x[i]); }} }}"""
+    got, = _run(src, x, 1, arch)
+    if fn in NATIVE:
+        with np.errstate(all="ignore"):
+            want = NATIVE[fn](x)
+    else:
+        want, = mathlib.evaluate(f"math.{fn}", F32 if t == "f32" else F64, [x])
+    _same(got, want)
+
+
+# Bounds documented in docs/math.md for the hardware approximations (measured here).
+FAST_BOUNDS = {
+    # name: (input range, bound kind, bound)
+    "fast_sin": ((-np.pi, np.pi), "abs", 2.0 ** -20),
+    "fast_cos": ((-np.pi, np.pi), "abs", 2.0 ** -20),
+    "fast_exp2": ((-100.0, 100.0), "rel", 2.0 ** -21),
+    "fast_log2": ((1e-30, 1e30), "abs_or_rel", 2.0 ** -21),
+    "fast_rsqrt": ((1e-30, 1e30), "rel", 2.0 ** -21),
+    "fast_sqrt": ((1e-30, 1e30), "rel", 2.0 ** -21),
+    "fast_tanh": ((-10.0, 10.0), "abs", 2.0 ** -10),
+    "fast_exp": ((-80.0, 80.0), "rel", 2.0 ** -16),
+    "fast_log": ((1e-30, 1e30), "abs_or_rel", 2.0 ** -20),
+    "fast_rcp": ((1e-30, 1e30), "rel", 2.0 ** -22),
+}
+
+
+@pytest.mark.parametrize("fn", list(FAST_BOUNDS))
+def test_fast_math_within_documented_bounds(fn):
+    from ember.runtime.cuda import context
+    (lo, hi), kind, bound = FAST_BOUNDS[fn]
+    rng = np.random.default_rng(3)
+    if lo > 0:
+        x = np.exp(rng.uniform(np.log(lo), np.log(hi), 100_000)).astype(np.float32)
+    else:
+        x = rng.uniform(lo, hi, 100_000).astype(np.float32)
+    src = f"""kernel k(x: *global f32, y: *mut global f32, n: u32) block(256) {{
+        let i = block_idx.x * 256 + thread_idx.x;
+        if i < n {{ y[i] = {fn}(x[i]); }} }}"""
+    got, = _run(src, x, 1, context().arch)
+    ref = {"fast_sin": np.sin, "fast_cos": np.cos, "fast_exp2": np.exp2, "fast_log2": np.log2,
+           "fast_rsqrt": lambda v: 1 / np.sqrt(v), "fast_sqrt": np.sqrt, "fast_tanh": np.tanh,
+           "fast_exp": np.exp, "fast_log": np.log, "fast_rcp": lambda v: 1 / v}[fn](x.astype(np.float64))
+    err = np.abs(got.astype(np.float64) - ref)
+    rel = err / np.maximum(np.abs(ref), 1e-300)
+    measured = {"abs": err.max(), "rel": rel.max(), "abs_or_rel": np.minimum(err, rel).max()}[kind]
+    print(f"{fn}: max {kind} error {measured:.3g} (bound {bound:.3g})")
+    assert measured <= bound

@@ -1,0 +1,122 @@
+"""The language's arithmetic on the GPU against the interpreter, bit for bit.
+
+Each kernel applies a device function `ops(a, b)` to arrays of special and random
+values; the expected results come from running the same function's IR in the
+interpreter (ember.sim.interp, i.e. ember.ir.semantics). This pins down what the
+lowering must preserve: wrapping, division by zero, shift masking, float min/max on
+signed zeros and NaN, saturating float->int conversion and single rounding to every
+float type."""
+
+import numpy as np
+import pytest
+
+import ember
+from ember.ir.types import SCALARS
+
+pytestmark = pytest.mark.gpu
+
+INT_TYPES = ["i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64"]
+FLOAT_TYPES = ["f16", "bf16", "f32", "f64"]
+INT_OPS = ["a + b", "a - b", "a * b", "a / b", "a % b", "a & b", "a | b", "a ^ b", "a << b", "a >> b",
+           "min(a, b)", "max(a, b)", "u32(a < b)", "u32(a == b)"]
+FLOAT_OPS = ["a + b", "a - b", "a * b", "a / b", "min(a, b)", "max(a, b)", "fma(a, b, a)", "sqrt(a)",
+             "abs(a)", "-a", "u32(a < b)", "u32(a != b)"]
+NP = {"i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64, "u8": np.uint8, "u16": np.uint16,
+      "u32": np.uint32, "u64": np.uint64, "f16": np.float16, "bf16": np.uint16, "f32": np.float32,
+      "f64": np.float64}
+
+
+def _values(t: str, n: int, seed: int) -> np.ndarray:
+    """Special and random values of type t (bf16 as its raw bits in uint16)."""
+    from ember.ir import semantics as S
+    rng = np.random.default_rng(seed)
+    st = SCALARS[t]
+    if st.is_int:
+        lo, hi = st.int_range()
+        special = [0, 1, 2, lo, hi, lo + 1, hi - 1, 7, 8, 31, 32, 33, 63, 64] + ([-1] if lo < 0 else [])
+        special = np.array([v for v in special if lo <= v <= hi], dtype=NP[t])
+        rand = rng.integers(lo, hi, n, endpoint=True, dtype=NP[t])
+        return np.concatenate([special, rand])
+    f = [0.0, -0.0, 1.0, -1.0, 0.5, 2.5, np.inf, -np.inf, np.nan, 1e-40, -1e-45, 65504.0, 70000.0, 3e38, 1e300]
+    x = np.concatenate([np.array(f), rng.standard_normal(n) * 10.0 ** rng.uniform(-8, 8, n)])
+    if t == "bf16":
+        return S.to_bits(S.round_to(x, st), st).astype(np.uint16)
+    with np.errstate(over="ignore"):
+        return x.astype(NP[t])
+
+
+def _program(t: str, exprs: list[str], out_types: list[str], arch: str):
+    fn_results = ", ".join(out_types)
+    body = ", ".join(exprs)
+    outs = ", ".join(f"y{i}: *mut global {ot}" for i, ot in enumerate(out_types))
+    stores = " ".join(f"y{i}[i] = r{i};" for i in range(len(exprs)))
+    names = ", ".join(f"r{i}" for i in range(len(exprs)))
+    src = f"""
+fn ops(a: {t}, b: {t}) -> ({fn_results}) {{ return ({body}); }}
+kernel k(a: *global {t}, b: *global {t}, {outs}, n: u32) block(256) {{
+    let i = block_idx.x * 256 + thread_idx.x;
+    if i < n {{ let ({names}) = ops(a[i], b[i]); {stores} }}
+}}"""
+    return ember.compile(src, arch=arch, opt=0)   # -O0: what reaches LLVM is the IR we interpret
+
+
+def _expected(prog, a, b, t):
+    from ember.ir import semantics as S
+    from ember.sim.interp import Interpreter
+    st = SCALARS[t]
+    fn = prog.ir.get("ops")
+    args = [S.from_bits(a.astype(np.uint64), st), S.from_bits(b.astype(np.uint64), st)] if t == "bf16" else [a, b]
+    return Interpreter(prog.ir, len(a)).call(fn, args)
+
+
+def _compare(got, want, out_t):
+    from ember.ir import semantics as S
+    st = SCALARS[out_t]
+    if st.is_float:
+        w = np.asarray(want)
+        nan = np.isnan(w.astype(np.float64))
+        g_bits = got.view(np.uint16) if out_t == "bf16" else got
+        g = S.from_bits(g_bits.astype(np.uint64), st) if out_t == "bf16" else got
+        assert np.array_equal(np.isnan(g.astype(np.float64)), nan)
+        wb, gb = S.to_bits(w[~nan], st), S.to_bits(g[~nan], st)
+        bad = np.nonzero(wb != gb)[0]
+        assert bad.size == 0, f"{bad.size} differ: got {g[~nan][bad[:4]]} want {w[~nan][bad[:4]]}"
+    else:
+        bad = np.nonzero(np.asarray(got) != np.asarray(want).astype(got.dtype))[0]
+        assert bad.size == 0, f"{bad.size} differ: got {got[bad[:4]]} want {np.asarray(want)[bad[:4]]}"
+
+
+def _run_ops(t: str, exprs: list[str], out_types: list[str]):
+    from ember.runtime.cuda import DeviceArray, context, load
+    arch = context().arch
+    prog = _program(t, exprs, out_types, arch)
+    a, b = _values(t, 20000, 1), _values(t, 20000, 2)
+    rng = np.random.default_rng(3)
+    a, b = a[rng.permutation(len(a))], b   # pair specials with everything
+    a = np.concatenate([a, np.repeat(a[:15], 15)])
+    b = np.concatenate([b, np.tile(b[:15], 15)])
+    n = len(a)
+    outs = [DeviceArray(n, NP[ot]) for ot in out_types]
+    load(prog).k(DeviceArray.from_host(a), DeviceArray.from_host(b), *outs, n, grid=((n + 255) // 256,))
+    want = _expected(prog, a, b, t)
+    for expr, ot, dev, w in zip(exprs, out_types, outs, want):
+        try:
+            _compare(dev.to_host(), w, ot)
+        except AssertionError as e:
+            raise AssertionError(f"{t}: `{expr}`: {e}") from None
+
+
+@pytest.mark.parametrize("t", INT_TYPES)
+def test_integer_ops_match_interpreter(t):
+    _run_ops(t, INT_OPS, [t] * 12 + ["u32", "u32"])
+
+
+@pytest.mark.parametrize("t", FLOAT_TYPES)
+def test_float_ops_match_interpreter(t):
+    _run_ops(t, FLOAT_OPS, [t] * 10 + ["u32", "u32"])
+
+
+@pytest.mark.parametrize("t", INT_TYPES + FLOAT_TYPES)
+def test_conversions_match_interpreter(t):
+    targets = [u for u in INT_TYPES + FLOAT_TYPES if u != t]
+    _run_ops(t, [f"{u}(a)" for u in targets], targets)
