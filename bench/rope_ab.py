@@ -27,12 +27,12 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 HEAD_DIM = 128
-HEADS_PER_THREAD = 4
+HEADS_PER_THREAD = (4, 8)      # both Ember and the baseline exist for each
 SHAPES = {"decode": (1, 28), "prefill": (4096, 32), "prefill-4xL2": (16384, 32)}
 DECODE_POSITIONS = (0, 1, 100, 4095, 8191, 16383, 32767)
 
 
-def build(arch: str):
+def build(arch: str, hpt: int):
     import ember
     from ember import KernelInfo
     from ember.runtime import cuda
@@ -40,29 +40,30 @@ def build(arch: str):
     sides = {}
     for name, fast in (("ember", False), ("ember-fast", True)):
         prog = ember.compile(src, arch=arch, defines={"HEAD_DIM": HEAD_DIM, "FAST": fast,
-                                                       "HEADS_PER_THREAD": HEADS_PER_THREAD})
+                                                       "HEADS_PER_THREAD": hpt})
         sides[name] = cuda.load(prog).rope
     ember_sig = sides["ember"].info
-    hand_ptx = (ROOT / "kernels_src" / "baselines" / "rope_adjacent_f32_d128.ptx").read_text()
+    fname = f"rope_adjacent_f32_d128_h{hpt}.ptx"
+    hand_ptx = (ROOT / "kernels_src" / "baselines" / fname).read_text()
     info = KernelInfo("rope_hand", ember_sig.params, ember_sig.block, {})
-    sides["hand-ptx"] = cuda.load_ptx(hand_ptx, {"rope_hand": info}, name="rope_adjacent_f32_d128.ptx").rope_hand
+    sides["hand-ptx"] = cuda.load_ptx(hand_ptx, {"rope_hand": info}, name=fname).rope_hand
     return sides
 
 
-def grid(tokens: int, heads: int):
-    return (math.ceil(heads / HEADS_PER_THREAD), tokens)
+def grid(tokens: int, heads: int, hpt: int):
+    return (math.ceil(heads / hpt), tokens)
 
 
-def run_once(kernel, x: np.ndarray, positions: np.ndarray, base: float) -> np.ndarray:
+def run_once(kernel, x: np.ndarray, positions: np.ndarray, base: float, hpt: int) -> np.ndarray:
     from ember.runtime.cuda import DeviceArray
     tokens, heads, _ = x.shape
     dx = DeviceArray.from_host(x)
     dp = DeviceArray.from_host(positions)
-    kernel(dx, dp, heads, base, grid=grid(tokens, heads))
+    kernel(dx, dp, heads, base, grid=grid(tokens, heads, hpt))
     return dx.to_host()
 
 
-def parity(sides, rng) -> list:
+def parity(sides, rng, hpt: int) -> list:
     from ember.reference.rope import parity as score, rope as reference
     cases = []
     for base in (1e6, 1e4):
@@ -75,12 +76,13 @@ def parity(sides, rng) -> list:
         x = rng.standard_normal((len(positions), heads, HEAD_DIM)).astype(np.float32)
         ref = reference(x, positions, float(np.float32(base)))
         for side, kernel in sides.items():
-            got = run_once(kernel, x, positions, base)
+            got = run_once(kernel, x, positions, base, hpt)
             s = score(got, ref)
             key = (label, base, side)
-            r = rows.setdefault(key, {"case": label, "base": base, "side": side, "cosine": 1.0,
+            r = rows.setdefault(key, {"case": label, "base": base, "side": side, "hpt": hpt, "cosine": 1.0,
                                       "max_abs_diff": 0.0, "max_pos": int(positions.max())})
             r["cosine"] = min(r["cosine"], s["cosine"])
+            r["max_pos"] = max(r["max_pos"], int(positions.max()))
             if s["max_abs_diff"] >= r["max_abs_diff"]:
                 r["max_abs_diff"] = s["max_abs_diff"]
                 if label == "sweep-all-positions":
@@ -89,7 +91,7 @@ def parity(sides, rng) -> list:
     return list(rows.values())
 
 
-def timing(sides, rng, quick: bool) -> list:
+def timing(sides, rng, quick: bool, hpt: int) -> list:
     from ember.runtime.cuda import DeviceArray, Stream, copy_device
     from bench.gpu_timing import time_per_launch
     stream = Stream()
@@ -99,10 +101,10 @@ def timing(sides, rng, quick: bool) -> list:
         x = rng.standard_normal((tokens, heads, HEAD_DIM)).astype(np.float32)
         positions = (np.arange(tokens, dtype=np.int32) if tokens > 1 else np.array([31999], dtype=np.int32))
         nbytes = x.nbytes
-        row = {"shape": f"{tokens}x{heads}x{HEAD_DIM}", "name": shape, "bytes_moved": 2 * nbytes}
+        row = {"shape": f"{tokens}x{heads}x{HEAD_DIM}", "name": shape, "hpt": hpt, "bytes_moved": 2 * nbytes}
         for side, kernel in sides.items():
             dx, dp = DeviceArray.from_host(x), DeviceArray.from_host(positions)
-            launch = kernel.prepare(dx, dp, heads, 1e6, grid=grid(tokens, heads))
+            launch = kernel.prepare(dx, dp, heads, 1e6, grid=grid(tokens, heads, hpt))
             t = time_per_launch(launch, stream, **kw)
             row[side] = {"us": t["median_us"], "rounds_us": t["rounds_us"],
                          "TBps": 2 * nbytes / (t["median_us"] * 1e-6) / 1e12}
@@ -120,22 +122,22 @@ def timing(sides, rng, quick: bool) -> list:
 def markdown(result: dict) -> str:
     lines = [f"# RoPE: Ember vs hand-written PTX", "",
              f"Device: {result['device']} ({result['arch']}), driver {result['driver']}, {result['date']}. "
-             f"Ember {result['ember']}, {result['llvm']}. HEAD_DIM {HEAD_DIM}, "
-             f"{HEADS_PER_THREAD} heads per thread, base 1e6 for timing.", "",
+             f"Ember {result['ember']}, {result['llvm']}. HEAD_DIM {HEAD_DIM}, base 1e6 for timing; "
+             "HPT = heads per thread (both sides use the same launch shape).", "",
              "## Time per launch (median of 5 x 100, CUDA events, graph-replayed)", "",
-             "| shape | Ember | Ember fast | hand PTX | copy | Ember/hand | fast/hand | Ember % of copy BW |",
-             "|---|---|---|---|---|---|---|---|"]
+             "| HPT | shape | Ember | Ember fast | hand PTX | copy | Ember/hand | fast/hand | Ember % of copy BW |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for r in result["timing"]:
         lines.append(
-            f"| {r['name']} {r['shape']} | {r['ember']['us']:.2f} us ({r['ember']['TBps']:.2f} TB/s) "
+            f"| {r['hpt']} | {r['name']} {r['shape']} | {r['ember']['us']:.2f} us ({r['ember']['TBps']:.2f} TB/s) "
             f"| {r['ember-fast']['us']:.2f} us | {r['hand-ptx']['us']:.2f} us ({r['hand-ptx']['TBps']:.2f} TB/s) "
             f"| {r['copy']['us']:.2f} us ({r['copy']['TBps']:.2f} TB/s) | {r['ember']['vs_hand']:.3f} "
             f"| {r['ember-fast']['vs_hand']:.3f} | {100 * r['ember']['of_copy_bw']:.1f}% |")
     lines += ["", "## Parity against the f64 reference", "",
-              "| case | base | side | cosine | max abs diff |", "|---|---|---|---|---|"]
+              "| HPT | case | base | side | cosine | max abs diff |", "|---|---|---|---|---|---|"]
     for r in result["parity"]:
         extra = f" (worst at position {r['worst_position']})" if "worst_position" in r else ""
-        lines.append(f"| {r['case']} (positions up to {r['max_pos']}) | {r['base']:g} | {r['side']} "
+        lines.append(f"| {r['hpt']} | {r['case']} (positions up to {r['max_pos']}) | {r['base']:g} | {r['side']} "
                      f"| {r['cosine']:.9f} | {r['max_abs_diff']:.3g}{extra} |")
     return "\n".join(lines) + "\n"
 
@@ -148,15 +150,17 @@ def main(out_dir: str, quick: bool = False) -> int:
     from cuda.bindings import driver as drv
     ctx = cuda.context()
     rng = np.random.default_rng(2026)
-    sides = build(ctx.arch)
     result = {
         "benchmark": "rope_ab", "device": ctx.name, "arch": ctx.arch,
         "driver": drv.cuDriverGetVersion()[1], "date": datetime.date.today().isoformat(),
         "ember": ember.__version__, "llvm": "LLVM " + ".".join(map(str, llvm.llvm_version_info)),
-        "python": platform.python_version(), "head_dim": HEAD_DIM, "heads_per_thread": HEADS_PER_THREAD,
-        "parity": parity(sides, rng),
-        "timing": timing(sides, rng, quick),
+        "python": platform.python_version(), "head_dim": HEAD_DIM, "heads_per_thread": list(HEADS_PER_THREAD),
+        "parity": [], "timing": [],
     }
+    for hpt in HEADS_PER_THREAD:
+        sides = build(ctx.arch, hpt)
+        result["parity"] += parity(sides, rng, hpt)
+        result["timing"] += timing(sides, rng, quick, hpt)
     os.makedirs(out_dir, exist_ok=True)
     Path(out_dir, "rope_ab.json").write_text(json.dumps(result, indent=2) + "\n")
     md = markdown(result)

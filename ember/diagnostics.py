@@ -50,6 +50,8 @@ CODES: dict[str, str] = {
     "E0213": "function without a result used as a value",
     "E0214": "invalid pointer type",
     "E0215": "value is not a pointer",
+    "E0216": "index out of bounds",
+    "E0217": "array used as a value",
     # statements and control flow
     "E0301": "assignment to an immutable binding",
     "E0302": "invalid assignment target",

@@ -139,7 +139,7 @@ class Var(Node):
     name: str
     name_span: Span
     type: Node | None
-    value: Expr
+    value: Expr | None       # None only for arrays (zero-initialized)
     sym: Any = field(default=None, init=False)
 
 

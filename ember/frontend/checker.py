@@ -213,7 +213,7 @@ class Checker:
             if elem is ERROR or n is None:
                 return ERROR
             if not allow_array:
-                self.diags.error("E0214", "array types are only allowed for `shared` arrays", node.span)
+                self.diags.error("E0214", "array types are only allowed for `var` and `shared` arrays", node.span)
                 return ERROR
             if not isinstance(elem, ScalarType) or elem.is_bool:
                 self.diags.error("E0214", f"array elements must be non-bool scalars, not `{elem}`", node.elem.span)
@@ -449,7 +449,20 @@ class Checker:
         s.syms = [self.declare(Symbol(n, "let", t, sp))]
 
     def stmt_Var(self, s: A.Var) -> None:
-        declared = self.resolve_type(s.type) if s.type is not None else None
+        declared = self.resolve_type(s.type, allow_array=True) if s.type is not None else None
+        if isinstance(declared, ArrayType):
+            if s.value is not None:
+                self.expr(s.value)
+                self.diags.error("E0217", "an array cannot be initialized from a value", s.value.span,
+                                 help=f"declare it alone (`var {s.name}: {declared};` starts as zeros) "
+                                      "and assign its elements")
+            s.sym = self.declare(Symbol(s.name, "array", declared, s.name_span))
+            return
+        if s.value is None:
+            self.diags.error("E0217", f"`var {s.name}` needs an initial value", s.span,
+                             help=f"write `var {s.name} = ...;` (only arrays start as zeros)")
+            s.sym = self.declare(Symbol(s.name, "var", declared or ERROR, s.name_span))
+            return
         t = self.value(s.value, declared)
         s.sym = self.declare(Symbol(s.name, "var", t, s.name_span))
 
@@ -467,6 +480,10 @@ class Checker:
             return ERROR
         if t is VOID:
             self.diags.error("E0213", "this call has no result", e.span)
+            return ERROR
+        if isinstance(t, ArrayType):
+            self.diags.error("E0217", "an array is not a value that can be copied", e.span,
+                             help="read its elements with `a[i]`")
             return ERROR
         if declared is not None and t != declared:
             self.mismatch(e, declared, t)
@@ -494,7 +511,7 @@ class Checker:
             target.ty = sym.ty
             if sym.kind != "var":
                 what = {"let": "an immutable binding", "param": "a parameter", "const": "a constant",
-                        "loop": "a loop variable", "shared": "a shared array"}[sym.kind]
+                        "loop": "a loop variable", "shared": "a shared array", "array": "an array"}[sym.kind]
                 help_ = {"let": f"declare it with `var {sym.name} = ...` to make it mutable",
                          "param": f"copy it into a variable first: `var {sym.name}_ = {sym.name};`",
                          "loop": "use a `while` loop to change the counter"}.get(sym.kind)
@@ -866,6 +883,9 @@ class Checker:
             e.ty = bt.pointee
             return bt.pointee
         if isinstance(bt, ArrayType):
+            if e.index.const is not None and not 0 <= e.index.const < bt.length:
+                self.diags.error("E0216", f"index {e.index.const} is out of bounds for `{bt}`", e.index.span,
+                                 label=f"valid indices are 0..{bt.length - 1}")
             e.ty = bt.elem
             return bt.elem
         self.diags.error("E0207", f"`{bt}` cannot be indexed", e.base.span,

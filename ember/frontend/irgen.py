@@ -240,6 +240,12 @@ class FnGen:
         self.env[sym] = v
 
     def stmt_Var(self, s: A.Var) -> None:
+        if isinstance(s.sym.ty, ArrayType):
+            t = s.sym.ty
+            ptr = self.b.value("mem.alloca", attrs={"length": t.length},
+                               type=PtrType(t.elem, "local", True), hint=s.name)
+            self.env[s.sym] = ptr
+            return
         self.bind(s.sym, self.expr(s.value))
 
     def stmt_SharedDecl(self, s: A.SharedDecl) -> None:

@@ -164,8 +164,9 @@ class _Builder(Transformer):
     def var_stmt(self, c):
         name = self.tokens(c, "NAME")[0]
         n = self.nodes(c)
-        ty = n[0] if len(n) == 2 else None
-        return A.Var(self.span(c), str(name), self.tspan(name), ty, n[-1])
+        has_value = bool(self.tokens(c, "ASSIGN"))
+        ty = n[0] if (len(n) == 2 or not has_value) and n else None
+        return A.Var(self.span(c), str(name), self.tspan(name), ty, n[-1] if has_value else None)
 
     def shared_stmt(self, c):
         name = self.tokens(c, "NAME")[0]

@@ -219,6 +219,8 @@ def fma(a, b, c, t: ScalarType):
         th, tl = _two_sum(c, uh)
         v, verr = _two_sum(ul, tl)
         r = th + _odd(v, verr)
+        # An exact zero is -0 only when both addends are -0 (a*b is exact zero here iff uh is).
+        r = np.where(r == 0, np.where((uh == 0) & (c == 0), uh + c, 0.0), r)
         # Exactness needs no overflow and no deep underflow; other lanes go through Fractions.
         risky = ~(np.isfinite(r) & np.isfinite(uh)) | (np.abs(uh) > 1e300) | (
             (uh != 0) & (np.abs(uh) < 1e-250)) | (np.abs(c) > 1e300) | ((c != 0) & (np.abs(c) < 1e-250))

@@ -47,7 +47,9 @@ def lltype(t: Type):
             return ll.IntType(t.bits)
         return _FLOATS[t.name]
     if isinstance(t, PtrType):
-        return ll.PointerType(addrspace=ADDRESS_SPACES[t.space])
+        # Per-thread arrays are allocas, which NVPTX keeps in the generic address space
+        # (the back end moves them to registers or local memory).
+        return ll.PointerType(addrspace=0 if t.space == "local" else ADDRESS_SPACES[t.space])
     if isinstance(t, VectorType):
         return ll.VectorType(lltype(t.elem), t.length)
     if isinstance(t, ArrayType):
@@ -189,6 +191,8 @@ class ModuleLowering:
 
 
 def _suffix(t) -> str:
+    if isinstance(t, ll.PointerType):
+        return f"p{t.addrspace}"
     if isinstance(t, ll.IntType):
         return f"i{t.width}"
     if isinstance(t, ll.VectorType):
@@ -495,6 +499,26 @@ def _natural(t) -> int:
 @lowers("mem.offset")
 def _offset(L, op, args):
     return [_element_address(L, op.operands[0], args[0], op.operands[1], args[1])]
+
+
+@lowers("mem.alloca")
+def _alloca(L, op, args):
+    t = op.results[0].type
+    n = op.attrs["length"]
+    entry = L.llf.entry_basic_block
+    saved = L.b.block
+    # allocas belong in the entry block (so SROA can promote them to registers)
+    with L.b.goto_entry_block():
+        first = entry.instructions[0] if entry.instructions else None
+        if first is not None:
+            L.b.position_before(first)
+        slot = L.b.alloca(lltype(t.pointee), size=ll.Constant(I32, n))
+        slot.align = max(_natural(t.pointee), 4)
+    L.b.position_at_end(saved)
+    nbytes = ll.Constant(I64, n * _natural(t.pointee))
+    L.intrinsic("llvm.memset", [ll.PointerType(), I64], [slot, ll.Constant(I8, 0), nbytes, ll.Constant(I1, 0)],
+                ret=ll.VoidType())
+    return [slot]
 
 
 @lowers("mem.global")

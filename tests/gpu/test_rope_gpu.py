@@ -22,15 +22,16 @@ def _module(**defines):
 @pytest.mark.parametrize("neox", [False, True])
 @pytest.mark.parametrize("backward", [False, True])
 @pytest.mark.parametrize("fast", [False, True])
-def test_rope_variants_match_reference(head_dim, neox, backward, fast):
+@pytest.mark.parametrize("hpt", [1, 4, 8])
+def test_rope_variants_match_reference(head_dim, neox, backward, fast, hpt):
     from ember.runtime.cuda import DeviceArray
-    mod = _module(HEAD_DIM=head_dim, NEOX=neox, BACKWARD=backward, FAST=fast)
-    rng = np.random.default_rng(head_dim + 2 * neox + 4 * backward + 8 * fast)
+    mod = _module(HEAD_DIM=head_dim, NEOX=neox, BACKWARD=backward, FAST=fast, HEADS_PER_THREAD=hpt)
+    rng = np.random.default_rng(head_dim + 2 * neox + 4 * backward + 8 * fast + 16 * hpt)
     tokens, heads, base = 37, 6, 1e6            # 6 heads: the last head block is partial
     x = rng.standard_normal((tokens, heads, head_dim)).astype(np.float32)
     pos = rng.integers(0, 32768, tokens).astype(np.int32)
     ref = reference(x, pos, base, neox=neox, backward=backward)
-    grid = ((heads + 3) // 4, tokens)
+    grid = ((heads + hpt - 1) // hpt, tokens)
     # in place
     dx = DeviceArray.from_host(x)
     mod.rope(dx, DeviceArray.from_host(pos), heads, base, grid=grid)

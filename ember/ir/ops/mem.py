@@ -52,6 +52,21 @@ defop("mem.offset", Operands(), _offset_verify, infer=lambda ts, attrs: [ts[0]],
       doc="Pointer plus an element count (signed for signed index types).")
 
 
+def _alloca_verify(op):
+    t = op.results[0].type if op.results else None
+    if not (isinstance(t, PtrType) and t.space == "local" and t.mut and isinstance(t.pointee, ScalarType)):
+        return "result must be a `*mut local T` pointer"
+    n = op.attrs.get("length")
+    if not isinstance(n, int) or isinstance(n, bool) or n <= 0:
+        return "length must be a positive integer"
+    return None
+
+
+defop("mem.alloca", Operands(), _alloca_verify, pure=False,
+      doc="A zero-initialized per-thread array of `length` elements (kept in registers when every "
+          "index is a constant after unrolling, in local memory otherwise).")
+
+
 def _global_verify(op):
     t = op.results[0].type if op.results else None
     if not (isinstance(t, PtrType) and t.space == "const" and isinstance(t.pointee, ScalarType)):
