@@ -99,11 +99,13 @@ def _run_ops(t: str, exprs: list[str], out_types: list[str]):
     outs = [DeviceArray(n, NP[ot]) for ot in out_types]
     load(prog).k(DeviceArray.from_host(a), DeviceArray.from_host(b), *outs, n, grid=((n + 255) // 256,))
     want = _expected(prog, a, b, t)
+    errors = []
     for expr, ot, dev, w in zip(exprs, out_types, outs, want):
         try:
             _compare(dev.to_host(), w, ot)
         except AssertionError as e:
-            raise AssertionError(f"{t}: `{expr}`: {e}") from None
+            errors.append(f"{t}: `{expr}`: {e}")
+    assert not errors, "\n".join(errors)
 
 
 @pytest.mark.parametrize("t", INT_TYPES)
