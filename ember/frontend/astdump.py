@@ -71,15 +71,9 @@ def _value(v) -> str:
     return repr(v) if isinstance(v, float) else str(v)
 
 
-_SKIP = {"span", "ty", "const", "sym", "syms", "target", "name_span", "op_span", "space_span", "names",
-         "name", "id", "op", "value", "suffix", "var", "var_span", "unroll", "mut", "space", "align",
-         "is_tuple"}
-
-
 def _children(n):
+    """Every field holding a node (or a list of nodes), in declaration order."""
     for f in dataclasses.fields(n):
-        if f.name in _SKIP and not (f.name == "value" and isinstance(getattr(n, f.name), A.Node)):
-            continue
         v = getattr(n, f.name)
         if isinstance(v, A.Node):
             yield f.name, v

@@ -304,7 +304,8 @@ class Checker:
         for sym in params:
             if sym.name in consts:
                 self.diags.error("E0102", f"`{sym.name}` is both a const parameter and a parameter", sym.span)
-            self.declare(sym)
+            elif sym.name not in self.scopes[-1]:   # a duplicate does not shadow the first
+                self.declare(sym)
         block = self.block_dims(k)
         info = KernelInfo(k, consts, params, block)
         self.kernels.append(info)
@@ -370,7 +371,8 @@ class Checker:
     def fn_body(self, info: FnInfo) -> None:
         self.push()
         for sym in info.params:
-            self.declare(sym)
+            if sym.name not in self.scopes[-1]:
+                self.declare(sym)
         self.enter_fn("fn", info.ret, info.node.name)
         self.body(info.node.body, top=True)
         info.calls = self.calls

@@ -138,7 +138,7 @@ class _Builder(Transformer):
 
     def ptr_type(self, c):
         mut = bool(self.tokens(c, "MUT"))
-        space = self.tokens(c, "NAME")[0]
+        space = self.tokens(c, "NAME", "SHARED")[0]
         return A.PtrTypeExpr(self.span(c), mut, str(space), self.tspan(space), self.nodes(c)[0])
 
     def array_type(self, c):
@@ -448,10 +448,12 @@ def _report(file: SourceFile, diags: Diagnostics, e: UnexpectedInput) -> None:
             diags.error("E0001", "expected `;`", Span(file, prev_end - 1, prev_end),
                         label="expected `;` after this", help="add `;` at the end of the statement")
             return
-        if str(tok) == "=" and "`==`" in expected:
+        line_start = file.text.rfind("\n", 0, tok.start_pos) + 1
+        before = file.text[line_start:tok.start_pos]
+        if str(tok) == "=" and ("`==`" in expected or re.search(r"\b(if|while)\b", before)):
             help_ = "to compare, use `==`"
-        diags.error("E0001", f"unexpected {describe_terminal(tok.type) if tok.type in _FRIENDLY else f'`{tok}`'}",
-                    span, label=f"expected {listing}", help=help_)
+        what = f"{describe_terminal(tok.type)} `{tok}`" if tok.type in _FRIENDLY else f"`{tok}`"
+        diags.error("E0001", f"unexpected {what}", span, label=f"expected {listing}", help=help_)
         return
     diags.error("E0001", str(e).splitlines()[0], None)
 
