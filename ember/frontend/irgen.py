@@ -12,8 +12,6 @@ body runs `s += x[i]` under `scf.if !brk`.
 
 from __future__ import annotations
 
-import dataclasses
-
 from ..diagnostics import Diagnostics
 from ..ir.builder import Builder
 from ..ir.core import Function, Module, Region, Value
@@ -544,41 +542,10 @@ def _walk_stmts(stmts):
 
 
 def generate(prog: CheckedProgram, diags: Diagnostics) -> Module:
+    """Every kernel and every device function (LLVM drops the unused internal ones)."""
     m = Module()
-    reachable = _reachable_fns(prog)
     for info in prog.kernels:
         m.functions.append(FnGen(prog).kernel(info))
-    for name, info in prog.fns.items():
-        if name in reachable:
-            m.functions.append(FnGen(prog).fn(info))
+    for info in prog.fns.values():
+        m.functions.append(FnGen(prog).fn(info))
     return m
-
-
-def _reachable_fns(prog: CheckedProgram) -> set:
-    seen: set = set()
-    todo = []
-    for k in prog.kernels:
-        for n in _walk_calls(k.node.body):
-            todo.append(n)
-    while todo:
-        name = todo.pop()
-        if name in seen or name not in prog.fns:
-            continue
-        seen.add(name)
-        todo.extend(c for c, _ in prog.fns[name].calls)
-    return seen
-
-
-def _walk_calls(node):
-    """Names of user functions called anywhere under node."""
-    if isinstance(node, A.Call) and node.target is not None and node.target[0] == "fn":
-        yield node.target[1]
-    if isinstance(node, A.Node):
-        for f in dataclasses.fields(node):
-            child = getattr(node, f.name, None)
-            if isinstance(child, A.Node):
-                yield from _walk_calls(child)
-            elif isinstance(child, list):
-                for c in child:
-                    if isinstance(c, A.Node):
-                        yield from _walk_calls(c)

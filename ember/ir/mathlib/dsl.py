@@ -70,6 +70,10 @@ class FB:
     def __init__(self, b: Builder):
         self.b = b
 
+    def v(self, x: V) -> V:
+        """x as seen from this builder's region (so that ops on it are emitted here)."""
+        return V(self, x.v)
+
     def c(self, t: Type, value) -> V:
         return V(self, self.b.const(t, value))
 
@@ -120,7 +124,8 @@ class FB:
         return acc
 
     def if_(self, cond: V, types: list, then_fn, else_fn) -> list:
-        """then_fn/else_fn get an FB for their region and return a list of V."""
+        """then_fn/else_fn get an FB for their region and return a list of V. Values from
+        outside must be rebound with `f.v(x)` so that ops on them land in the region."""
         def side(fn):
             return lambda b: [r.v for r in fn(FB(b))]
         results = self.b.if_(cond.v, types, side(then_fn), side(else_fn))

@@ -161,7 +161,8 @@ def tanh(fb: FB, x: V) -> list:
     small = fb.fma(x * z, fb.horner(z, K.TANH_F32 if t == F32 else K.TANH_F64), x)
     e2 = _exp(fb, 2.0 * ax)
     big = fb.copysign(1.0 - 2.0 / (e2 + 1.0), x)
-    return [fb.select(ax.lt(0.5625), small, big)]
+    r = fb.select(ax.lt(0.5625), small, big)
+    return [fb.select(x.eq(0.0), x, r)]      # tanh(-0) = -0 (the FMA gives +0)
 
 
 def rsqrt(fb: FB, x: V) -> list:

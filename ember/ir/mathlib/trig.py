@@ -74,8 +74,7 @@ def _pio2_parts(fmt: str):
 def _cody_waite(fb: FB, x: V):
     t = x.type
     p1, p2, p3 = _pio2_parts(t.name)
-    # + 0.0 turns rint's -0 into +0 so that the steps below keep the sign of x = -0.
-    j = fb.rint(x * (2.0 / math.pi)) + 0.0
+    j = fb.rint(x * (2.0 / math.pi))
     r = fb.fma(j, -p1, x)
     r = fb.fma(j, -p2, r)
     r = fb.fma(j, -p3, r)
@@ -162,7 +161,7 @@ def reduce(fb: FB, x: V):
     t = x.type
     limit = 105615.0 if t == F32 else 2.0 ** 26
     near = fb.abs(x).le(limit)
-    r, q = fb.if_(near, [t, I32], lambda f: list(_cody_waite(f, x)), lambda f: list(_payne_hanek(f, x)))
+    r, q = fb.if_(near, [t, I32], lambda f: list(_cody_waite(f, f.v(x))), lambda f: list(_payne_hanek(f, f.v(x))))
     return r, q
 
 
@@ -183,6 +182,8 @@ def sincos(fb: FB, x: V):
     cos = fb.select(odd, s, c)
     sin = fb.select((q & 2).ne(0), -sin, sin)
     cos = fb.select(((q + 1) & 2).ne(0), -cos, cos)
+    # sin(-0) = -0: the reduction's FMAs cannot keep the sign of a zero (+0 + -0 = +0).
+    sin = fb.select(x.eq(0.0), x, sin)
     return sin, cos
 
 

@@ -1,0 +1,113 @@
+"""The type checker: literal typing, no implicit conversions, constants and defines."""
+
+import pytest
+
+import ember
+from ember.diagnostics import CompileError
+
+
+def errors(src: str, **defines) -> list:
+    try:
+        ember.compile(src, defines=defines, stop_after="ast")
+    except CompileError as e:
+        return [(d.code, d.message) for d in e.diagnostics.sorted()]
+    return []
+
+
+def ok(src: str, **defines):
+    prog = ember.compile(src, defines=defines, stop_after="ast")
+    return prog
+
+
+K = "kernel k(x: *mut global f32, u: u32, i: i32, h: f16) block(32) {{ {} }}"
+
+
+@pytest.mark.parametrize("body", [
+    "let a = u + 1; x[0] = f32(a);",                 # literal takes u32
+    "let a: f64 = 1; x[0] = f32(a);",                # untyped int to float type
+    "let a = 1 << u; x[0] = f32(a);",                # untyped shifted value: i32 by default
+    "let a: u64 = 1 << 40; x[0] = f32(a);",          # exact constant arithmetic
+    "let a = min(u, 3); x[0] = f32(a);",
+    "let a = select(u > 2, 1.0, 2.0); x[0] = a;",
+    "let a = h * 2.0; x[0] = f32(a);",               # f16 arithmetic
+    "let p = x + i64(i); p[0] = 1.0;",               # pointer arithmetic
+    "let b = bitcast<u32>(x[0]); x[1] = f32(b);",
+    "let v = -2147483648; x[0] = f32(v);",           # i32 minimum as a literal
+    "let (s, c) = sincos(h); x[0] = f32(s + c);",    # f16 through f32 math
+])
+def test_well_typed(body):
+    assert errors(K.format(body)) == []
+
+
+@pytest.mark.parametrize("body,code", [
+    ("x[0] = u + i;", "E0201"),
+    ("let a: u8 = 256; x[0] = f32(a);", "E0203"),
+    ("let a: i8 = -129; x[0] = f32(a);", "E0203"),
+    ("let a: u32 = 1.5; x[0] = f32(a);", "E0201"),
+    ("x[0] = f32(u) % 2.0;", "E0202"),
+    ("let a = -u; x[0] = f32(a);", "E0202"),
+    ("x[0] = u;", "E0201"),
+    ("if u { x[0] = 1.0; }", "E0209"),
+    ("x[0] = f32(bool(u));", "E0204"),
+    ("let b = bitcast<u64>(x[0]); x[1] = f32(b);", "E0205"),
+    ("x[0] = fma(1.0, 2.0);", "E0206"),
+    ("let p = x - u; p[0] = 1.0;", "E0202"),
+    ("x[0] = f32(1e39_f32);", "E0203"),
+])
+def test_ill_typed(body, code):
+    codes = [c for c, _ in errors(K.format(body))]
+    assert code in codes, codes
+
+
+def test_const_params_fold_and_bind_from_defines():
+    src = "kernel k<const N: u32, const S: i32 = -3>(x: *mut global f32) block(N / 2) { x[0] = f32(S); }"
+    prog = ok(src, N=128)
+    assert prog.kernels["k"].block == (64, 1, 1)
+    assert prog.kernels["k"].consts == {"N": 128, "S": -3}
+    assert ok(src, N="0x40", S=5).kernels["k"].consts == {"N": 64, "S": 5}
+
+
+def test_define_values_are_checked_against_the_declared_type():
+    src = "kernel k<const N: u8>(x: *mut global f32) block(32) { x[0] = f32(N); }"
+    assert errors(src, N=300) and errors(src, N=300)[0][0] == "E0404"
+    assert errors(src)[0][0] == "E0106"
+
+
+def test_bool_and_float_defines():
+    src = "kernel k<const F: bool, const G: f32>(x: *mut global f32) block(32) { if F { x[0] = G; } }"
+    assert ok(src, F=True, G="0.1").kernels["k"].consts["G"] == pytest.approx(0.1)
+    assert ok(src, F="1", G=2).kernels["k"].consts["F"] is True
+
+
+def test_unused_define_is_a_warning():
+    prog = ok("kernel k(x: *mut global f32) block(32) { x[0] = 1.0; }", NOPE=1)
+    assert [w.code for w in prog.warnings] == ["W0001"]
+
+
+def test_block_size_limits():
+    assert errors("kernel k(x: *mut global f32) block(0) { }")[0][0] == "E0402"
+    assert errors("kernel k(x: *mut global f32) block(32, 32, 2) { }")[0][0] == "E0402"
+
+
+def test_typed_constant_arithmetic_wraps():
+    src = "kernel k<const A: u8 = 200>(x: *mut global u8) block(32) { x[0] = A + A; }"
+    prog = ember.compile(src, stop_after="ir")
+    assert "arith.const 144 : u8" in prog.stage("ir")
+
+
+def test_no_kernel_is_an_error():
+    assert errors("fn f(a: f32) -> f32 { return a; }")[0][0] == "E0109"
+
+
+def test_mutability():
+    assert errors(K.format("let a = 1.0; a = 2.0;"))[0][0] == "E0301"
+    assert errors(K.format("u = 1;"))[0][0] == "E0301"
+    assert errors(K.format("for j in 0..4 { j = 1; }"))[0][0] == "E0301"
+    assert errors(K.format("var a = 1.0; a = 2.0; x[0] = a;")) == []
+
+
+def test_return_rules():
+    assert errors("fn f() -> f32 { }\nkernel k(x: *mut global f32) block(32) { x[0] = f(); }")[0][0] == "E0305"
+    assert errors("fn f() { return 1.0; }\nkernel k(x: *mut global f32) block(32) { f(); }")[0][0] == "E0304"
+    assert errors("fn f(a: f32) -> f32 { if a > 0.0 { return 1.0; } else { return 2.0; } }\n"
+                  "kernel k(x: *mut global f32) block(32) { x[0] = f(1.0); }") == []

@@ -1,0 +1,56 @@
+"""The verifier rejects malformed IR with a located message."""
+
+import re
+
+import pytest
+
+from ember.ir.parser import IRSyntaxError, parse_module
+from ember.ir.verifier import VerifyError, verify_module
+
+
+def verify_text(body: str, sig: str = "%x: u32, %p: *mut global f32"):
+    m = parse_module(f"kernel @k({sig}) {{\n{body}\n  return\n}}\n")
+    verify_module(m)
+
+
+@pytest.mark.parametrize("body,msg", [
+    ("  %y = arith.add %x, %p : u32", "operands must have one type"),
+    ("  %c = arith.const 300 : u8", "out of range"),
+    ("  %y = arith.cast %x : u32 to u32\n  %z = arith.cmp lt %y, %x : u32\n  %w = arith.select %y, %x, %x : u32",
+     "condition must be bool"),
+    ("  mem.store %x, %p[%x] : u32", "does not match the pointee"),
+    ("  %b = arith.bitcast %x : u32 to f64", "different sizes"),
+    ("  %y = math.sin %x : u32", "must be a float"),
+    ("  %r = scf.for %i = %x to %x step %x iter_args(%a = %x) -> (u32) {\n    %f = arith.const 1.0 : f32\n"
+     "    scf.yield %f : f32\n  }", re.escape("yields (f32) but (u32) is expected")),
+    ("  %y = func.call @nowhere(%x) : u32", "unknown function"),
+])
+def test_rejects(body, msg):
+    with pytest.raises(VerifyError, match=msg):
+        verify_text(body)
+
+
+def test_store_through_readonly_pointer():
+    with pytest.raises(VerifyError, match="read-only"):
+        verify_text("  %v = mem.load %p[%x] : f32\n  mem.store %v, %p[%x] : f32", sig="%x: u32, %p: *global f32")
+
+
+def test_use_outside_its_region_is_rejected():
+    text = """kernel @k(%x: u32) {
+  %c = arith.cmp lt %x, %x : u32
+  scf.if %c {
+    %inner = arith.add %x, %x : u32
+  }
+  %y = arith.add %inner, %x : u32
+  return
+}
+"""
+    m = parse_module(text)
+    with pytest.raises(VerifyError, match="not defined or not visible"):
+        verify_module(m)
+
+
+def test_parse_errors_have_locations():
+    with pytest.raises(IRSyntaxError) as e:
+        parse_module("kernel @k() {\n  %y = arith.frobnicate : u32\n  return\n}\n")
+    assert "unknown op" in str(e.value) and e.value.span.line_col == (2, 8)
