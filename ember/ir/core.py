@@ -194,3 +194,27 @@ def use_counts(root: Region) -> dict[Value, int]:
         for v in op.operands:
             counts[v] = counts.get(v, 0) + 1
     return counts
+
+
+def clone_region(region: Region, mapping: dict[Value, Value]) -> Region:
+    """A deep copy of `region`; `mapping` maps outside values to their replacements and
+    receives the copies' new values (so uses inside refer to the copies)."""
+    new = Region([a.type for a in region.args], [a.name for a in region.args])
+    for old, copy in zip(region.args, new.args):
+        mapping[old] = copy
+    for op in region.ops:
+        new.append(clone_op(op, mapping))
+    return new
+
+
+def clone_op(op: Op, mapping: dict[Value, Value]) -> Op:
+    regions = [clone_region(r, mapping) for r in op.regions]
+    new = Op(op.opdef, [mapping.get(v, v) for v in op.operands], [r.type for r in op.results],
+             dict(op.attrs), regions, op.loc, [r.name for r in op.results])
+    for old, copy in zip(op.results, new.results):
+        mapping[old] = copy
+    return new
+
+
+def clone_function(f: Function, name: str | None = None) -> Function:
+    return Function(name or f.name, f.kind, clone_region(f.body, {}), list(f.result_types), dict(f.attrs), f.loc)

@@ -186,7 +186,7 @@ class ModuleLowering:
                     self.ll.add_named_metadata("nvvm.annotations", md)
         else:
             llf.linkage = "internal"
-            llf.attributes.add("alwaysinline")
+            llf.attributes.add("noinline" if f.attrs.get("noinline") else "alwaysinline")
         self.functions[f.name] = llf
 
 

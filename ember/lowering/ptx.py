@@ -72,12 +72,26 @@ _VERSION = re.compile(r"^\.version (\d+)\.(\d+)$", re.M)
 _EXTERN_LLVM = re.compile(r"\.extern \.func[^;]*\bllvm\.[\w.]+")
 
 
+_CALL_SITE = re.compile(r"\b(callseq |prototype_)(\d+)")
+
+
 def emit_ptx(mod, target: Target, opt: int) -> str:
     tm = target_machine(target, opt)
     with _lock:
         ptx = tm.emit_assembly(mod)
     check_ptx(ptx, target)
-    return ptx
+    return _renumber_call_sites(ptx)
+
+
+def _renumber_call_sites(ptx: str) -> str:
+    """NVPTX numbers call sites with a process-wide counter (`// callseq N`, `prototype_N`),
+    so a second compile in one process would differ; renumber them from 0 in order."""
+    numbers: dict[str, str] = {}
+
+    def sub(m: re.Match) -> str:
+        n = numbers.setdefault(m.group(2), str(len(numbers)))
+        return m.group(1) + n
+    return _CALL_SITE.sub(sub, ptx)
 
 
 def check_ptx(ptx: str, target: Target) -> None:

@@ -48,6 +48,26 @@ def globals_needed() -> dict:
 
 
 @lru_cache(maxsize=None)
+def _support_function(name: str):
+    from ..types import F32, F64
+    for t in (F32, F64):
+        if name == trig.slow_reduction_name(t):
+            return trig.slow_reduction_function(t)
+    return None
+
+
+def support_functions(names) -> list:
+    """Fresh copies of the out-of-line helpers the expansions call (by callee name)."""
+    from ..core import clone_function
+    out = []
+    for n in sorted(names):
+        f = _support_function(n)
+        if f is not None:
+            out.append(clone_function(f))   # each module gets its own copy
+    return out
+
+
+@lru_cache(maxsize=None)
 def expansion_module(name: str, t: ScalarType) -> tuple[Module, Function]:
     """A module with one function computing `name` on type t (for evaluation)."""
     from ..ops import OPS
@@ -58,7 +78,8 @@ def expansion_module(name: str, t: ScalarType) -> tuple[Module, Function]:
     outs = emit(b, name, [body.args[0]])
     b.op("func.return", outs)
     f = Function("f", "func", body, list(results))
-    m = Module([f], list(globals_needed().values()))
+    callees = {op.attrs["callee"] for op in f.walk() if op.name == "func.call"}
+    m = Module([f] + support_functions(callees), list(globals_needed().values()))
     return m, f
 
 

@@ -157,11 +157,32 @@ def _payne_hanek(fb: FB, x: V):
     return r, q
 
 
+def slow_reduction_name(t) -> str:
+    return f"__ember_trig_reduce_{t.name}"
+
+
+def slow_reduction_function(t):
+    """The Payne-Hanek reduction as a device function that is not inlined: the path is
+    rare, and one shared copy per module keeps kernels (and LLVM's work) small."""
+    from ..builder import Builder
+    from ..core import Function, Region
+    body = Region([t], ["x"])
+    fb = FB(Builder(body))
+    r, q = _payne_hanek(fb, V(fb, body.args[0]))
+    fb.b.op("func.return", [r.v, q.v])
+    return Function(slow_reduction_name(t), "func", body, [t, I32], {"noinline": True})
+
+
 def reduce(fb: FB, x: V):
     t = x.type
     limit = 105615.0 if t == F32 else 2.0 ** 26
     near = fb.abs(x).le(limit)
-    r, q = fb.if_(near, [t, I32], lambda f: list(_cody_waite(f, f.v(x))), lambda f: list(_payne_hanek(f, f.v(x))))
+
+    def slow(f: FB):
+        op = f.b.op("func.call", [x.v], [t, I32], {"callee": slow_reduction_name(t)})
+        return [V(f, v) for v in op.results]
+
+    r, q = fb.if_(near, [t, I32], lambda f: list(_cody_waite(f, f.v(x))), slow)
     return r, q
 
 

@@ -37,6 +37,9 @@ def expand_math(module: Module) -> None:
     from .. import mathlib
     for f in module.functions:
         _expand_region(f.body)
+    called = {op.attrs["callee"] for f in module.functions for op in f.walk() if op.name == "func.call"}
+    for helper in mathlib.support_functions(c for c in called if module.get(c) is None):
+        module.functions.append(helper)
     used = {op.attrs["name"] for f in module.functions for op in f.walk() if op.name == "mem.global"}
     for name, g in mathlib.globals_needed().items():
         if name in used and module.get_global(name) is None:

@@ -1,0 +1,33 @@
+"""kernels_src/rope.ember: every variant compiles and validates for sm_80 and sm_90,
+keeps its pair accesses as vector loads (adjacent pairs) and uses no local memory."""
+
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import compile_both
+
+ROPE = Path(__file__).resolve().parents[2] / "kernels_src" / "rope.ember"
+
+
+@pytest.mark.parametrize("head_dim", [64, 128, 256])
+@pytest.mark.parametrize("neox", [False, True])
+@pytest.mark.parametrize("backward", [False, True])
+@pytest.mark.parametrize("fast", [False, True])
+def test_variants_compile(head_dim, neox, backward, fast):
+    progs = compile_both(ROPE, defines={"HEAD_DIM": head_dim, "NEOX": neox, "BACKWARD": backward, "FAST": fast})
+    for prog in progs.values():
+        assert set(prog.kernels) == {"rope", "rope_out"}
+        assert prog.kernels["rope"].block == (head_dim // 2, 1, 1)
+        assert ".local" not in prog.ptx
+        if not neox:
+            assert "ld.global.v2" in prog.ptx and "st.global.v2" in prog.ptx
+        if not fast:
+            assert ".approx" not in prog.ptx
+
+
+def test_hand_ptx_baselines_validate():
+    from ember.lowering.validate import validate
+    for f in sorted((ROPE.parent / "baselines").glob("rope*.ptx")):
+        for arch in ("sm_80", "sm_90"):
+            assert validate(f.read_text(), arch).kernels["rope_hand"].spill_stores == 0

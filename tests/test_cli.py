@@ -1,0 +1,101 @@
+"""The `ember` command (in process, through ember.cli.main)."""
+
+import pytest
+
+from ember.cli import main
+
+OK = "kernel k(x: *mut global f32) block(32) { x[thread_idx.x] = 1.0; }\n"
+
+
+def run(capsys, *args):
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_help_documents_every_option(capsys):
+    code, out, _ = run(capsys, "compile", "--help")
+    assert code == 0
+    for opt in ["-o OUT", "--arch", "--ptx-version", "-D NAME=VALUE", "-O N", "--emit", "--check",
+                "--validator", "--verify-diagnostics", "--time-stages", "`-` reads standard input"]:
+        assert opt in out, opt
+    code, out, _ = run(capsys, "--help")
+    assert code == 0 and "compile" in out and "opt" in out and "Exit status" in out
+    code, out, _ = run(capsys, "opt", "--help")
+    assert code == 0 and "--passes" in out
+
+
+def test_version(capsys):
+    code, out, _ = run(capsys, "--version")
+    assert code == 0 and out.startswith("ember 0.1.0") and "LLVM 22" in out
+
+
+def test_outputs_and_extensions(tmp_path, capsys, monkeypatch):
+    a, b = tmp_path / "a.ember", tmp_path / "b.ember"
+    a.write_text(OK)
+    b.write_text(OK.replace("1.0", "2.0"))
+    monkeypatch.chdir(tmp_path)
+    assert run(capsys, "compile", str(a))[0] == 0 and (tmp_path / "a.ptx").exists()
+    assert run(capsys, "compile", str(a), "--emit", "ir")[0] == 0 and (tmp_path / "a.ir").exists()
+    assert run(capsys, "compile", str(a), str(b), "-o", "out", "--emit", "llvm")[0] == 0
+    assert (tmp_path / "out" / "a.ll").exists() and (tmp_path / "out" / "b.ll").exists()
+    code, out, _ = run(capsys, "compile", str(a), "-o", "-", "--emit", "ir-opt")
+    assert code == 0 and out.startswith("kernel @k")
+
+
+def test_program_errors_exit_1_and_report_all(tmp_path, capsys):
+    f = tmp_path / "bad.ember"
+    f.write_text("kernel k(x: *mut global f32) block(32) {\n  x[0] = a;\n  x[1] = b;\n}\n")
+    code, _, err = run(capsys, "compile", str(f))
+    assert code == 1 and err.count("error[E0101]") == 2 and "2 errors" in err and "Traceback" not in err
+
+
+def test_usage_errors_exit_2(tmp_path, capsys):
+    f = tmp_path / "ok.ember"
+    f.write_text(OK)
+    assert run(capsys, "compile", str(f), "--arch", "sm_13")[0] == 2
+    assert run(capsys, "compile", str(f), "--ptx-version", "7.0", "--arch", "sm_90")[0] == 2
+    assert run(capsys, "compile", str(tmp_path / "nope.ember"))[0] == 2
+    assert run(capsys, "compile", str(f), "-D", "=3")[0] == 2
+    assert run(capsys, "compile")[0] == 2
+    assert run(capsys, "frobnicate")[0] == 2
+
+
+def test_check_prints_resources(tmp_path, capsys):
+    f = tmp_path / "ok.ember"
+    f.write_text(OK)
+    code, out, _ = run(capsys, "compile", str(f), "--check", "-o", str(tmp_path / "ok.ptx"), "--arch", "sm_80")
+    assert code == 0 and "valid PTX 7.0 for sm_80" in out and "k: " in out and "registers" in out
+
+
+def test_verify_diagnostics_reports_mismatches(tmp_path, capsys):
+    f = tmp_path / "v.ember"
+    f.write_text("kernel k(x: *mut global f32) block(32) {\n"
+                 "  x[0] = a; // expected-error {{cannot find `a`}}\n"
+                 "  x[1] = 1.0; // expected-error {{never happens}}\n"
+                 "  x[2] = b;\n}\n")
+    code, _, err = run(capsys, "compile", "--verify-diagnostics", str(f))
+    assert code == 1
+    assert "expected error on line 3 not produced: {{never happens}}" in err
+    assert "v.ember:4:10: unexpected error[E0101]" in err
+
+
+def test_internal_errors_ask_for_a_bug_report(tmp_path, capsys, monkeypatch):
+    from ember.lowering import llvm_lower
+
+    def boom(*a, **k):
+        raise RuntimeError("simulated bug")
+    monkeypatch.setattr(llvm_lower, "lower_module", boom)
+    f = tmp_path / "ok.ember"
+    f.write_text(OK)
+    code, _, err = run(capsys, "compile", str(f))
+    assert code == 70 and "internal compiler error" in err and "report it" in err and "Traceback" not in err
+
+
+def test_opt_runs_passes(tmp_path, capsys):
+    f = tmp_path / "m.ir"
+    f.write_text("kernel @k(%x: *mut global f32) {\n  %i = gpu.thread_idx x : u32\n  %v = mem.load %x[%i] : f32\n"
+                 "  %s = math.exp2 %v : f32\n  mem.store %s, %x[%i] : f32\n  return\n}\n")
+    code, out, _ = run(capsys, "opt", str(f), "-p", "expand-math")
+    assert code == 0 and "math.exp2" not in out and "math.rint" in out
+    assert run(capsys, "opt", str(f), "-p", "nonsense")[0] == 2
