@@ -9,10 +9,18 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
+from hypothesis import settings
 
 import ember
 from ember import driver
+
+# CI runs are reproducible (derandomized); HYPOTHESIS_PROFILE=explore searches afresh.
+settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
+settings.register_profile("explore", deadline=None, print_blob=True)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 _emitted: dict[tuple, str] = {}
 
