@@ -23,7 +23,6 @@ CODES: dict[str, str] = {
     "E0001": "unexpected token",
     "E0002": "unexpected end of input",
     "E0003": "unexpected character",
-    "E0004": "invalid literal",
     # names and items
     "E0101": "undefined name",
     "E0102": "duplicate definition",
@@ -49,7 +48,6 @@ CODES: dict[str, str] = {
     "E0212": "tuple used as a single value",
     "E0213": "function without a result used as a value",
     "E0214": "invalid pointer type",
-    "E0215": "value is not a pointer",
     "E0216": "index out of bounds",
     "E0217": "array used as a value",
     # statements and control flow
@@ -66,7 +64,6 @@ CODES: dict[str, str] = {
     "E0403": "constant evaluation failed",
     "E0404": "invalid value for a const parameter",
     # later stages
-    "E0901": "not supported on the target",
     "E0902": "PTX validation failed",
     # warnings
     "W0001": "unused definition from the command line",

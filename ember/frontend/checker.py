@@ -649,7 +649,11 @@ class Checker:
         v = e.const
         if target.is_int:
             if t is UNTYPED_FLOAT:
-                self.mismatch(e, target, F32)
+                whole = v == int(v)
+                self.diags.error("E0201", "mismatched types", e.span,
+                                 label=f"expected `{target}`, found a float constant",
+                                 help=(f"write an integer: `{int(v)}`" if whole else
+                                       "use an integer, or convert the other operand to a float type"))
                 e.ty = ERROR
                 return ERROR
             lo, hi = target.int_range()
