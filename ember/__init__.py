@@ -12,5 +12,15 @@ __version__ = "0.1.0"
 from .diagnostics import CompileError, Diagnostic, InternalError  # noqa: E402
 from .driver import KernelInfo, ParamInfo, Program, compile  # noqa: E402
 
+
+
+def __getattr__(name):
+    """`ember.runtime` and `ember.sim` load on first use (they pull in numpy and cuda)."""
+    if name in ("runtime", "sim"):
+        import importlib
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module 'ember' has no attribute {name!r}")
+
+
 __all__ = ["compile", "Program", "KernelInfo", "ParamInfo", "CompileError", "InternalError",
            "Diagnostic", "__version__"]

@@ -3,6 +3,7 @@
     ember compile FILE... [-o OUT] [--arch sm_XX] [-D NAME=VALUE]... [-O N]
                   [--emit ast|ir|ir-opt|llvm|llvm-opt|ptx] [--check] [--verify-diagnostics]
     ember opt FILE.ir [-p PASS,...] [-O N]      parse IR, run passes, print IR
+    ember run FILE --grid X[,Y,Z] [--kernel K] NAME=VALUE...   run a kernel in the simulator
     ember --version
 
 Exit status: 0 success, 1 errors in the program (reported as diagnostics), 2 usage
@@ -75,6 +76,28 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--time-stages", action="store_true",
                    help="print the time spent in each stage and pass to standard error")
 
+    r = sub.add_parser("run", help="run a kernel in the simulator (no GPU needed)",
+                       description="Compile FILE and run one kernel in Ember's simulator, which checks "
+                                   "bounds, races, uninitialized shared memory, barriers and shuffles. "
+                                   "Buffers written by the kernel are printed (and saved with --out).",
+                       epilog="ARGS are NAME=VALUE, one per kernel parameter: a number for scalars; for "
+                              "buffers FILE.npy, or zeros:SHAPE, ones:SHAPE, arange:SHAPE, rand:SHAPE "
+                              "(standard normal, seed 0) with SHAPE like 1024 or 4x256, in the "
+                              "parameter's element type.")
+    r.add_argument("file", metavar="FILE", help="source file (`-` reads standard input)")
+    r.add_argument("args", nargs="*", metavar="NAME=VALUE", help="the kernel's arguments")
+    r.add_argument("--kernel", metavar="NAME", help="the kernel to run (default: the only one)")
+    r.add_argument("--grid", required=True, metavar="X[,Y,Z]", help="grid size in blocks")
+    r.add_argument("--block", metavar="X[,Y,Z]", help="block size (default: the kernel's `block(...)`)")
+    r.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME=VALUE",
+                   help="bind a kernel const parameter (repeatable)")
+    r.add_argument("-O", dest="opt", type=int, default=3, choices=range(4), metavar="N",
+                   help="run the IR after the -O N pipeline (default 3; -O0 runs it unoptimized)")
+    r.add_argument("--step-limit", type=int, default=1_000_000, metavar="N",
+                   help="stop any loop after N iterations with an error (default 1000000)")
+    r.add_argument("--no-race-check", action="store_true", help="do not track data races (faster)")
+    r.add_argument("--out", metavar="DIR", help="save each buffer the kernel writes as DIR/NAME.npy")
+
     o = sub.add_parser("opt", help="read IR text, run passes, print the IR",
                        description="Parse Ember IR, verify it, run passes (verifying after each), print it.")
     o.add_argument("file", metavar="FILE", help="an IR file (`-` reads standard input)")
@@ -91,7 +114,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         parser = _parser()
         try:
-            args = parser.parse_args(argv)
+            args, extra = parser.parse_known_args(argv)
+            if extra and getattr(args, "command", None) == "run":
+                # NAME=VALUE arguments may come after options
+                args.args += [e for e in extra if "=" in e and not e.startswith("-")]
+                extra = [e for e in extra if not ("=" in e and not e.startswith("-"))]
+            if extra:
+                parser.error(f"unrecognized arguments: {' '.join(extra)}")
         except SystemExit as e:   # argparse: --help/--version (0) or usage error (2)
             return int(e.code or 0)
         if args.command is None:
@@ -101,6 +130,8 @@ def main(argv: list[str] | None = None) -> int:
             return _compile(args)
         if args.command == "opt":
             return _opt(args)
+        if args.command == "run":
+            return _run(args)
         return EXIT_USAGE
     except UsageError as e:
         print(f"ember: error: {e}", file=sys.stderr)
@@ -249,6 +280,97 @@ def _verify_diagnostics(source, args, defines) -> int:
     for p in problems:
         print(p, file=sys.stderr)
     return EXIT_ERRORS if problems else EXIT_OK
+
+
+def _dims(text: str, what: str) -> tuple:
+    try:
+        dims = tuple(int(x) for x in text.replace("x", ",").split(","))
+    except ValueError:
+        raise UsageError(f"{what} must be integers like 64 or 4,2, got `{text}`") from None
+    if not dims or any(d <= 0 for d in dims):
+        raise UsageError(f"{what} must be positive, got `{text}`")
+    return dims
+
+
+def _run_arg(param, value: str):
+    import numpy as np
+    from .ir import semantics as S
+    t = param.type
+    if not param.is_pointer:
+        try:
+            return int(value, 0) if t.is_int else float(value)
+        except ValueError:
+            raise UsageError(f"`{param.name}` is `{t}`: expected a number, got `{value}`") from None
+    if value.endswith(".npy"):
+        try:
+            return np.load(value)
+        except OSError as e:
+            raise UsageError(f"cannot load {value}: {e}") from None
+    kind, _, shape_text = value.partition(":")
+    if kind not in ("zeros", "ones", "arange", "rand") or not shape_text:
+        raise UsageError(f"`{param.name}`: expected FILE.npy, zeros:SHAPE, ones:SHAPE, arange:SHAPE or "
+                         f"rand:SHAPE, got `{value}`")
+    shape = _dims(shape_text, f"the shape of `{param.name}`")
+    dt = S.dtype(t.pointee)
+    n = int(np.prod(shape))
+    if kind == "zeros":
+        a = np.zeros(n)
+    elif kind == "ones":
+        a = np.ones(n)
+    elif kind == "arange":
+        a = np.arange(n)
+    else:
+        a = np.random.default_rng(0).standard_normal(n)
+    return a.astype(dt).reshape(shape)
+
+
+def _run(args) -> int:
+    import numpy as np
+
+    from . import driver
+    from .diagnostics import CompileError
+    from .runtime.args import LaunchError
+    from .sim import SimError, StepLimitExceeded, load
+    source = _read(args.file)
+    try:
+        prog = driver.compile(source, defines=_defines(args.defines), opt=args.opt)
+    except CompileError as e:
+        print(e.diagnostics.render(), file=sys.stderr)
+        return EXIT_ERRORS
+    name = args.kernel or (next(iter(prog.kernels)) if len(prog.kernels) == 1 else None)
+    if name is None or name not in prog.kernels:
+        raise UsageError(f"choose a kernel with --kernel: {', '.join(prog.kernels)}")
+    info = prog.kernels[name]
+    given = {}
+    for item in args.args:
+        key, eq, value = item.partition("=")
+        if not eq:
+            raise UsageError(f"arguments are NAME=VALUE, got `{item}`")
+        given[key] = value
+    unknown = set(given) - {p.name for p in info.params}
+    missing = [p.name for p in info.params if p.name not in given]
+    if unknown or missing:
+        raise UsageError(f"`{name}` takes {', '.join(p.name for p in info.params)}"
+                         + (f"; missing {', '.join(missing)}" if missing else "")
+                         + (f"; unknown {', '.join(sorted(unknown))}" if unknown else ""))
+    values = [_run_arg(p, given[p.name]) for p in info.params]
+    try:
+        load(prog).kernels[name](*values, grid=_dims(args.grid, "--grid"),
+                                 block=_dims(args.block, "--block") if args.block else None,
+                                 step_limit=args.step_limit, check_races=not args.no_race_check)
+    except (SimError, StepLimitExceeded) as e:
+        print(e.diagnostic.render(), file=sys.stderr)
+        return EXIT_ERRORS
+    except LaunchError as e:
+        raise UsageError(str(e)) from None
+    for p, v in zip(info.params, values):
+        if p.is_pointer and p.type.mut:
+            with np.printoptions(threshold=8, edgeitems=4, precision=6):
+                print(f"{p.name}: {v.shape} {p.type.pointee} {v.reshape(-1)}")
+            if args.out:
+                os.makedirs(args.out, exist_ok=True)
+                np.save(os.path.join(args.out, f"{p.name}.npy"), v)
+    return EXIT_OK
 
 
 def _opt(args) -> int:

@@ -65,6 +65,14 @@ CODES: dict[str, str] = {
     "E0404": "invalid value for a const parameter",
     # later stages
     "E0902": "PTX validation failed",
+    # the simulator (errors found while running a kernel)
+    "S0001": "out-of-bounds access",
+    "S0002": "misaligned access",
+    "S0003": "read of uninitialized shared memory",
+    "S0004": "data race",
+    "S0005": "divergent barrier",
+    "S0006": "shuffle from an inactive lane",
+    "S0007": "step limit exceeded",
     # warnings
     "W0001": "unused definition from the command line",
     "W0002": "unreachable code",

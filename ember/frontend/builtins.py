@@ -3,8 +3,11 @@
 Parameter and result patterns:
     F  any float type       N  any numeric type     I  any integer type
     T  any scalar type      f32, bool, u32, ...  exactly that type
+    *T a mutable global or shared pointer (or array) whose element type is T
+    void  no result
 Every occurrence of one letter in a signature stands for the same type. Untyped literal
-arguments take the type the other arguments (or the context) give that letter.
+arguments take the type the other arguments (or the context) give that letter. `types`,
+when given, restricts T.
 """
 
 from __future__ import annotations
@@ -30,6 +33,8 @@ class Builtin:
     op: str                # the IR op; "" when the IR builder expands it
     doc: str
     promote_half: bool = False   # f16/bf16 arguments are computed in f32 and rounded back
+    attrs: tuple = ()            # (key, value) attributes of the IR op
+    types: tuple | None = None   # allowed types for T
 
 
 def _table() -> dict[str, Builtin]:
@@ -71,6 +76,29 @@ def _table() -> dict[str, Builtin]:
         rows.append(Builtin(name, ("f32",), ("f32",), f"math.{name}", f"hardware approximation ({instr})"))
     rows.append(Builtin("fast_div", ("f32", "f32"), ("f32",), "math.fast_div",
                         "hardware approximation (div.approx.f32)"))
+    # -- threads of a block and of a warp
+    rows.append(Builtin("barrier", (), ("void",), "gpu.barrier",
+                        "wait until every thread of the block arrives; orders shared and global memory"))
+    for mode, doc in (("down", "the value of lane (this lane + delta), or this lane's own beyond lane 31"),
+                      ("xor", "the value of lane (this lane ^ mask), or this lane's own beyond lane 31"),
+                      ("idx", "the value of lane (src % 32)")):
+        rows.append(Builtin(f"shfl_{mode}", ("N", "u32"), ("N",), "gpu.shfl",
+                            f"warp shuffle: {doc}; the source lane must be active", attrs=(("mode", mode),)))
+    rows.append(Builtin("vote_all", ("bool",), ("bool",), "gpu.vote", "true if the predicate holds on every active lane of the warp",
+                        attrs=(("mode", "all"),)))
+    rows.append(Builtin("vote_any", ("bool",), ("bool",), "gpu.vote", "true if the predicate holds on any active lane of the warp",
+                        attrs=(("mode", "any"),)))
+    rows.append(Builtin("ballot", ("bool",), ("u32",), "gpu.vote",
+                        "bit i set if the predicate holds on active lane i of the warp", attrs=(("mode", "ballot"),)))
+    ints = ("i32", "u32", "i64", "u64")
+    atomics = {"add": ints + ("f32", "f64"), "min": ints, "max": ints, "and": ints, "or": ints,
+               "xor": ints, "exch": ints + ("f32",)}
+    for op, types in atomics.items():
+        rows.append(Builtin(f"atomic_{op}", ("*T", "I", "T"), ("T",), "mem.atomic",
+                            f"atomically p[i] = {op}(p[i], v); returns the old value", attrs=(("op", op),),
+                            types=types))
+    rows.append(Builtin("atomic_cas", ("*T", "I", "T", "T"), ("T",), "mem.cas",
+                        "atomically: if p[i] == expected { p[i] = new }; returns the old value", types=ints))
     return {b.name: b for b in rows}
 
 
@@ -81,6 +109,8 @@ INDEX_VALUES = {
     "thread_idx": "gpu.thread_idx", "block_idx": "gpu.block_idx",
     "block_dim": "gpu.block_dim", "grid_dim": "gpu.grid_dim",
 }
+# Builtin u32 values: the thread's lane in its warp and its warp's index in the block.
+PLAIN_VALUES = {"lane_id": "gpu.lane_id", "warp_id": "gpu.warp_id"}
 
 
 def is_type_var(p: str) -> bool:

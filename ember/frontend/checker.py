@@ -25,7 +25,7 @@ from ..diagnostics import Diagnostics
 from ..ir.types import (ADDRESS_SPACES, BOOL, F32, I32, I64, SCALARS, U32, VOID, ArrayType, PtrType,
                         ScalarType, TupleType, Type, natural_align, size_of)
 from . import ast as A
-from .builtins import BUILTINS, INDEX_VALUES, KIND_WORDS, VARS, Builtin
+from .builtins import BUILTINS, INDEX_VALUES, KIND_WORDS, PLAIN_VALUES, VARS, Builtin
 from .consteval import ConstError, int_binop, int_unop, untyped_binop, wrap
 
 
@@ -453,6 +453,7 @@ class Checker:
     def stmt_Var(self, s: A.Var) -> None:
         declared = self.resolve_type(s.type, allow_array=True) if s.type is not None else None
         if isinstance(declared, ArrayType):
+            declared = ArrayType(declared.elem, declared.length, "local")
             if s.value is not None:
                 self.expr(s.value)
                 self.diags.error("E0217", "an array cannot be initialized from a value", s.value.span,
@@ -499,6 +500,8 @@ class Checker:
         elif t is not ERROR and not isinstance(t, ArrayType):
             self.diags.error("E0214", "a `shared` declaration needs an array type `[T; N]`", s.type.span)
             t = ERROR
+        if isinstance(t, ArrayType):
+            t = ArrayType(t.elem, t.length, "shared")
         s.sym = self.declare(Symbol(s.name, "shared", t, s.name_span))
 
     def stmt_Assign(self, s: A.Assign) -> None:
@@ -689,6 +692,8 @@ class Checker:
 
     def expr_Name(self, e: A.Name, expected) -> Type:
         sym = self.lookup(e.id)
+        if sym is None and e.id in PLAIN_VALUES:
+            return U32
         if sym is None:
             if e.id in self.module.broken_items:
                 return ERROR
@@ -1030,7 +1035,7 @@ class Checker:
                 self.expr(a)
                 continue
             t = self.typed(a, p.ty)
-            if t is not ERROR and t != p.ty:
+            if t is not ERROR and t != p.ty and not _decays_to(t, p.ty):
                 self.mismatch(a, p.ty, t)
         return info.ret
 
@@ -1046,6 +1051,18 @@ class Checker:
             return ERROR
         binding: dict[str, Type] = {}
         for p, t, a in zip(b.params, types, e.args):
+            if p == "*T":
+                elem = _pointer_element(t)
+                if elem is None:
+                    self.diags.error("E0201", f"`{b.name}` needs a `*mut global` or `*mut shared` pointer "
+                                     f"(or a shared array), found `{t}`", a.span)
+                    return ERROR
+                if b.types is not None and elem.name not in b.types:
+                    self.diags.error("E0201", f"`{b.name}` is not available for `{elem}`", a.span,
+                                     help="it works on " + ", ".join(f"`{x}`" for x in b.types))
+                    return ERROR
+                binding["T"] = elem
+                continue
             if p in VARS and t not in UNTYPED:
                 if not (isinstance(t, ScalarType) and VARS[p](t)):
                     self.diags.error("E0201", f"`{b.name}` expects {KIND_WORDS[p]} here, found `{t}`", a.span)
@@ -1067,6 +1084,8 @@ class Checker:
                 elif isinstance(t, ScalarType):
                     binding[p] = t
         for p, t, a in zip(b.params, types, e.args):
+            if p == "*T":
+                continue
             want = binding.get(p) if p in VARS else SCALARS[p]
             if t in UNTYPED:
                 t = self.coerce(a, want)
@@ -1075,8 +1094,10 @@ class Checker:
                 return ERROR
             if t is ERROR:
                 return ERROR
-        results = [binding[r] if r in VARS else SCALARS[r] for r in b.result]
         e.target = ("builtin", b, binding)
+        if b.result == ("void",):
+            return VOID
+        results = [binding[r] if r in VARS else SCALARS[r] for r in b.result]
         return results[0] if len(results) == 1 else TupleType(tuple(results))
 
     # ------------------------------------------------------------------ constant expressions
@@ -1096,6 +1117,22 @@ class Checker:
 
     def const_int(self, e: A.Expr, t: ScalarType, what: str) -> int | None:
         return self.const_value(e, t, what)
+
+
+def _pointer_element(t: Type) -> ScalarType | None:
+    """The element type of something atomics can update: a mutable global or shared
+    pointer, or a shared array."""
+    if isinstance(t, PtrType) and t.mut and t.space in ("global", "shared"):
+        return t.pointee
+    if isinstance(t, ArrayType) and t.space == "shared":
+        return t.elem
+    return None
+
+
+def _decays_to(t: Type, param: Type) -> bool:
+    """An array passed where a pointer to its elements (in its address space) is expected."""
+    return (isinstance(t, ArrayType) and isinstance(param, PtrType) and param.pointee == t.elem
+            and param.space == t.space and param.mut)
 
 
 def _always_returns(block: A.Block) -> bool:

@@ -17,7 +17,7 @@ from ..ir.builder import Builder
 from ..ir.core import Function, Module, Region, Value
 from ..ir.types import BOOL, F32, I64, VOID, ArrayType, PtrType, ScalarType, TupleType
 from . import ast as A
-from .builtins import INDEX_VALUES
+from .builtins import INDEX_VALUES, PLAIN_VALUES
 from .checker import CheckedProgram, FnInfo, KernelInfo
 
 _BINARY_OPS = {"+": "arith.add", "-": "arith.sub", "*": "arith.mul", "/": "arith.div", "%": "arith.rem",
@@ -59,9 +59,11 @@ class FnGen:
         self.retval: list = []        # one flag per result
         self.tail_value: list | None = None
         self.b: Builder | None = None
+        self.is_kernel = False
 
     # ------------------------------------------------------------------ functions
     def kernel(self, info: KernelInfo) -> Function:
+        self.is_kernel = True
         k = info.node
         region = Region([s.ty for s in info.params], [s.name for s in info.params])
         attrs = {}
@@ -247,7 +249,10 @@ class FnGen:
         self.bind(s.sym, self.expr(s.value))
 
     def stmt_SharedDecl(self, s: A.SharedDecl) -> None:
-        raise NotImplementedError("shared arrays")  # the checker accepts them only once lowered
+        t = s.sym.ty
+        ptr = self.b.value("mem.shared", attrs={"length": t.length, "name": s.name},
+                           type=PtrType(t.elem, "shared", True), hint=s.name)
+        self.env[s.sym] = ptr
 
     def stmt_Assign(self, s: A.Assign) -> None:
         target = s.target
@@ -271,12 +276,14 @@ class FnGen:
     def stmt_ExprStmt(self, s: A.ExprStmt) -> None:
         e = s.expr
         if isinstance(e, A.Call) and e.ty is VOID:
-            self.call(e)
+            self.expr_any(e)
         elif e.const is None:
             self.expr_any(e)
 
     def stmt_Return(self, s: A.Return) -> None:
         vals = self.expr_any(s.value) if s.value is not None else []
+        if self.is_kernel:
+            self.b.op("gpu.exited", [])
         if self.ret is None:
             self.tail_value = vals
             return
@@ -423,6 +430,8 @@ class FnGen:
             self.b.loc = old
 
     def expr_Name(self, e: A.Name):
+        if e.sym is None and e.id in PLAIN_VALUES:
+            return [self.b.value(PLAIN_VALUES[e.id], type=e.ty)]
         return [self.env[e.sym]]
 
     def expr_Unary(self, e: A.Unary):
@@ -486,13 +495,16 @@ class FnGen:
         args = [self.expr(a) for a in e.args]
         if not b.op:
             return [self.classify(b.name, args[0])]
-        result_types = list(e.ty.elems) if isinstance(e.ty, TupleType) else [e.ty]
-        half = b.promote_half and any(t.name in ("f16", "bf16") for t in result_types)
-        if half:
+        attrs = dict(b.attrs) or None
+        if e.ty is VOID:
+            result_types = []
+        else:
+            result_types = list(e.ty.elems) if isinstance(e.ty, TupleType) else [e.ty]
+        if b.promote_half and any(t.name in ("f16", "bf16") for t in result_types):
             args = [self.b.cast(a, F32) for a in args]
-            op = self.b.op(b.op, args, [F32] * len(result_types))
+            op = self.b.op(b.op, args, [F32] * len(result_types), attrs)
             return [self.b.cast(r, t) for r, t in zip(op.results, result_types)]
-        return list(self.b.op(b.op, args, result_types).results)
+        return list(self.b.op(b.op, args, result_types, attrs).results)
 
     def classify(self, name: str, x: Value) -> Value:
         if name == "isnan":

@@ -50,6 +50,7 @@ class OpDef:
     speculatable: bool = True                 # may run where the program would not (no faults)
     reads_memory: bool = False                # result depends on memory (loads)
     foldable: bool = True                     # `eval` gives the bits the GPU gives (fast math: no)
+    convergent: bool = False                  # involves other threads: never moved across control flow
     terminator: bool = False
     num_regions: int = 0
     commutative: bool = False

@@ -177,6 +177,32 @@ class Store:
         return Op(opdef, [val, ptr, idx], [], attrs, loc=loc)
 
 
+class Atomic:
+    """`WORD %p[%i], %v... : T` (atomics: the operation, the address, the operands)."""
+
+    def __init__(self, keyword: str | None, nvalues: int):
+        self.keyword = keyword
+        self.nvalues = nvalues
+
+    def print(self, p, op: Op, indent: int) -> str:
+        ptr, idx, *vals = op.operands
+        head = f"{op.attrs[self.keyword]} " if self.keyword else ""
+        return f"{head}{p.v(ptr)}[{p.v(idx)}], {p.vs(vals)} : {op.results[0].type}"
+
+    def parse(self, ps, opdef, nresults, loc) -> Op:
+        attrs = {self.keyword: ps.word()} if self.keyword else {}
+        ptr = ps.value()
+        ps.expect("[")
+        idx = ps.value()
+        ps.expect("]")
+        vals = []
+        for _ in range(self.nvalues):
+            ps.expect(",")
+            vals.append(ps.value())
+        ps.expect(":")
+        return Op(opdef, [ptr, idx] + vals, [ps.type()], attrs, loc=loc)
+
+
 class Symbol:
     """`@name : T` (the address of a module-level global)."""
 

@@ -129,6 +129,7 @@ class ArrayType(Type):
 
     elem: Type
     length: int
+    space: str | None = None      # "shared" or "local" for declared arrays
 
     is_array = True
 

@@ -533,6 +533,118 @@ def _global(L, op, args):
 _SREG = {"gpu.thread_idx": "tid", "gpu.block_idx": "ctaid", "gpu.block_dim": "ntid", "gpu.grid_dim": "nctaid"}
 
 
+def _sreg_value(L, reg: str):
+    return L.intrinsic(f"llvm.nvvm.read.ptx.sreg.{reg}", [], [], ret=I32)
+
+
+@lowers("gpu.lane_id")
+def _lane_id(L, op, args):
+    return [_sreg_value(L, "laneid")]
+
+
+@lowers("gpu.warp_id")
+def _warp_id(L, op, args):
+    """The linear thread index / 32 (%warpid is a hardware slot, not this)."""
+    b = L.b
+    block = L.f.attrs.get("block")
+    linear = _sreg_value(L, "tid.x")
+    if not (block and block[1] == 1 and block[2] == 1):
+        y, z = _sreg_value(L, "tid.y"), _sreg_value(L, "tid.z")
+        nx, ny = _sreg_value(L, "ntid.x"), _sreg_value(L, "ntid.y")
+        linear = b.add(linear, b.mul(nx, b.add(y, b.mul(ny, z))))
+    return [b.lshr(linear, ll.Constant(I32, 5))]
+
+
+@lowers("gpu.exited")
+def _exited(L, op, args):
+    return []   # the structured control flow already skips the rest; this only informs the simulator
+
+
+@lowers("gpu.barrier")
+def _barrier(L, op, args):
+    L.intrinsic("llvm.nvvm.barrier0", [], [], ret=ll.VoidType())
+    return []
+
+
+_SHFL_MODE = {"down": "down", "xor": "bfly", "idx": "idx"}
+
+
+def _shfl32(L, mode: str, v, lane):
+    """One 32-bit shuffle among the active lanes (c = 31: a whole warp)."""
+    mask = L.intrinsic("llvm.nvvm.activemask", [], [], ret=I32)
+    suffix = "f32" if str(v.type) == "float" else "i32"
+    return L.intrinsic(f"llvm.nvvm.shfl.sync.{_SHFL_MODE[mode]}.{suffix}", [],
+                       [mask, v, lane, ll.Constant(I32, 31)], ret=v.type)
+
+
+@lowers("gpu.shfl")
+def _shfl(L, op, args):
+    b = L.b
+    v, lane = args
+    t = op.results[0].type
+    mode = op.attrs["mode"]
+    if t.bits == 32:
+        return [_shfl32(L, mode, v, lane)]
+    if t.bits == 64:   # two 32-bit halves
+        bits = b.bitcast(v, I64) if t.is_float else v
+        lo = _shfl32(L, mode, b.trunc(bits, I32), lane)
+        hi = _shfl32(L, mode, b.trunc(b.lshr(bits, ll.Constant(I64, 32)), I32), lane)
+        r = b.or_(b.zext(lo, I64), b.shl(b.zext(hi, I64), ll.Constant(I64, 32)))
+        return [b.bitcast(r, lltype(t)) if t.is_float else r]
+    # 8- and 16-bit values travel in a 32-bit register
+    narrow = ll.IntType(t.bits)
+    bits = b.bitcast(v, narrow) if t.is_float else v
+    r = b.trunc(_shfl32(L, mode, b.zext(bits, I32), lane), narrow)
+    return [b.bitcast(r, lltype(t)) if t.is_float else r]
+
+
+@lowers("gpu.vote")
+def _vote(L, op, args):
+    mask = L.intrinsic("llvm.nvvm.activemask", [], [], ret=I32)
+    mode = op.attrs["mode"]
+    ret = I32 if mode == "ballot" else I1
+    return [L.intrinsic(f"llvm.nvvm.vote.{mode}.sync", [], [mask, args[0]], ret=ret)]
+
+
+@lowers("mem.shared")
+def _shared(L, op, args):
+    t = op.results[0].type
+    name = f"{L.f.name}.{op.attrs.get('name', 'shared')}"
+    n = 0
+    while name in L.L.ll.globals:
+        n += 1
+        name = f"{L.f.name}.{op.attrs.get('name', 'shared')}.{n}"
+    gv = ll.GlobalVariable(L.L.ll, ll.ArrayType(lltype(t.pointee), op.attrs["length"]), name,
+                           addrspace=ADDRESS_SPACES["shared"])
+    gv.linkage = "internal"
+    gv.align = 16
+    gv.initializer = ll.Constant(gv.value_type, ll.Undefined)
+    return [gv.gep([ll.Constant(I32, 0), ll.Constant(I32, 0)])]   # a pointer to element 0
+
+
+_ATOMIC = {"add": ("add", "fadd"), "and": ("and", None), "or": ("or", None), "xor": ("xor", None),
+           "exch": ("xchg", "xchg")}
+
+
+@lowers("mem.atomic")
+def _atomic(L, op, args):
+    t = op.results[0].type
+    addr = _element_address(L, op.operands[0], args[0], op.operands[1], args[1])
+    kind = op.attrs["op"]
+    if kind in ("min", "max"):
+        name = kind if t.signed else "u" + kind
+    else:
+        name = _ATOMIC[kind][1 if t.is_float else 0]
+    return [L.b.atomic_rmw(name, addr, args[2], "monotonic")]
+
+
+@lowers("mem.cas")
+def _cas(L, op, args):
+    addr = _element_address(L, op.operands[0], args[0], op.operands[1], args[1])
+    pair = L.b.cmpxchg(addr, args[2], args[3], "monotonic", "monotonic")
+    return [L.b.extract_value(pair, 0)]
+
+
 @lowers(*_SREG)
 def _sreg(L, op, args):
     name = f"llvm.nvvm.read.ptx.sreg.{_SREG[op.name]}.{op.attrs['dim']}"

@@ -1,7 +1,7 @@
 """Running compiled kernels.
 
     prog = ember.compile("kernels_src/rope.ember", defines={"HEAD_DIM": 128})
-    mod = ember.runtime.load(prog)                     # device="cuda"
+    mod = ember.runtime.load(prog)                     # device="cuda", or "sim"
     mod.rope(x, positions, 28, 1e6, grid=(7, 1))       # numpy arrays are copied in and out
 
 Arguments are checked against the kernel's signature before the launch (see
@@ -15,11 +15,15 @@ from .args import LaunchError
 
 
 def load(program, device: str = "cuda"):
-    """Load a compiled program on a device: "cuda" (the GPU)."""
+    """Load a compiled program on a device: "cuda" (the GPU) or "sim" (the simulator).
+    Both take the same launch arguments."""
     if device == "cuda":
         from .cuda import Module
         return Module(program)
-    raise ValueError(f"unknown device `{device}` (expected \"cuda\")")
+    if device == "sim":
+        from ..sim import load as sim_load
+        return sim_load(program)
+    raise ValueError(f"unknown device `{device}` (expected \"cuda\" or \"sim\")")
 
 
 def cuda_available() -> bool:

@@ -17,13 +17,30 @@ import numpy as np
 from ..ir.core import Function, Module, Op, Region, Value
 
 
+def merge(cond: np.ndarray, a, b):
+    """Per lane: a where cond, else b (values may be pointers in the simulator)."""
+    if isinstance(a, np.ndarray):
+        return np.where(cond, a, b)
+    return type(a).where(cond, a, b)
+
+
+def _copy(v):
+    return v.copy() if isinstance(v, np.ndarray) else v
+
+
 class StepLimitExceeded(Exception):
+    """A loop ran past the step limit (the simulator reports it as error S0007)."""
+
     def __init__(self, op: Op, limit: int):
+        from ..diagnostics import Diagnostic
         self.op = op
         self.limit = limit
-        where = f" at {op.loc}" if op.loc is not None else ""
-        super().__init__(f"a loop{where} ran more than {limit} iterations (step limit); "
-                         "it may never end")
+        self.code = "S0007"
+        self.diagnostic = Diagnostic("error", "S0007", f"this loop ran more than {limit} iterations "
+                                     "(the step limit); it may never end", op.loc, label="this loop",
+                                     help="raise the limit with step_limit=... (ember run --step-limit) "
+                                          "if it is just long")
+        super().__init__(self.diagnostic.render())
 
 
 class Machine:
@@ -96,6 +113,8 @@ class Interpreter:
         if name == "func.call":
             callee = self.module.get(op.attrs["callee"])
             return self.call(callee, args, mask)
+        if name == "arith.select" and not isinstance(args[1], np.ndarray):
+            return [merge(args[0], args[1], args[2])]
         ev = op.opdef.eval
         if ev is None or name in ("mem.load", "mem.store") or (
                 name == "arith.bitcast" and not op.results[0].type.is_scalar):
@@ -115,14 +134,14 @@ class Interpreter:
             elif else_vals is None:
                 out.append(then_vals[i])
             else:
-                out.append(np.where(cond, then_vals[i], else_vals[i]))
+                out.append(merge(cond, then_vals[i], else_vals[i]))
         return out
 
     def for_(self, op: Op, args: list, env: dict, mask: np.ndarray) -> list:
         lo, hi, step, *carried = args
         body = op.regions[0]
         iv = lo.copy()
-        carried = [c.copy() for c in carried]
+        carried = [_copy(c) for c in carried]
         active = mask & (iv < hi)
         steps = 0
         while active.any():
@@ -134,7 +153,7 @@ class Interpreter:
             for a, c in zip(body.args[1:], carried):
                 inner[a] = c
             new = self.region(body, inner, active)
-            carried = [np.where(active, n, c) for n, c in zip(new, carried)]
+            carried = [merge(active, n, c) for n, c in zip(new, carried)]
             with np.errstate(over="ignore"):
                 iv = np.where(active, iv + step, iv).astype(iv.dtype)
             active = active & (iv < hi)
@@ -142,8 +161,8 @@ class Interpreter:
 
     def while_(self, op: Op, args: list, env: dict, mask: np.ndarray) -> list:
         before, after = op.regions
-        vals = [a.copy() for a in args]
-        results = [np.array(v, copy=True) for v in vals]
+        vals = [_copy(a) for a in args]
+        results = [_copy(v) for v in vals]
         active = mask.copy()
         steps = 0
         while True:
@@ -152,7 +171,7 @@ class Interpreter:
                 inner[a] = v
             cond, *fwd = self.region(before, inner, active)
             leaving = active & ~cond
-            results = [np.where(leaving, f, r) for f, r in zip(fwd, results)]
+            results = [merge(leaving, f, r) for f, r in zip(fwd, results)]
             active = active & cond
             if not active.any():
                 return results
@@ -163,7 +182,7 @@ class Interpreter:
             for a, v in zip(after.args, fwd):
                 inner[a] = v
             new = self.region(after, inner, active)
-            vals = [np.where(active, n, f) for n, f in zip(new, fwd)]
+            vals = [merge(active, n, f) for n, f in zip(new, fwd)]
 
 
 def _undef(v: Value, lanes: int):

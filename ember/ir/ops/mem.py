@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..formats import Load, Operands, Store, Symbol
+from ..formats import Atomic, Load, Operands, Store, Symbol
 from ..types import PtrType, ScalarType, VectorType
 from . import checks as C
 from . import defop
@@ -65,6 +65,49 @@ def _alloca_verify(op):
 defop("mem.alloca", Operands(), _alloca_verify, pure=False,
       doc="A zero-initialized per-thread array of `length` elements (kept in registers when every "
           "index is a constant after unrolling, in local memory otherwise).")
+
+
+def _shared_verify(op):
+    t = op.results[0].type if op.results else None
+    if not (isinstance(t, PtrType) and t.space == "shared" and t.mut and isinstance(t.pointee, ScalarType)):
+        return "result must be a `*mut shared T` pointer"
+    n = op.attrs.get("length")
+    if not isinstance(n, int) or isinstance(n, bool) or n <= 0:
+        return "length must be a positive integer"
+    return None
+
+
+defop("mem.shared", Operands(), _shared_verify, pure=False,
+      doc="A block's shared array of `length` elements (uninitialized), one per kernel declaration.")
+
+ATOMIC_OPS = ("add", "min", "max", "and", "or", "xor", "exch")
+
+
+def _atomic_verify(op):
+    return C.first(lambda: C.arity(op, 3, 1),
+                   lambda: _ptr_index(op, 0),
+                   lambda: None if op.attrs.get("op") in ATOMIC_OPS else f"unknown atomic op {op.attrs.get('op')}",
+                   lambda: None if op.operands[0].type.mut and op.operands[0].type.space in ("global", "shared")
+                   else "atomics need a mutable global or shared pointer",
+                   lambda: C.same([op.operands[0].type.pointee, op.operands[2].type, op.results[0].type]))
+
+
+defop("mem.atomic", Atomic("op", 1), _atomic_verify, pure=False, speculatable=False,
+      doc="Atomically p[i] = op(p[i], v) (add, min, max, and, or, xor, exch); the result is the old "
+          "value. Lanes are applied in lane order by the simulator (the GPU's order is unspecified).")
+
+
+def _cas_verify(op):
+    return C.first(lambda: C.arity(op, 4, 1),
+                   lambda: _ptr_index(op, 0),
+                   lambda: None if op.operands[0].type.mut and op.operands[0].type.space in ("global", "shared")
+                   else "atomics need a mutable global or shared pointer",
+                   lambda: C.same([op.operands[0].type.pointee, op.operands[2].type, op.operands[3].type,
+                                   op.results[0].type]))
+
+
+defop("mem.cas", Atomic(None, 2), _cas_verify, pure=False, speculatable=False,
+      doc="Atomically: if p[i] == expected then p[i] = new; the result is the old value.")
 
 
 def _global_verify(op):

@@ -1,0 +1,109 @@
+"""Memory for the simulator: global buffers (shared by the grid), shared arrays (one row
+per block) and per-thread arrays (one row per lane), with the checks a GPU does not do:
+
+- bounds and alignment of every access;
+- reads of shared memory no thread of the block has written;
+- data races: two different threads touching one byte, at least one writing, in the same
+  block with no barrier in between, or in different blocks at all (atomics excepted).
+
+Race tracking keeps, per byte, the last writer (global thread id and its block's barrier
+epoch) and the last reader (with a flag once several threads have read).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir import semantics as S
+from ..ir.types import ScalarType
+
+
+class Memory:
+    def __init__(self, name: str, space: str, rows: int, nbytes: int, data: np.ndarray | None = None,
+                 track: bool = True, track_init: bool = False, elem: ScalarType | None = None):
+        self.name = name
+        self.space = space
+        self.nbytes = nbytes
+        self.data = data if data is not None else np.zeros((rows, nbytes), dtype=np.uint8)
+        self.track = track
+        self.elem = elem
+        self.init = np.zeros((rows, nbytes), dtype=bool) if track_init else None
+        self._race = None
+
+    def race_state(self):
+        if self._race is None:
+            shape = self.data.shape
+            self._race = (np.full(shape, -1, dtype=np.int64), np.zeros(shape, dtype=np.int64),
+                          np.full(shape, -1, dtype=np.int64), np.zeros(shape, dtype=np.int64),
+                          np.zeros(shape, dtype=bool))
+        return self._race
+
+    def describe(self) -> str:
+        return {"global": f"buffer `{self.name}`", "shared": f"shared array `{self.name}`",
+                "local": f"array `{self.name}`"}[self.space]
+
+
+class Ptr:
+    """A pointer value: for each lane, a memory (by index into `mems`) and a byte offset."""
+
+    __slots__ = ("mems", "mid", "off", "elem")
+
+    def __init__(self, mems: tuple, mid: np.ndarray, off: np.ndarray, elem: ScalarType):
+        self.mems = mems
+        self.mid = mid
+        self.off = off
+        self.elem = elem
+
+    @classmethod
+    def to(cls, mem: Memory, lanes: int, elem: ScalarType) -> "Ptr":
+        return cls((mem,), np.zeros(lanes, dtype=np.int64), np.zeros(lanes, dtype=np.int64), elem)
+
+    def offset(self, index: np.ndarray, elem_size: int | None = None) -> "Ptr":
+        step = elem_size or self.elem.nbytes
+        with np.errstate(over="ignore"):
+            return Ptr(self.mems, self.mid, self.off + index.astype(np.int64) * step, self.elem)
+
+    def reinterpret(self, t) -> "Ptr":
+        return Ptr(self.mems, self.mid, self.off, t.pointee)
+
+    @staticmethod
+    def where(cond: np.ndarray, a: "Ptr", b: "Ptr") -> "Ptr":
+        if a.mems == b.mems:
+            return Ptr(a.mems, np.where(cond, a.mid, b.mid), np.where(cond, a.off, b.off), a.elem)
+        mems = a.mems + tuple(m for m in b.mems if m not in a.mems)
+        remap = np.array([mems.index(m) for m in b.mems], dtype=np.int64)
+        return Ptr(mems, np.where(cond, a.mid, remap[b.mid]), np.where(cond, a.off, b.off), a.elem)
+
+
+def element_bytes(t) -> int:
+    from ..ir.types import VectorType
+    if isinstance(t, VectorType):
+        return t.elem.nbytes * t.length
+    return t.nbytes
+
+
+def to_array(raw: np.ndarray, t) -> np.ndarray:
+    """Bytes (lanes x size) -> values of type t."""
+    from ..ir.types import VectorType
+    if isinstance(t, VectorType):
+        e = t.elem
+        vals = raw.reshape(-1).view(S.bits_dtype(e) if e.name == "bf16" else S.dtype(e))
+        vals = vals.reshape(raw.shape[0], t.length)
+        return S.from_bits(vals.astype(np.uint64), e) if e.name == "bf16" else vals
+    if t.name == "bf16":
+        return S.from_bits(raw.reshape(-1).view(np.uint16).astype(np.uint64), t)
+    return raw.reshape(-1).view(S.dtype(t)).copy()
+
+
+def from_array(values: np.ndarray, t, lanes: int) -> np.ndarray:
+    """Values of type t -> bytes (lanes x size)."""
+    from ..ir.types import VectorType
+    if isinstance(t, VectorType):
+        e = t.elem
+        v = np.asarray(values)
+        bits = S.to_bits(v.reshape(-1), e).astype(S.bits_dtype(e)) if e.name == "bf16" else \
+            v.astype(S.dtype(e)).reshape(-1)
+        return bits.view(np.uint8).reshape(lanes, -1)
+    if t.name == "bf16":
+        return S.to_bits(values, t).astype(np.uint16).view(np.uint8).reshape(lanes, -1)
+    return np.ascontiguousarray(np.asarray(values, dtype=S.dtype(t))).view(np.uint8).reshape(lanes, -1)
