@@ -75,6 +75,11 @@ def _parser() -> argparse.ArgumentParser:
                         "exit 0 when they match exactly")
     c.add_argument("--time-stages", action="store_true",
                    help="print the time spent in each stage and pass to standard error")
+    c.add_argument("--llvm-pipeline", default="cleanup", choices=["cleanup", "full"],
+                   help="what LLVM runs after Ember's passes at -O1..3 (default cleanup: sroa, "
+                        "instcombine, simplifycfg, loop rotation; full: LLVM's own -O pipeline, "
+                        "about 15 ms slower and rarely better)")
+    _pass_options(c, pipeline_flag=False)
 
     r = sub.add_parser("run", help="run a kernel in the simulator (no GPU needed)",
                        description="Compile FILE and run one kernel in Ember's simulator, which checks "
@@ -106,7 +111,56 @@ def _parser() -> argparse.ArgumentParser:
     o.add_argument("-O", dest="opt", type=int, choices=range(4), metavar="N",
                    help="run the -O N pipeline instead of --passes")
     o.add_argument("-o", dest="output", metavar="OUT", default="-", help="output file (default standard output)")
+    _pass_options(o, pipeline_flag=True)
     return p
+
+
+def _pass_options(p: argparse.ArgumentParser, pipeline_flag: bool) -> None:
+    from .ir.passes import PASSES, PIPELINES
+    if not pipeline_flag:
+        p.add_argument("-p", "--passes", metavar="PASS[,PASS...]",
+                       help="run these Ember passes instead of the -O N pipeline (expand-math is "
+                            f"needed before lowering). Passes: {', '.join(sorted(PASSES))}")
+    p.add_argument("--print-after-all", action="store_true",
+                   help="print the IR after every pass to standard error")
+    p.add_argument("--time-passes", action="store_true",
+                   help="print each pass's time (and the verifier's, run after each) to standard error")
+    if pipeline_flag:
+        p.epilog = "Pipelines: " + "; ".join(f"-O{n}: {','.join(names)}" for n, names in PIPELINES.items())
+
+
+def _pass_list(text: str | None) -> list[str] | None:
+    from .ir.passes import PASSES
+    if text is None:
+        return None
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    for n in names:
+        if n not in PASSES:
+            raise UsageError(f"unknown pass `{n}`; passes: {', '.join(sorted(PASSES))}")
+    return names
+
+
+def _print_after(args):
+    """The after-pass hook for --print-after-all (None when not asked for)."""
+    if not args.print_after_all:
+        return None
+    from .ir.printer import print_module
+
+    def hook(name, module):
+        print(f"// ----- IR after {name} -----", file=sys.stderr)
+        print(print_module(module), file=sys.stderr, end="")
+    return hook
+
+
+def _report_pass_times(timings: dict) -> None:
+    passes = [(k[5:], v) for k, v in timings.items() if k.startswith("pass:")]
+    passes.append(("(verifier)", timings.get("verify", 0.0)))
+    total = sum(v for _, v in passes)
+    print("===-- Ember pass timings --===", file=sys.stderr)
+    for name, secs in passes:
+        share = 100 * secs / total if total else 0.0
+        print(f"  {name:16s} {secs * 1000:8.2f} ms  {share:5.1f}%", file=sys.stderr)
+    print(f"  {'total':16s} {total * 1000:8.2f} ms", file=sys.stderr)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -224,6 +278,7 @@ def _compile(args) -> int:
         raise UsageError(str(e)) from None
     defines = _defines(args.defines)
     outputs = _outputs(args.files, args.output, _EXTENSIONS[args.emit])
+    passes = _pass_list(args.passes)
     status = EXIT_OK
     for path, out in zip(args.files, outputs):
         source = _read(path)
@@ -232,7 +287,8 @@ def _compile(args) -> int:
             continue
         try:
             prog = driver.compile(source, arch=args.arch, defines=defines, opt=args.opt,
-                                  ptx_version=args.ptx_version)
+                                  ptx_version=args.ptx_version, passes=passes,
+                                  after_pass=_print_after(args), llvm_pipeline=args.llvm_pipeline)
         except CompileError as e:
             print(e.diagnostics.render(), file=sys.stderr)
             n = len(e.diagnostics.errors)
@@ -244,6 +300,8 @@ def _compile(args) -> int:
         _write(out, prog.stage(args.emit))
         if args.check:
             status = max(status, _check(prog, args, sys.stderr if out == "-" else sys.stdout))
+        if args.time_passes:
+            _report_pass_times(prog.timings)
         if args.time_stages:
             for stage, secs in prog.timings.items():
                 print(f"  {stage:24s} {secs * 1000:8.2f} ms", file=sys.stderr)
@@ -375,7 +433,7 @@ def _run(args) -> int:
 
 def _opt(args) -> int:
     from .ir.parser import IRSyntaxError, parse_module
-    from .ir.passes import PIPELINES, PASSES, PassFailed, run_passes
+    from .ir.passes import PIPELINES, PassFailed, run_passes
     from .ir.printer import print_module
     from .ir.verifier import VerifyError, verify_module
     source = _read(args.file)
@@ -390,15 +448,15 @@ def _opt(args) -> int:
     except VerifyError as e:
         print(f"{source.name}: error: the IR does not verify:\n{e}", file=sys.stderr)
         return EXIT_ERRORS
-    names = PIPELINES[args.opt] if args.opt is not None else [p for p in args.passes.split(",") if p]
-    for n in names:
-        if n not in PASSES:
-            raise UsageError(f"unknown pass `{n}`; passes: {', '.join(sorted(PASSES))}")
+    names = PIPELINES[args.opt] if args.opt is not None else _pass_list(args.passes)
+    timings: dict = {}
     try:
-        run_passes(m, names)
+        run_passes(m, names, after=_print_after(args), timings=timings)
     except PassFailed as e:
         return _internal(e)
     _write(args.output, print_module(m))
+    if args.time_passes:
+        _report_pass_times(timings)
     return EXIT_OK
 
 

@@ -99,19 +99,24 @@ def load_source(source_or_path, name: str | None = None) -> SourceFile:
 def compile(source_or_path, arch: str = "sm_90", defines: dict | None = None, opt: int = 3,
             ptx_version: str | None = None, name: str | None = None,
             passes: list[str] | None = None, stop_after: str | None = None,
-            after_pass=None) -> Program:
+            after_pass=None, llvm_pipeline: str = "cleanup") -> Program:
     """Compile Ember source to PTX. See the module docstring for the stages.
 
     defines: values for kernels' const parameters ({"HEAD_DIM": 128}).
     passes: the Ember pass list (default: the -O level's pipeline).
     stop_after: a stage name; later stages are not run (their text is empty).
     after_pass: called as after_pass(pass_name, module) after each pass.
+    llvm_pipeline: what LLVM runs after Ember's passes at -O1..3: "cleanup" (a few passes;
+        Ember's passes did the rest) or "full" (LLVM's own -O pipeline).
     """
     from .lowering import targets
 
     if opt not in (0, 1, 2, 3):
         raise ValueError(f"opt must be 0..3, not {opt}")
     target = targets.resolve(arch, ptx_version)
+    from .lowering.ptx import LLVM_PIPELINES
+    if llvm_pipeline not in LLVM_PIPELINES:
+        raise ValueError(f"llvm_pipeline must be one of {', '.join(LLVM_PIPELINES)}, not {llvm_pipeline!r}")
     file = source_or_path if isinstance(source_or_path, SourceFile) else load_source(source_or_path, name)
     timings: dict[str, float] = {}
     stages: dict[str, Any] = {s: "" for s in STAGES}
@@ -152,7 +157,8 @@ def compile(source_or_path, arch: str = "sm_90", defines: dict | None = None, op
         verify_module(module)
     except VerifyError as e:
         raise InternalError("irgen", str(e)) from e
-    stages["ir"] = print_module(module)
+    # The IR text is made on request: rerunning IR generation is cheaper than a copy.
+    stages["ir"] = lambda: print_module(irgen.generate(prog, Diagnostics()))
     result.ir = module
     if stop_after == "ir":
         return result
@@ -163,18 +169,16 @@ def compile(source_or_path, arch: str = "sm_90", defines: dict | None = None, op
         timed("passes", run_passes, module, pass_list, after=after_pass, timings=timings)
     except PassFailed as e:
         raise InternalError(f"pass {e.pass_name}", str(e.error)) from e
-    ir_opt = print_module(module)
-    stages["ir-opt"] = ir_opt
+    stages["ir-opt"] = lambda: print_module(module)
     if stop_after == "ir-opt":
         return result
 
     from .lowering import llvm_lower, ptx as ptxmod
-    llmod = timed("lower", llvm_lower.lower_module, module, target, ptxmod.data_layout(target))
-    llvm_text = str(llmod)
+    llvm_text = timed("lower", lambda: str(llvm_lower.lower_module(module, target, ptxmod.data_layout(target))))
     stages["llvm"] = llvm_text
     if stop_after == "llvm":
         return result
-    optimized = timed("llvm-opt", ptxmod.optimize, llvm_text, target, opt)
+    optimized = timed("llvm-opt", ptxmod.optimize, llvm_text, target, opt, llvm_pipeline)
     stages["llvm-opt"] = lambda: str(optimized)
     ptx = timed("codegen", ptxmod.emit_ptx, optimized, target, opt)
     stages["ptx"] = ptx

@@ -31,7 +31,8 @@ class Value:
 
     @property
     def op(self) -> "Op | None":
-        return self.owner if isinstance(self.owner, Op) else None
+        owner = self.owner
+        return owner if owner.__class__ is Op else None
 
     def __repr__(self) -> str:
         return f"<Value {self.name or '?'}: {self.type}>"
@@ -58,25 +59,25 @@ class OpDef:
 
 
 class Op:
-    __slots__ = ("opdef", "operands", "results", "attrs", "regions", "loc", "parent")
+    # `name` is a copy of opdef.name: read in every pass's inner loop, so not a property.
+    __slots__ = ("opdef", "name", "operands", "results", "attrs", "regions", "loc", "parent")
 
     def __init__(self, opdef: OpDef, operands: list[Value], result_types: list[Type],
                  attrs: dict | None = None, regions: list["Region"] | None = None,
                  loc: Span | None = None, result_names: list | None = None):
         self.opdef = opdef
+        self.name = opdef.name
         self.operands = list(operands)
-        names = result_names or [None] * len(result_types)
-        self.results = [Value(t, n, self, i) for i, (t, n) in enumerate(zip(result_types, names))]
+        if result_names:
+            self.results = [Value(t, n, self, i) for i, (t, n) in enumerate(zip(result_types, result_names))]
+        else:
+            self.results = [Value(t, None, self, i) for i, t in enumerate(result_types)]
         self.attrs = attrs or {}
         self.regions = regions or []
         for r in self.regions:
             r.parent = self
         self.loc = loc
         self.parent: Region | None = None
-
-    @property
-    def name(self) -> str:
-        return self.opdef.name
 
     @property
     def result(self) -> Value:
@@ -197,21 +198,25 @@ def use_counts(root: Region) -> dict[Value, int]:
     return counts
 
 
-def clone_region(region: Region, mapping: dict[Value, Value]) -> Region:
+_KEEP = object()
+
+
+def clone_region(region: Region, mapping: dict[Value, Value], loc=_KEEP) -> Region:
     """A deep copy of `region`; `mapping` maps outside values to their replacements and
-    receives the copies' new values (so uses inside refer to the copies)."""
+    receives the copies' new values (so uses inside refer to the copies). `loc`, if
+    given, replaces the source location of every copied op."""
     new = Region([a.type for a in region.args], [a.name for a in region.args])
     for old, copy in zip(region.args, new.args):
         mapping[old] = copy
     for op in region.ops:
-        new.append(clone_op(op, mapping))
+        new.append(clone_op(op, mapping, loc))
     return new
 
 
-def clone_op(op: Op, mapping: dict[Value, Value]) -> Op:
-    regions = [clone_region(r, mapping) for r in op.regions]
+def clone_op(op: Op, mapping: dict[Value, Value], loc=_KEEP) -> Op:
+    regions = [clone_region(r, mapping, loc) for r in op.regions]
     new = Op(op.opdef, [mapping.get(v, v) for v in op.operands], [r.type for r in op.results],
-             dict(op.attrs), regions, op.loc, [r.name for r in op.results])
+             dict(op.attrs), regions, op.loc if loc is _KEEP else loc, [r.name for r in op.results])
     for old, copy in zip(op.results, new.results):
         mapping[old] = copy
     return new

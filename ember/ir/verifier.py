@@ -56,23 +56,32 @@ class _Verifier:
         self.region(f.body, visible, expect=("func.return", f.result_types), fn=f)
 
     def region(self, r: Region, visible: set, expect: tuple, fn: Function | None = None) -> None:
-        visible = set(visible)
-        visible.update(map(id, r.args))
+        """`visible` is shared: what this region defines is removed again when it ends."""
+        added = [id(a) for a in r.args]
+        visible.update(added)
+        try:
+            self._region(r, visible, expect, fn, added)
+        finally:
+            visible.difference_update(added)
+
+    def _region(self, r: Region, visible: set, expect: tuple, fn, added: list) -> None:
         term_name, term_types = expect
         if not r.ops:
             self.err(f"empty region (expected a `{term_name}` terminator)", r.parent if isinstance(r.parent, Op) else None, fn)
             return
+        n = len(r.ops)
         for i, op in enumerate(r.ops):
-            last = i == len(r.ops) - 1
+            last = i == n - 1
             if op.parent is not r:
                 self.err("op's parent link is wrong", op)
             for v in op.operands:
                 if id(v) not in visible:
                     self.err(f"operand {v!r} is used where it is not defined or not visible", op)
-            msg = op.opdef.verify(op)
+            opdef = op.opdef
+            msg = opdef.verify(op)
             if msg:
                 self.err(msg, op)
-            if op.opdef.terminator and not last:
+            if opdef.terminator and not last:
                 self.err("terminator in the middle of a region", op)
             if last:
                 if op.name != term_name:
@@ -86,9 +95,10 @@ class _Verifier:
                     if got != list(term_types):
                         self.err(f"yields ({', '.join(map(str, got))}) but "
                                  f"({', '.join(map(str, term_types))}) is expected", op)
-            if len(op.regions) != op.opdef.num_regions:
-                self.err(f"has {len(op.regions)} regions, expected {op.opdef.num_regions}", op)
-            self.nested(op, visible)
+            if len(op.regions) != opdef.num_regions:
+                self.err(f"has {len(op.regions)} regions, expected {opdef.num_regions}", op)
+            if op.regions:
+                self.nested(op, visible)
             if op.name == "func.call":
                 self.call(op)
             elif op.name == "mem.global":
@@ -97,7 +107,9 @@ class _Verifier:
                     self.err(f"unknown global @{op.attrs.get('name')}", op)
                 elif g.elem != op.results[0].type.pointee:
                     self.err(f"global @{g.name} holds {g.elem}", op)
-            visible.update(map(id, op.results))
+            for v in op.results:
+                visible.add(id(v))
+                added.append(id(v))
 
     def nested(self, op: Op, visible: set) -> None:
         if op.name == "scf.if" and len(op.regions) == 2:

@@ -479,6 +479,8 @@ def _load(L, op, args):
     addr = _element_address(L, op.operands[0], args[0], op.operands[1], args[1])
     t = op.results[0].type
     align = op.attrs.get("align") or _natural(t)
+    if isinstance(t, VectorType):
+        addr = L.b.bitcast(addr, ll.PointerType(lltype(t), addr.type.addrspace))
     v = L.b.load(addr, typ=lltype(t), align=align)
     if not ptr_t.mut and ptr_t.space in ("global", "const"):
         v.set_metadata("invariant.load", L.L.ll.add_metadata([]))
@@ -490,14 +492,30 @@ def _store(L, op, args):
     val = op.operands[0]
     addr = _element_address(L, op.operands[1], args[1], op.operands[2], args[2])
     align = op.attrs.get("align") or _natural(val.type)
+    if isinstance(val.type, VectorType):
+        addr = L.b.bitcast(addr, ll.PointerType(lltype(val.type), addr.type.addrspace))
     L.b.store(args[0], addr, align=align)
     return []
 
 
 def _natural(t) -> int:
     if isinstance(t, VectorType):
-        return t.elem.nbytes
+        return t.elem.nbytes * t.length   # the vectorizer proved this alignment
     return t.nbytes
+
+
+@lowers("vec.pack")
+def _vec_pack(L, op, args):
+    t = op.results[0].type
+    v = ll.Constant(lltype(t), ll.Undefined)
+    for i, x in enumerate(args):
+        v = L.b.insert_element(v, x, ll.Constant(I32, i))
+    return [v]
+
+
+@lowers("vec.extract")
+def _vec_extract(L, op, args):
+    return [L.b.extract_element(args[0], ll.Constant(I32, op.attrs["index"]))]
 
 
 @lowers("mem.offset")

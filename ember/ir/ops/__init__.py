@@ -22,4 +22,4 @@ def get(name: str) -> OpDef:
 
 
 # Importing the dialects fills OPS.
-from . import arith, mathops, mem, gpu, scf, func  # noqa: E402,F401
+from . import arith, mathops, mem, gpu, scf, func, vec  # noqa: E402,F401

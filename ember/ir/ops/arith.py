@@ -38,10 +38,15 @@ defop("arith.const", Const(), _const_verify,
 def _binary(name, kinds, fn, commutative=False, doc=""):
     check = {"num": C.numeric, "int": C.integer, "intbool": C.int_or_bool}[kinds]
 
-    def verify(op):
-        return C.first(lambda: C.arity(op, 2, 1),
-                       lambda: C.same([op.operands[0].type, op.operands[1].type, op.results[0].type]),
-                       lambda: check(op.results[0].type))
+    def verify(op):   # hot: written out
+        if len(op.operands) != 2 or len(op.results) != 1:
+            return C.arity(op, 2, 1)
+        t = op.results[0].type
+        if op.operands[0].type is not t or op.operands[1].type is not t:
+            err = C.same([op.operands[0].type, op.operands[1].type, t])
+            if err:
+                return err
+        return check(t)
 
     def ev(op, a, b):
         t = op.results[0].type

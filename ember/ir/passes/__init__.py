@@ -1,5 +1,6 @@
 """The pass manager. A pass is a named function `run(module)` that rewrites the IR in
-place; `-O` levels are lists of pass names; the verifier runs after every pass."""
+place and returns whether it changed anything; `-O` levels are lists of pass names; the
+verifier runs after every pass that changed the IR."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from ..verifier import VerifyError, verify_module
 @dataclass(frozen=True)
 class Pass:
     name: str
-    run: Callable[[Module], None]
+    run: Callable[[Module], bool]     # rewrites in place; returns whether anything changed
     doc: str
 
 
@@ -29,12 +30,13 @@ def register(name: str, doc: str):
 
 
 # expand-math replaces the accurate math ops by Ember's implementation; lowering needs it,
-# so it ends every pipeline.
+# so every pipeline has it, after the passes that fold, merge and hoist math ops whole.
 PIPELINES: dict[int, list[str]] = {
     0: ["expand-math"],
-    1: ["expand-math"],
-    2: ["expand-math"],
-    3: ["expand-math"],
+    1: ["inline", "canonicalize", "cse", "dce", "expand-math", "dce"],
+    2: ["inline", "canonicalize", "licm", "unroll", "canonicalize", "cse", "dce", "expand-math"],
+    3: ["inline", "canonicalize", "licm", "unroll", "canonicalize", "cse", "vectorize", "dce",
+        "expand-math"],
 }
 
 
@@ -53,17 +55,20 @@ def run_passes(module: Module, names: list[str], *, verify: bool = True,
         if p is None:
             raise KeyError(f"unknown pass `{name}`; passes: {', '.join(sorted(PASSES))}")
         t0 = time.perf_counter()
-        p.run(module)
+        changed = p.run(module)
         if timings is not None:
             timings[f"pass:{name}"] = timings.get(f"pass:{name}", 0.0) + time.perf_counter() - t0
-        if verify:
+        if verify and changed is not False:   # an unchanged module was verified already
+            t0 = time.perf_counter()
             try:
                 verify_module(module)
             except VerifyError as e:
                 raise PassFailed(name, e) from e
+            if timings is not None:
+                timings["verify"] = timings.get("verify", 0.0) + time.perf_counter() - t0
         if after is not None:
             after(name, module)
 
 
 # Importing the pass modules registers them.
-from . import expand_math  # noqa: E402,F401
+from . import canonicalize, cse, dce, expand_math, inline, licm, unroll, vectorize  # noqa: E402,F401

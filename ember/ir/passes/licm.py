@@ -1,0 +1,52 @@
+"""licm: hoist loop-invariant computations out of scf.for and scf.while.
+
+Only ops that cannot fault and have no effect are hoisted (so running them when the loop
+runs zero times is harmless); collective ops (shuffles, votes, barriers) never move, since
+which threads take part would change. Inner loops are processed first, so an invariant
+can climb out of several loops."""
+
+from __future__ import annotations
+
+from ..core import Module, Op, Region
+from . import register
+from .util import is_movable
+
+
+@register("licm", "Hoist loop-invariant pure computations out of loops.")
+def licm(module: Module) -> bool:
+    return any([_region(f.body) for f in module.functions])
+
+
+def _region(region: Region) -> bool:
+    out: list[Op] = []
+    changed = False
+    for op in region.ops:
+        for r in op.regions:
+            changed |= _region(r)
+        if op.name in ("scf.for", "scf.while"):
+            for hoisted in _hoist(op):
+                hoisted.parent = region
+                out.append(hoisted)
+                changed = True
+        out.append(op)
+    region.ops = out
+    return changed
+
+
+def _hoist(loop: Op) -> list[Op]:
+    inside = set()
+    for r in loop.regions:
+        for inner in r.walk():
+            inside.update(id(v) for v in inner.results)
+        inside.update(id(a) for a in r.args)
+    hoisted: list[Op] = []
+    for r in loop.regions:
+        kept = []
+        for op in r.ops:
+            if is_movable(op) and not any(id(v) in inside for v in op.operands):
+                hoisted.append(op)
+                inside.difference_update(id(v) for v in op.results)
+            else:
+                kept.append(op)
+        r.ops = kept
+    return hoisted

@@ -1,0 +1,85 @@
+"""unroll: fully unroll scf.for loops whose trip count is a known constant.
+
+The induction variable becomes a constant in each copy, so per-thread arrays indexed by
+it get constant indices (and stay in registers after lowering) and folding continues.
+Loops written `unroll for` are unrolled up to a larger budget."""
+
+from __future__ import annotations
+
+from ..core import Module, Op, Region, Value, clone_op, replace_uses
+from . import register
+from .util import const_value, make_const
+
+MAX_TRIPS = 32
+MAX_TRIPS_ASKED = 1024
+MAX_OPS = 2048            # trips x body size (x8 when asked for with `unroll`)
+
+
+@register("unroll", "Fully unroll loops with a small constant trip count.")
+def unroll(module: Module) -> bool:
+    changed = False
+    for f in module.functions:
+        mapping: dict[Value, Value] = {}
+        changed |= _region(f.body, mapping)
+        replace_uses(f.body, mapping)
+    return changed
+
+
+def trip_count(op: Op, limit: int) -> int | None:
+    """The trip count of `for i = lo; i < hi; i += step` (wrapping add), if constant."""
+    lo, hi, step = (const_value(v) for v in op.operands[:3])
+    if None in (lo, hi, step):
+        return None
+    t = op.operands[0].type
+    mask = (1 << t.bits) - 1
+    lo_r, _ = t.int_range()
+    i, n = lo, 0
+    while i < hi:
+        n += 1
+        if n > limit:
+            return None
+        i = ((i + step - lo_r) & mask) + lo_r
+    return n
+
+
+def _region(region: Region, mapping: dict) -> bool:
+    out: list[Op] = []
+    changed = False
+    for op in region.ops:
+        for r in op.regions:
+            changed |= _region(r, mapping)
+        if op.name == "scf.for":
+            asked = bool(op.attrs.get("unroll"))
+            n = trip_count(op, MAX_TRIPS_ASKED if asked else MAX_TRIPS)
+            size = sum(1 for _ in op.regions[0].walk())
+            if n is not None and n * size <= (MAX_OPS * 8 if asked else MAX_OPS):
+                copies, results = _expand(op, n)
+                for c in copies:
+                    c.parent = region
+                out.extend(copies)
+                mapping.update(zip(op.results, results))
+                changed = True
+                continue
+        out.append(op)
+    region.ops = out
+    return changed
+
+
+def _expand(op: Op, n: int) -> tuple[list[Op], list[Value]]:
+    lo, _, step = (const_value(v) for v in op.operands[:3])
+    t = op.operands[0].type
+    body = op.regions[0]
+    carried = list(op.operands[3:])
+    copies: list[Op] = []
+    iv = lo
+    for _ in range(n):
+        c = make_const(t, iv, op.loc)
+        c.results[0].name = body.args[0].name
+        copies.append(c)
+        values = {body.args[0]: c.results[0]}
+        values.update(zip(body.args[1:], carried))
+        for inner in body.ops[:-1]:
+            copies.append(clone_op(inner, values))
+        carried = [values.get(v, v) for v in body.ops[-1].operands]
+        iv += step
+    return copies, carried
