@@ -126,7 +126,8 @@ def _pass_options(p: argparse.ArgumentParser, pipeline_flag: bool) -> None:
     p.add_argument("--time-passes", action="store_true",
                    help="print each pass's time (and the verifier's, run after each) to standard error")
     if pipeline_flag:
-        p.epilog = "Pipelines: " + "; ".join(f"-O{n}: {','.join(names)}" for n, names in PIPELINES.items())
+        p.formatter_class = argparse.RawDescriptionHelpFormatter
+        p.epilog = "pipelines:\n" + "\n".join(f"  -O{n}: {','.join(names)}" for n, names in PIPELINES.items())
 
 
 def _pass_list(text: str | None) -> list[str] | None:

@@ -17,12 +17,15 @@ def test_help_documents_every_option(capsys):
     code, out, _ = run(capsys, "compile", "--help")
     assert code == 0
     for opt in ["-o OUT", "--arch", "--ptx-version", "-D NAME=VALUE", "-O N", "--emit", "--check",
-                "--validator", "--verify-diagnostics", "--time-stages", "`-` reads standard input"]:
+                "--validator", "--verify-diagnostics", "--time-stages", "`-` reads standard input",
+                "--passes", "--print-after-all", "--time-passes", "--llvm-pipeline"]:
         assert opt in out, opt
     code, out, _ = run(capsys, "--help")
     assert code == 0 and "compile" in out and "opt" in out and "Exit status" in out
     code, out, _ = run(capsys, "opt", "--help")
-    assert code == 0 and "--passes" in out
+    assert code == 0 and "--passes" in out and "--print-after-all" in out and "-O3: inline" in out
+    code, out, _ = run(capsys, "run", "--help")
+    assert code == 0 and "--grid" in out and "--step-limit" in out and "rand:SHAPE" in out
 
 
 def test_version(capsys):
@@ -99,3 +102,55 @@ def test_opt_runs_passes(tmp_path, capsys):
     code, out, _ = run(capsys, "opt", str(f), "-p", "expand-math")
     assert code == 0 and "math.exp2" not in out and "math.rint" in out
     assert run(capsys, "opt", str(f), "-p", "nonsense")[0] == 2
+
+
+def test_compile_with_explicit_passes_and_llvm_pipeline(tmp_path, capsys):
+    f = tmp_path / "k.ember"
+    f.write_text("kernel k(x: *mut global f32) block(32) { x[thread_idx.x] = x[thread_idx.x] * 1.0; }\n")
+    code, out, err = run(capsys, "compile", str(f), "--emit", "ir-opt", "-o", "-", "-p", "canonicalize,dce",
+                         "--print-after-all")
+    assert code == 0 and "arith.mul" not in out and "IR after canonicalize" in err and "IR after dce" in err
+    assert run(capsys, "compile", str(f), "-p", "canonicalise")[0] == 2
+    for pipeline in ("cleanup", "full"):
+        code, out, _ = run(capsys, "compile", str(f), "-o", "-", "--llvm-pipeline", pipeline)
+        assert code == 0 and ".entry k(" in out
+
+
+RUN_SRC = """kernel scale(x: *global f32, y: *mut global f32, a: f32, n: u32) block(64) {
+    let i = block_idx.x * 64 + thread_idx.x;
+    if i < n { y[i] = a * x[i]; }
+}
+"""
+
+
+def test_run_in_the_simulator(tmp_path, capsys):
+    import numpy as np
+    f = tmp_path / "s.ember"
+    f.write_text(RUN_SRC)
+    np.save(tmp_path / "x.npy", np.arange(100, dtype=np.float32))
+    code, out, err = run(capsys, "run", str(f), "--grid", "2", f"x={tmp_path / 'x.npy'}", "y=zeros:100",
+                         "a=0.5", "n=100", "--out", str(tmp_path / "out"))
+    assert code == 0, err
+    assert "y: (100,) f32" in out
+    np.testing.assert_array_equal(np.load(tmp_path / "out" / "y.npy"), np.arange(100, dtype=np.float32) * 0.5)
+
+
+def test_run_reports_simulator_errors_with_the_line(tmp_path, capsys):
+    f = tmp_path / "s.ember"
+    f.write_text(RUN_SRC.replace("if i < n { y[i] = a * x[i]; }", "y[i] = a * x[i];"))
+    code, _, err = run(capsys, "run", str(f), "--grid", "2", "x=ones:100", "y=zeros:100", "a=1", "n=100")
+    assert code == 1 and "error[S0001]" in err and "s.ember:3:" in err and "block (1, 0, 0)" in err
+
+
+def test_run_usage_errors(tmp_path, capsys):
+    f = tmp_path / "s.ember"
+    f.write_text(RUN_SRC)
+    base = ["run", str(f), "--grid", "2"]
+    code, _, err = run(capsys, *base, "x=ones:100", "y=zeros:100", "a=1")
+    assert code == 2 and "missing n" in err
+    code, _, err = run(capsys, *base, "x=ones:100", "y=zeros:100", "a=1", "n=1.5")
+    assert code == 2 and "expected a number" in err
+    code, _, err = run(capsys, *base, "x=bogus:100", "y=zeros:100", "a=1", "n=100")
+    assert code == 2 and "rand:SHAPE" in err
+    code, _, err = run(capsys, *base, "x=ones:100", "y=ones:100", "a=1", "n=-1")
+    assert code == 2 and "out of range" in err

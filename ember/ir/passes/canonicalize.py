@@ -3,8 +3,9 @@
 - Constant folding runs the op table's own semantics (the simulator's), so a folded value
   is bit for bit what the GPU would compute. Fast-math ops are never folded.
 - Identities hold for every input, in IEEE arithmetic too: `x * 1.0`, `x / 1.0`,
-  `x + (-0.0)`, `x - 0.0` are `x`, but `x + 0.0` is not (-0 + 0 = +0) and `x * 0.0` is not
-  (NaN, infinities, signs); integer identities use wrapping arithmetic.
+  `x + (-0.0)`, `x - 0.0` are `x`, and `x / 2^k` is `x * 2^-k` (when 2^-k is representable
+  both round the same real number once), but `x + 0.0` is not (-0 + 0 = +0) and `x * 0.0`
+  is not (NaN, infinities, signs); integer identities use wrapping arithmetic.
 - Canonical forms: constants on the right of commutative ops; `x - c` -> `x + (-c)` and
   `(x + c1) + c2` -> `x + (c1 + c2)` for integers (the vectorizer matches `base + offset`).
 - Control flow: `scf.if` on a constant is replaced by its taken side; an `scf.if` whose
@@ -36,6 +37,21 @@ def canonicalize(module: Module) -> bool:
                 break
             changed = True
     return changed
+
+
+def _exact_reciprocal(bits: int, t: ScalarType):
+    """The bit pattern of 1/c when c (given as bits) is a power of two whose reciprocal is
+    also representable (so multiplying by it is exactly dividing by c); else None."""
+    c = float(S.from_bits(np.array([bits]), t)[0])
+    if not np.isfinite(c) or c == 0.0:
+        return None
+    m, _ = np.frexp(abs(c))
+    if m != 0.5:
+        return None
+    r = np.array([1.0 / c])
+    rbits = int(S.to_bits(r, t)[0])
+    back = float(S.from_bits(np.array([rbits]), t)[0])
+    return rbits if back == 1.0 / c else None
 
 
 class _Canon:
@@ -179,6 +195,12 @@ class _Canon:
                     return same()
                 if name == "arith.sub" and cb == pos_zero:
                     return same()
+                if name == "arith.div":
+                    recip = _exact_reciprocal(cb, t)
+                    if recip is not None:   # x / 2^k == x * 2^-k, both are x * 2^-k rounded once
+                        c = make_const(t, recip, op.loc)
+                        mul = Op(OPS["arith.mul"], [a, c.results[0]], [t], loc=op.loc)
+                        return [c, mul], [mul.results[0]]
             if name == "arith.cmp" and a is b and not a.type.is_float:
                 pred = op.attrs["pred"]
                 return const(pred in ("eq", "le", "ge"))
