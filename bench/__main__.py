@@ -1,18 +1,25 @@
-"""python -m bench {rope,compile} [--out DIR]"""
+"""python -m bench {rope,compile,sim} [--out DIR]
+
+rope: RoPE on the GPU against the hand-written PTX; compile: compile time of RoPE;
+sim: simulator speed (RMSNorm 64 x 4096)."""
 
 import argparse
 import sys
 
 
 def main() -> int:
-    p = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
-    p.add_argument("which", choices=["rope", "compile"])
+    p = argparse.ArgumentParser(prog="python -m bench", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("which", choices=["rope", "compile", "sim"])
     p.add_argument("--out", default="bench/results", help="directory for the JSON and markdown results")
     p.add_argument("--quick", action="store_true", help="fewer repetitions (smoke test)")
     args = p.parse_args()
     if args.which == "rope":
         from . import rope_ab
         return rope_ab.main(args.out, quick=args.quick)
+    if args.which == "sim":
+        from . import sim_speed
+        return sim_speed.main(args.out, quick=args.quick)
     from . import compile_time
     return compile_time.main(args.out, quick=args.quick)
 

@@ -26,15 +26,25 @@ def test_every_builtin_is_documented():
     assert [b for b in BUILTINS if b not in text] == []
 
 
-def test_every_pass_is_documented():
-    text = (DOCS / "ir.md").read_text()
-    assert [p for p in PASSES if f"`{p}`" not in text] == []
+def test_every_pass_and_pipeline_is_documented():
+    from ember.ir.passes import PIPELINES
+    text = (DOCS / "passes.md").read_text()
+    assert [p for p in PASSES if f"| `{p}` |" not in text] == []
+    for level, names in PIPELINES.items():
+        assert f"`-O{level}`{' (default)' if level == 3 else ''} | {', '.join(names)} |" in text, level
+
+
+def test_every_simulator_check_is_documented():
+    text = (DOCS / "simulator.md").read_text()
+    assert [c for c in CODES if c.startswith("S") and f"| {c} |" not in text] == []
 
 
 def test_every_cli_option_is_documented():
     text = (DOCS / "cli.md").read_text()
     for opt in ["-o OUT", "--arch", "--ptx-version", "-D NAME=VALUE", "-O N", "--emit", "--check",
-                "--validator", "--verify-diagnostics", "--time-stages", "ember opt"]:
+                "--validator", "--verify-diagnostics", "--time-stages", "ember opt", "-p PASS",
+                "--print-after-all", "--time-passes", "--llvm-pipeline", "ember run", "--grid",
+                "--step-limit", "--no-race-check", "rand:SHAPE"]:
         assert opt in text, opt
 
 

@@ -111,8 +111,9 @@ def render() -> str:
 
 ## Passes
 
-A pass is a named function over a module; the verifier runs after each. `-O` levels are
-lists of pass names (`ember.ir.passes.PIPELINES`); `ember opt -p a,b` runs any list.
+A pass is a named function over a module; the verifier runs after each one that changed
+it. `-O` levels are lists of pass names (`ember.ir.passes.PIPELINES`); `ember opt -p a,b`
+runs any list. What each pass may and may not rewrite: [passes.md](passes.md).
 
 | pass | what it does |
 |---|---|

@@ -224,3 +224,8 @@ def clone_op(op: Op, mapping: dict[Value, Value], loc=_KEEP) -> Op:
 
 def clone_function(f: Function, name: str | None = None) -> Function:
     return Function(name or f.name, f.kind, clone_region(f.body, {}), list(f.result_types), dict(f.attrs), f.loc)
+
+
+def clone_module(m: Module) -> Module:
+    """A deep copy of the functions (globals are immutable and shared)."""
+    return Module([clone_function(f) for f in m.functions], list(m.globals))

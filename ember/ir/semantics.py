@@ -61,7 +61,8 @@ def to_bits(x: np.ndarray, t: ScalarType) -> np.ndarray:
         return (x.astype(np.float32).view(np.uint32) >> np.uint32(16)).astype(np.uint64)
     if t.is_bool:
         return x.astype(np.uint64)
-    return x.astype(dtype(t)).view(_UINT_OF_BITS[max(t.bits, 8)]).astype(np.uint64)
+    with np.errstate(over="ignore"):   # rounding to a narrower float may overflow to inf
+        return x.astype(dtype(t)).view(_UINT_OF_BITS[max(t.bits, 8)]).astype(np.uint64)
 
 
 def round_bf16(x: np.ndarray) -> np.ndarray:

@@ -538,7 +538,9 @@ def _alloca(L, op, args):
         slot.align = max(_natural(t.pointee), 4)
     L.b.position_at_end(saved)
     nbytes = ll.Constant(I64, n * _natural(t.pointee))
-    L.intrinsic("llvm.memset", [ll.PointerType(), I64], [slot, ll.Constant(I8, 0), nbytes, ll.Constant(I1, 0)],
+    # llvmlite types pointers by their element; the one memset declaration takes i8*
+    raw = L.b.bitcast(slot, I8.as_pointer())
+    L.intrinsic("llvm.memset", [ll.PointerType(), I64], [raw, ll.Constant(I8, 0), nbytes, ll.Constant(I1, 0)],
                 ret=ll.VoidType())
     return [slot]
 

@@ -55,7 +55,9 @@ class SimKernel:
             if isinstance(b, Buffer):
                 a = b.owner
                 data = np.frombuffer(np.ascontiguousarray(a).tobytes(), dtype=np.uint8).copy().reshape(1, -1)
-                mem = Memory(p.name, "global", 1, a.nbytes, data, track=True, elem=p.type.pointee)
+                # Read-only buffers cannot take part in a race (nothing writes them during
+                # the kernel: launches refuse overlaps), so only `*mut` ones are tracked.
+                mem = Memory(p.name, "global", 1, a.nbytes, data, track=p.type.mut, elem=p.type.pointee)
                 mems[p.name] = (mem, a)
                 values.append(mem)
             else:

@@ -48,10 +48,13 @@ def _exact_reciprocal(bits: int, t: ScalarType):
     m, _ = np.frexp(abs(c))
     if m != 0.5:
         return None
-    r = np.array([1.0 / c])
-    rbits = int(S.to_bits(r, t)[0])
+    with np.errstate(over="ignore"):
+        r = np.float64(1.0) / np.float64(c)     # exact in f64 unless it overflows
+    if not np.isfinite(r):
+        return None
+    rbits = int(S.to_bits(np.array([r]), t)[0])
     back = float(S.from_bits(np.array([rbits]), t)[0])
-    return rbits if back == 1.0 / c else None
+    return rbits if back == r else None         # representable in t (not rounded, no overflow)
 
 
 class _Canon:

@@ -17,12 +17,7 @@ MAX_OPS = 2048            # trips x body size (x8 when asked for with `unroll`)
 
 @register("unroll", "Fully unroll loops with a small constant trip count.")
 def unroll(module: Module) -> bool:
-    changed = False
-    for f in module.functions:
-        mapping: dict[Value, Value] = {}
-        changed |= _region(f.body, mapping)
-        replace_uses(f.body, mapping)
-    return changed
+    return any([_region(f.body) for f in module.functions])
 
 
 def trip_count(op: Op, limit: int) -> int | None:
@@ -42,12 +37,13 @@ def trip_count(op: Op, limit: int) -> int | None:
     return n
 
 
-def _region(region: Region, mapping: dict) -> bool:
+def _region(region: Region) -> bool:
     out: list[Op] = []
+    mapping: dict[Value, Value] = {}
     changed = False
     for op in region.ops:
         for r in op.regions:
-            changed |= _region(r, mapping)
+            changed |= _region(r)
         if op.name == "scf.for":
             asked = bool(op.attrs.get("unroll"))
             n = trip_count(op, MAX_TRIPS_ASKED if asked else MAX_TRIPS)
@@ -62,6 +58,9 @@ def _region(region: Region, mapping: dict) -> bool:
                 continue
         out.append(op)
     region.ops = out
+    # An unrolled loop's results are used only later in this region (or nested in it):
+    # rewrite them now, before an enclosing loop copies this region.
+    replace_uses(region, mapping)
     return changed
 
 

@@ -1,0 +1,3 @@
+"""Differential fuzzing: random well-typed kernels (progen) run in the simulator before and
+after every pass, compiled to PTX and validated (differential), and kept as a corpus of
+programs with their simulator results for the GPU (corpus). `python -m ember.fuzz --help`."""

@@ -1,0 +1,126 @@
+"""`python -m ember.fuzz`: differential fuzzing of Ember's passes and lowering.
+
+    python -m ember.fuzz run --count 5000 [--start 0] [--jobs 2] [--no-ptx]
+        generate programs start..start+count-1 (by seed), check each (the simulator before
+        and after every pass and the -O3 pipeline; PTX at -O0 and -O3 validated); exit 1 on
+        any disagreement, printing the seed and where
+    python -m ember.fuzz show SEED
+        print program SEED
+    python -m ember.fuzz corpus --count 500 --out FILE
+        check programs and save them with their simulator results (gzip JSON lines)
+    python -m ember.fuzz gpu FILE [--limit N] [--opt 3,0]
+        run a corpus on the GPU and compare with the simulator's results
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+from . import corpus as C
+from .progen import from_seed
+from .workers import check_seed as _check_one, parallel_map as _map
+
+
+def cmd_run(a) -> int:
+    t0 = time.time()
+    failures, runs = [], 0
+    seeds = range(a.start, a.start + a.count)
+    for done, (seed, problems, n, _) in enumerate(_map(_check_one, [(s, not a.no_ptx) for s in seeds], a.jobs), 1):
+        runs += n
+        if problems:
+            failures.append(seed)
+            where, detail = problems[0]
+            print(f"seed {seed}: {where}: {detail.splitlines()[0][:300]}", flush=True)
+        if done % 250 == 0 or done == a.count:
+            print(f"[{done}/{a.count}] {len(failures)} failing, {runs} simulations, "
+                  f"{time.time() - t0:.0f} s", file=sys.stderr, flush=True)
+    print(f"{a.count} programs (seeds {a.start}..{a.start + a.count - 1}), {runs} simulations, "
+          f"{'PTX validated at -O0 and -O3, ' if not a.no_ptx else ''}{len(failures)} disagreements, "
+          f"{time.time() - t0:.0f} s")
+    if failures:
+        print(f"reproduce: python -m ember.fuzz show {failures[0]}")
+    return 1 if failures else 0
+
+
+def cmd_show(a) -> int:
+    p = from_seed(a.seed)
+    print(p.source, end="")
+    print(f"// grid {p.grid}, block {p.block}, {p.slots} output slots per thread, input seed {p.input_seed}")
+    return 0
+
+
+def cmd_corpus(a) -> int:
+    entries = []
+    for seed, problems, _, report in _map(_check_one, [(s, True) for s in range(a.start, a.start + a.count)], a.jobs):
+        if problems:
+            print(f"seed {seed} disagrees ({problems[0][0]}); not added", file=sys.stderr)
+            continue
+        entries.append(C.entry(seed, report.program, report.reference))
+    C.write(a.out, entries)
+    print(f"{len(entries)} programs written to {a.out}")
+    return 0 if len(entries) == a.count else 1
+
+
+def cmd_gpu(a) -> int:
+    import ember
+    from ember.runtime import cuda
+    entries = C.read(a.corpus)[: a.limit]
+    arch = cuda.context().arch
+    levels = [int(x) for x in a.opt.split(",")]
+    t0 = time.time()
+    failures = []
+    ints_only = floats = 0
+    for e in entries:
+        program = C.program_of(e)
+        has_float = any(t in ("f16", "bf16", "f32", "f64") for t in program.types)
+        floats += has_float
+        ints_only += not has_float
+        for opt in levels:
+            prog = ember.compile(program.source, arch=arch, opt=opt, name=f"fuzz{e['seed']}.ember")
+            args = program.arguments()
+            cuda.load(prog).fuzz(*args, grid=program.grid)
+            outputs = dict(zip(program.output_names(), args[len(C.NUMERIC):2 * len(C.NUMERIC)]))
+            problem = C.check_outputs(e, outputs)
+            if problem:
+                failures.append((e["seed"], opt, problem))
+                print(f"seed {e['seed']} -O{opt}: {problem}", flush=True)
+    summary = (f"{len(entries)} programs ({ints_only} integer-only, {floats} with floats) x -O{','.join(map(str, levels))} "
+               f"on {cuda.context().name} ({arch}): {len(failures)} disagree with the simulator, {time.time() - t0:.0f} s")
+    print(summary)
+    if a.out:
+        import json
+        with open(a.out, "w") as f:
+            json.dump({"summary": summary, "failures": failures}, f, indent=1)
+    return 1 if failures else 0
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m ember.fuzz", description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__.split("\n\n", 1)[1])
+    sub = p.add_subparsers(dest="command", required=True)
+    r = sub.add_parser("run", help="check generated programs")
+    r.add_argument("--count", type=int, default=1000)
+    r.add_argument("--start", type=int, default=0)
+    r.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    r.add_argument("--no-ptx", action="store_true", help="skip compiling and validating PTX")
+    s = sub.add_parser("show", help="print one program")
+    s.add_argument("seed", type=int)
+    c = sub.add_parser("corpus", help="write a corpus of checked programs with their simulator results")
+    c.add_argument("--count", type=int, default=500)
+    c.add_argument("--start", type=int, default=0)
+    c.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    c.add_argument("--out", required=True)
+    g = sub.add_parser("gpu", help="run a corpus on the GPU against its simulator results")
+    g.add_argument("corpus")
+    g.add_argument("--limit", type=int, default=None)
+    g.add_argument("--opt", default="3,0", help="comma-separated -O levels (default 3,0)")
+    g.add_argument("--out", help="write a JSON report here")
+    a = p.parse_args(argv)
+    return {"run": cmd_run, "show": cmd_show, "corpus": cmd_corpus, "gpu": cmd_gpu}[a.command](a)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

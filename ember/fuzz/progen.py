@@ -1,0 +1,536 @@
+"""A generator of random, well-typed Ember kernels for differential testing.
+
+Every generated kernel is a valid program with one defined result: it compiles without
+errors, every access is in bounds, it has no data race and no uninitialized shared read,
+every loop ends, and collective operations (barriers, shuffles, votes) only run where all
+threads of the block are present. So any difference between two ways of running it (the
+simulator before and after a pass, or the GPU) is a bug in one of them.
+
+Shape of a kernel (one thread per element, `gid` its global index):
+
+    kernel fuzz(in_T...: *global T, out_T...: *mut global T, n: u32, s: i32) block(B) {
+        let gid = ...; let slot = gid * SLOTS;
+        <phase 1: top level; shared-memory exchanges with barriers, atomics, shuffles and
+                  votes between ordinary statements, which may branch and loop>
+        <phase 2: anything else, nested: if/else, for (step), while, break, continue, early
+                  return, per-thread arrays, casts and bitcasts, the math builtins>
+    }
+
+Results leave through `out_T[slot + j]` (each thread owns its slots). Fast-math results
+are written next to their argument, so the GPU check can hold them to the documented
+bound instead of bit equality (`Program.approx`).
+
+Choices come from a `Source`: `RandomSource(seed)` for reproducible programs by number,
+or hypothesis's `draw` (tests/fuzz), which can shrink a failing program. Options are
+listed simplest first, since shrinking moves towards the first.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+
+import numpy as np
+
+INTS = ["i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64"]
+FLOATS = ["f16", "bf16", "f32", "f64"]
+NUMERIC = INTS + FLOATS
+BITS = {"i8": 8, "u8": 8, "i16": 16, "u16": 16, "f16": 16, "bf16": 16, "i32": 32, "u32": 32, "f32": 32,
+        "i64": 64, "u64": 64, "f64": 64}
+INT_BINOPS = ["+", "-", "*", "/", "%", "&", "|", "^", "<<", ">>", "min", "max"]
+FLOAT_BINOPS = ["+", "-", "*", "/", "min", "max", "copysign"]
+COMPOUND_INT = ["+", "-", "*", "/", "%", "&", "|", "^", "<<", ">>"]
+COMPOUND_FLOAT = ["+", "-", "*", "/"]
+ROUNDING = ["abs", "sqrt", "floor", "ceil", "trunc", "rint", "round"]
+ACCURATE = ["sin", "cos", "exp2", "log2", "exp", "log", "tanh", "tan", "rsqrt"]
+FAST = ["fast_sin", "fast_cos", "fast_exp2", "fast_log2", "fast_exp", "fast_log", "fast_rsqrt",
+        "fast_sqrt", "fast_tanh", "fast_rcp"]
+ATOMIC_TYPES = ["u32", "i32", "u64", "i64"]
+ATOMIC_OPS = ["add", "min", "max", "and", "or", "xor"]
+FLOAT_LITERALS = {"f16": [0.0, 1.0, 0.5, 2.0, 3.0, 0.1, 100.0, 1e-3, 65504.0, 6e-5],
+                  "bf16": [0.0, 1.0, 0.5, 2.0, 3.0, 0.1, 1e30, 1e-30, 3e38],
+                  "f32": [0.0, 1.0, 0.5, 2.0, 3.0, 0.1, 1e30, 1e-30, 3e38, 1e-45, 16777217.0],
+                  "f64": [0.0, 1.0, 0.5, 2.0, 3.0, 0.1, 1e300, 1e-300, 1.7e308, 5e-324, 9007199254740993.0]}
+
+
+class RandomSource:
+    """Choices from a seeded PRNG: the same seed gives the same program everywhere."""
+
+    def __init__(self, seed: int):
+        self.rng = random.Random(seed)
+
+    def integer(self, lo: int, hi: int) -> int:
+        return self.rng.randint(lo, hi)
+
+
+class DrawSource:
+    """Choices drawn through hypothesis (inside @given with st.data(), or st.composite)."""
+
+    def __init__(self, draw):
+        from hypothesis import strategies as st
+        self._draw = draw
+        self._st = st
+
+    def integer(self, lo: int, hi: int) -> int:
+        return self._draw(self._st.integers(lo, hi))
+
+
+@dataclass
+class Program:
+    source: str
+    block: int
+    grid: int
+    slots: int                      # output slots per thread (in every out_T)
+    input_seed: int
+    approx: list = field(default_factory=list)   # (fast fn, arg slot, result slot) in out_f32
+    types: list = field(default_factory=list)    # the element types the program computes in
+
+    @property
+    def threads(self) -> int:
+        return self.block * self.grid
+
+    def arguments(self) -> list:
+        """Fresh inputs in parameter order: in_T arrays of special and random values,
+        out_T arrays (filled with random bits, so unwritten slots compare too), n, s.
+        They come from PCG64's raw stream, which numpy keeps stable across versions."""
+        bits = _Bits(self.input_seed)
+        n = self.threads
+        ins = [_input_values(t, n, bits) for t in NUMERIC]
+        outs = [bits.raw(n * self.slots).astype(NP_TYPES[t] if t not in FLOATS else _BITS_TYPE[t]).view(
+            NP_TYPES[t]) for t in NUMERIC]
+        return ins + outs + [int(bits.raw(1)[0] % 24), int(bits.raw(1)[0] % 2001) - 1000]
+
+    def output_names(self) -> list:
+        return [f"out_{t}" for t in NUMERIC]
+
+
+NP_TYPES = {"i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64, "u8": np.uint8,
+            "u16": np.uint16, "u32": np.uint32, "u64": np.uint64, "f16": np.float16,
+            "bf16": np.uint16, "f32": np.float32, "f64": np.float64}   # bf16: raw bits
+_BITS_TYPE = {"f16": np.uint16, "bf16": np.uint16, "f32": np.uint32, "f64": np.uint64}
+_SPECIAL_FLOATS = [0.0, -0.0, 1.0, -1.0, 0.5, 2.5, -2.5, float("inf"), float("-inf"), float("nan"),
+                   1e-40, -1e-45, 65504.0, 7e4, 3e38, 1e300, 1e-310, 3.0, 1e5, -7.25, 0.1]
+
+
+class _Bits:
+    def __init__(self, seed: int):
+        self.gen = np.random.PCG64(seed)
+
+    def raw(self, n: int) -> np.ndarray:
+        return self.gen.random_raw(n).astype(np.uint64)
+
+    def unit(self, n: int) -> np.ndarray:
+        """Uniform in [0, 1) from the top 53 bits."""
+        return (self.raw(n) >> np.uint64(11)).astype(np.float64) * 2.0 ** -53
+
+
+def _input_values(t: str, n: int, bits: _Bits) -> np.ndarray:
+    """A mix of special values, small values and random ones (bf16 as raw bits)."""
+    kind = bits.raw(n) % np.uint64(10)
+    if t in INTS:
+        info = np.iinfo(NP_TYPES[t])
+        special = np.array([0, 1, 2, 3, 7, 31, 32, 33, 63, 64, info.max, info.min, info.max - 1]
+                           + ([-1, -2, info.min + 1] if info.min < 0 else []), dtype=np.int64 if info.min < 0 else np.uint64)
+        full = bits.raw(n).astype(NP_TYPES[t])                          # random bits of the width
+        small = (bits.raw(n) % np.uint64(81)).astype(np.int64) - (40 if info.min < 0 else 0)
+        small = np.abs(small) if info.min == 0 else small
+        pick = special[(bits.raw(n) % np.uint64(len(special))).astype(np.int64)].astype(NP_TYPES[t])
+        return np.where(kind < 2, pick, np.where(kind < 6, small.astype(NP_TYPES[t]), full))
+    special = np.array(_SPECIAL_FLOATS)
+    pick = special[(bits.raw(n) % np.uint64(len(special))).astype(np.int64)]
+    mag = 10.0 ** np.floor(bits.unit(n) * 8 - 4)                       # 1e-4 .. 1e3
+    normal = (bits.unit(n) * 2 - 1) * 4 * mag
+    with np.errstate(over="ignore"):
+        vals = np.where(kind < 2, pick, normal)
+        if t == "bf16":
+            from ember.ir import semantics as S
+            from ember.ir.types import SCALARS
+            return S.to_bits(vals, SCALARS["bf16"]).astype(np.uint16)
+        return vals.astype(NP_TYPES[t])
+
+
+class _Var:
+    __slots__ = ("name", "type", "mutable")
+
+    def __init__(self, name, type, mutable):
+        self.name, self.type, self.mutable = name, type, mutable
+
+
+class Generator:
+    def __init__(self, source, max_statements: int = 24, max_depth: int = 3):
+        self.r = source
+        self.max_statements = max_statements
+        self.max_depth = max_depth
+        self.lines: list[str] = []
+        self.indent = 1
+        self.scopes: list[list[_Var]] = [[]]
+        self.arrays: list[tuple[str, str, int]] = []   # per-thread arrays (name, type, length)
+        self.next_id = 0
+        self.statements = 0
+        self.slots_used = 0
+        self.approx: list = []
+        self.reserved: set[int] = set()    # slots whose value must not be overwritten
+        self.loop_depth = 0
+
+    # ------------------------------------------------------------------ choices
+    def integer(self, lo, hi):
+        return self.r.integer(lo, hi)
+
+    def choice(self, seq):
+        return seq[self.integer(0, len(seq) - 1)]
+
+    def chance(self, percent: int) -> bool:
+        return self.integer(0, 99) >= 100 - percent   # shrinks towards "no"
+
+    def weighted(self, options):
+        """options: [(value, weight)], simplest first."""
+        total = sum(w for _, w in options)
+        k = self.integer(0, total - 1)
+        for value, w in options:
+            if k < w:
+                return value
+            k -= w
+        raise AssertionError
+
+    # ------------------------------------------------------------------ program
+    def program(self) -> Program:
+        self.block = self.choice([32, 64, 128])
+        self.grid = self.integer(1, 3)
+        self.length = self.block * self.grid
+        n_types = self.integer(1, 4)
+        self.types = sorted({self.choice(NUMERIC) for _ in range(n_types)} | {"u32"}, key=NUMERIC.index)
+        self.emit(f"let gid = block_idx.x * {self.block} + thread_idx.x;")
+        self.emit("let tid = thread_idx.x;")
+        self.emit("let slot = gid * SLOTS;")
+        for name in ("gid", "tid"):
+            self.scopes[0].append(_Var(name, "u32", False))
+        for t in self.types:
+            self.let(t, f"in_{t}[gid]")
+        budget = self.integer(3, self.max_statements)
+        collective = budget // 3
+        while self.statements < collective:
+            self.top_level_collective()
+        while self.statements < budget:
+            self.statement(allow_return=True)
+        # leave some results
+        for v in [v for v in self.visible() if v.type in NUMERIC][-4:]:
+            self.store(v.type, v.name)
+        slots = max(self.slots_used, 1)
+        params = [f"in_{t}: *global {t}" for t in NUMERIC] + [f"out_{t}: *mut global {t}" for t in NUMERIC]
+        head = f"kernel fuzz({', '.join(params)}, n: u32, s: i32) block({self.block}) {{"
+        body = "\n".join(self.lines).replace("SLOTS", str(slots))
+        seed = self.integer(0, 2 ** 31 - 1)
+        return Program(head + "\n" + body + "\n}\n", self.block, self.grid, slots, seed, self.approx,
+                       [t for t in self.types])
+
+    def emit(self, line: str) -> None:
+        self.lines.append("    " * self.indent + line)
+
+    def fresh(self, prefix="v") -> str:
+        self.next_id += 1
+        return f"{prefix}{self.next_id}"
+
+    def visible(self) -> list[_Var]:
+        return [v for scope in self.scopes for v in scope]
+
+    def vars_of(self, t: str, mutable: bool = False) -> list[_Var]:
+        return [v for v in self.visible() if v.type == t and (v.mutable or not mutable)]
+
+    def let(self, t: str, text: str, mutable: bool = False) -> str:
+        name = self.fresh()
+        self.emit(f"{'var' if mutable else 'let'} {name}: {t} = {text};")
+        self.scopes[-1].append(_Var(name, t, mutable))
+        return name
+
+    def block_of(self, fn) -> None:
+        self.indent += 1
+        self.scopes.append([])
+        fn()
+        self.scopes.pop()
+        self.indent -= 1
+
+    def store(self, t: str, text: str) -> int:
+        free = [j for j in range(self.slots_used) if j not in self.reserved]
+        j = self.choice(free) if free and self.chance(30) else self.new_slot()
+        self.emit(f"out_{t}[slot + {j}] = {text};")
+        return j
+
+    def new_slot(self, reserve: bool = False) -> int:
+        j = self.slots_used
+        self.slots_used += 1
+        if reserve:
+            self.reserved.add(j)
+        return j
+
+    # ------------------------------------------------------------------ statements
+    def top_level_collective(self) -> None:
+        kind = self.weighted([("plain", 3), ("shuffle", 3), ("vote", 2), ("shared", 2), ("atomic", 2)])
+        self.statements += 1
+        if kind == "plain":
+            self.statement(allow_return=False)
+        elif kind == "shuffle":
+            t = self.choice(self.types)
+            mode = self.choice(["xor", "down", "idx"])
+            lane = {"xor": str(self.integer(1, 31)), "down": str(self.integer(1, 31)),
+                    "idx": self.expr("u32", 1)}[mode]
+            self.let(t, f"shfl_{mode}({self.expr(t, 2)}, {lane})")
+        elif kind == "vote":
+            mode = self.choice(["vote_all", "vote_any", "ballot"])
+            self.let("u32" if mode == "ballot" else "bool", f"{mode}({self.expr('bool', 2)})")
+        elif kind == "shared":
+            t = self.choice(self.types)
+            name = self.fresh("sh")
+            self.emit(f"shared {name}: [{t}; {self.block}];")
+            self.emit(f"{name}[tid] = {self.expr(t, 2)};")
+            self.emit("barrier();")
+            self.let(t, f"{name}[({self.expr('u32', 2)}) % {self.block}]")
+        else:
+            t = self.choice(ATOMIC_TYPES)
+            op = self.choice(ATOMIC_OPS)
+            name = self.fresh("acc")
+            size = self.choice([1, 2, 4])
+            self.emit(f"shared {name}: [{t}; {size}];")
+            self.emit(f"if tid < {size} {{ {name}[tid] = {self.literal(t)}; }}")
+            self.emit("barrier();")
+            self.emit(f"atomic_{op}({name}, ({self.expr('u32', 1)}) % {size}, {self.expr(t, 2)});")
+            if self.chance(50):   # a global atomic on this thread's own slot
+                j = self.new_slot(reserve=True)
+                self.emit(f"out_{t}[slot + {j}] = {self.literal(t)};")
+                self.emit(f"atomic_{op}(out_{t}, slot + {j}, {self.expr(t, 2)});")
+            self.emit("barrier();")
+            self.let(t, f"{name}[({self.expr('u32', 1)}) % {size}]")
+
+    def statement(self, allow_return: bool, depth: int = 0) -> None:
+        self.statements += 1
+        nested = depth < 3 and self.statements < self.max_statements
+        options = [("let", 6), ("store", 4), ("assign", 4), ("var", 2)]
+        if nested:
+            options += [("if", 3), ("for", 2), ("while", 1)]
+        options += [("array", 1), ("fast", 1)]
+        if self.loop_depth:
+            options += [("break", 1), ("continue", 1)]
+        if allow_return:
+            options += [("return", 1)]
+        kind = self.weighted(options)
+        getattr(self, f"stmt_{kind}")(allow_return, depth)
+
+    def body(self, allow_return, depth) -> None:
+        def run():
+            for _ in range(self.integer(1, 3)):
+                if self.statements >= self.max_statements + 8:
+                    break
+                self.statement(allow_return, depth + 1)
+        self.block_of(run)
+
+    def stmt_let(self, allow_return, depth):
+        t = self.choice(self.types + ["bool"])
+        self.let(t, self.expr(t, self.max_depth))
+
+    def stmt_var(self, allow_return, depth):
+        t = self.choice(self.types)
+        self.let(t, self.expr(t, 2), mutable=True)
+
+    def stmt_store(self, allow_return, depth):
+        t = self.choice(self.types)
+        self.store(t, self.expr(t, self.max_depth))
+
+    def stmt_assign(self, allow_return, depth):
+        targets = [v for v in self.visible() if v.mutable]
+        if not targets:
+            return self.stmt_var(allow_return, depth)
+        v = self.choice(targets)
+        ops = COMPOUND_FLOAT if v.type in FLOATS else COMPOUND_INT
+        op = self.choice([""] + ops)
+        self.emit(f"{v.name} {op}= {self.expr(v.type, 2)};")
+
+    def stmt_if(self, allow_return, depth):
+        self.emit(f"if {self.expr('bool', 2)} {{")
+        self.body(allow_return, depth)
+        if self.chance(50):
+            self.emit("} else {")
+            self.body(allow_return, depth)
+        self.emit("}")
+
+    def stmt_for(self, allow_return, depth):
+        t = self.choice(["u32", "i32"])
+        i = self.fresh("k")
+        lo = self.integer(-3, 3) if t == "i32" else self.integer(0, 3)
+        hi = f"({self.expr(t, 1)}) % {self.integer(1, 6)}" if self.chance(50) else str(self.integer(0, 6))
+        step = self.choice([1, 1, 2, 3])
+        head = f"for {i} in {lo}{t}..{hi}" + (f" step {step}" if step != 1 else "")
+        self.emit(head + " {")
+        self.loop_depth += 1
+        self.indent += 1
+        self.scopes.append([_Var(i, t, False)])
+        for _ in range(self.integer(1, 3)):
+            self.statement(allow_return, depth + 1)
+        self.scopes.pop()
+        self.indent -= 1
+        self.loop_depth -= 1
+        self.emit("}")
+
+    def stmt_while(self, allow_return, depth):
+        w = self.fresh("w")
+        self.emit(f"var {w}: u32 = 0;")
+        self.emit(f"while {w} < {self.integer(1, 5)} && {self.expr('bool', 1)} {{")
+        self.loop_depth += 1
+        self.indent += 1
+        self.emit(f"{w} += 1;")
+        self.scopes.append([])
+        for _ in range(self.integer(1, 3)):
+            self.statement(allow_return, depth + 1)
+        self.scopes.pop()
+        self.indent -= 1
+        self.loop_depth -= 1
+        self.emit("}")
+
+    def stmt_break(self, allow_return, depth):
+        self.emit(f"if {self.expr('bool', 1)} {{ break; }}")
+
+    def stmt_continue(self, allow_return, depth):
+        self.emit(f"if {self.expr('bool', 1)} {{ continue; }}")
+
+    def stmt_return(self, allow_return, depth):
+        t = self.choice(self.types)
+        self.emit(f"if {self.expr('bool', 1)} {{")
+        self.indent += 1
+        self.store(t, self.expr(t, 1))
+        self.emit("return;")
+        self.indent -= 1
+        self.emit("}")
+
+    def stmt_array(self, allow_return, depth):
+        t = self.choice(self.types)
+        if depth == 0 or not self.arrays:
+            name, size = self.fresh("a"), self.choice([2, 4, 8])
+            self.emit(f"var {name}: [{t}; {size}];")
+            self.arrays.append((name, t, size))
+            self.scopes[-1].append(_Var(name, "array", False))
+            arr = (name, t, size)
+        else:
+            arr = self.choice(self.arrays)
+        name, t, size = arr
+        if not any(v.name == name for v in self.visible()):
+            return
+        self.emit(f"{name}[({self.expr('u32', 1)}) % {size}] = {self.expr(t, 2)};")
+
+    def stmt_fast(self, allow_return, depth):
+        if "f32" not in self.types:
+            return self.stmt_let(allow_return, depth)
+        fn = self.choice(FAST)
+        arg = self.let("f32", self.expr("f32", 2))
+        a, j = self.new_slot(reserve=True), self.new_slot(reserve=True)
+        self.emit(f"out_f32[slot + {a}] = {arg};")
+        self.emit(f"out_f32[slot + {j}] = {fn}({arg});")
+        self.approx.append((fn, a, j))
+
+    # ------------------------------------------------------------------ expressions
+    def literal(self, t: str) -> str:
+        if t == "bool":
+            return self.choice(["false", "true"])
+        if t in FLOATS:
+            v = self.choice(FLOAT_LITERALS[t])
+            text = repr(float(v))
+            return f"{'-' if self.chance(30) else ''}{text}{t}"
+        bits = BITS[t]
+        signed = t.startswith("i")
+        hi = (1 << (bits - 1)) - 1 if signed else (1 << bits) - 1
+        v = self.weighted([(self.integer(0, 8), 6), (self.integer(0, hi), 2), (hi, 1)])
+        if signed and self.chance(30) and v > 0:
+            return f"(-{v}{t})"
+        return f"{v}{t}"
+
+    def leaf(self, t: str) -> str:
+        vs = self.vars_of(t)
+        extra = []
+        if t == "u32":
+            extra = ["lane_id", "warp_id", "n", "block_idx.x"]
+        elif t == "i32":
+            extra = ["s"]
+        arrays = [a for a in self.arrays if a[1] == t and any(v.name == a[0] for v in self.visible())]
+        options = [("var", 6 if vs else 0), ("literal", 3), ("extra", 1 if extra else 0),
+                   ("array", 1 if arrays else 0), ("load", 1 if t in self.types else 0)]
+        kind = self.weighted([o for o in options if o[1]])
+        if kind == "var":
+            return self.choice(vs).name
+        if kind == "extra":
+            return self.choice(extra)
+        if kind == "array":
+            name, _, size = self.choice(arrays)
+            return f"{name}[({self.leaf('u32')}) % {size}]"
+        if kind == "load":
+            return f"in_{t}[({self.leaf('u32')}) % {self.length}]"
+        return self.literal(t)
+
+    def expr(self, t: str, depth: int) -> str:
+        if t == "bool":
+            return self.bool_expr(depth)
+        if depth <= 0:
+            return self.leaf(t)
+        kind = self.weighted([("leaf", 4), ("binary", 6), ("unary", 2), ("cast", 3), ("select", 1),
+                              ("bitcast", 1), ("math", 2 if t in FLOATS else 0), ("load", 1)])
+        if kind == "leaf":
+            return self.leaf(t)
+        if kind == "binary":
+            op = self.choice(FLOAT_BINOPS if t in FLOATS else INT_BINOPS)
+            a, b = self.expr(t, depth - 1), self.expr(t, depth - 1)
+            if op in ("min", "max", "copysign"):
+                return f"{op}({a}, {b})"
+            if op in ("<<", ">>") and self.chance(50):
+                b = self.expr(self.choice(["u32", "u8", "i64"]), depth - 1)   # any integer type
+            return f"({a} {op} {b})"
+        if kind == "unary":
+            a = self.expr(t, depth - 1)
+            if t in FLOATS:
+                return self.choice([f"(-{a})", f"abs({a})"])
+            ops = [f"(~{a})", f"abs({a})"] + ([f"(-{a})"] if t.startswith("i") else [])
+            return self.choice(ops)
+        if kind == "cast":
+            src = self.choice(self.types + ["bool"] if t in INTS else self.types)
+            if src == t:
+                src = "bool" if t in INTS else self.choice(NUMERIC)
+            return f"{t}({self.expr(src, depth - 1)})"
+        if kind == "bitcast":
+            same = [u for u in NUMERIC if BITS[u] == BITS[t] and u != t]
+            return f"bitcast<{t}>({self.expr(self.choice(same), depth - 1)})"
+        if kind == "select":
+            return f"select({self.bool_expr(depth - 1)}, {self.expr(t, depth - 1)}, {self.expr(t, depth - 1)})"
+        if kind == "load":
+            return f"in_{t}[({self.expr('u32', depth - 1)}) % {self.length}]" if t in self.types else self.leaf(t)
+        # math builtins on floats
+        which = self.weighted([("rounding", 4), ("fma", 2), ("accurate", 1)])
+        a = self.expr(t, depth - 1)
+        if which == "rounding":
+            return f"{self.choice(ROUNDING)}({a})"
+        if which == "fma":
+            return f"fma({a}, {self.expr(t, depth - 1)}, {self.expr(t, depth - 1)})"
+        return f"{self.choice(ACCURATE)}({a})"
+
+    def bool_expr(self, depth: int) -> str:
+        kind = self.weighted([("leaf", 3), ("cmp", 6), ("logic", 2 if depth > 0 else 0), ("not", 1),
+                              ("class", 1)])
+        if kind == "leaf":
+            vs = self.vars_of("bool")
+            return self.choice(vs).name if vs and self.chance(70) else self.literal("bool")
+        if kind == "cmp":
+            t = self.choice(self.types)
+            op = self.choice(["<", "<=", ">", ">=", "==", "!="])
+            return f"({self.expr(t, max(depth - 1, 0))} {op} {self.expr(t, max(depth - 1, 0))})"
+        if kind == "logic":
+            op = self.choice(["&&", "||"])
+            return f"({self.bool_expr(depth - 1)} {op} {self.bool_expr(depth - 1)})"
+        if kind == "not":
+            return f"(!{self.bool_expr(max(depth - 1, 0))})"
+        floats = [t for t in self.types if t in FLOATS]
+        if not floats:
+            return self.literal("bool")
+        return f"{self.choice(['isnan', 'isinf', 'isfinite'])}({self.expr(self.choice(floats), max(depth - 1, 0))})"
+
+
+def generate(source, **options) -> Program:
+    """A random program from `source` (RandomSource(seed) or DrawSource(draw))."""
+    return Generator(source, **options).program()
+
+
+def from_seed(seed: int, **options) -> Program:
+    return generate(RandomSource(seed), **options)
