@@ -62,3 +62,19 @@ def test_opt_levels_all_validate():
            "for i in 0..n { s += sin(x[i]); } x[thread_idx.x] = s; }")
     for o in range(4):
         compile_both(src, opt=o)
+
+
+def test_local_arrays_of_several_element_types():
+    """One memset declaration serves arrays of every element type (found by the fuzzer)."""
+    src = """kernel k(o: *mut global f64, i: u32) block(32) {
+        var a: [u8; 4];
+        var b: [i64; 2];
+        var c: [f32; 8];
+        a[i % 4] = 3;
+        b[i % 2] = 5;
+        c[i % 8] = 0.5;
+        o[thread_idx.x] = f64(a[1]) + f64(b[1]) + f64(c[1]);
+    }"""
+    for opt in (0, 3):
+        prog = ember.compile(src, opt=opt)
+        assert prog.validate("sm_90").kernels["k"].spill_stores == 0
