@@ -65,36 +65,54 @@ def cmd_corpus(a) -> int:
 
 
 def cmd_gpu(a) -> int:
-    import ember
     from ember.runtime import cuda
-    entries = C.read(a.corpus)[: a.limit]
-    arch = cuda.context().arch
+    entries = C.read(a.corpus)
+    if a.seeds:
+        wanted = {int(x) for x in a.seeds.split(",")}
+        entries = [e for e in entries if e["seed"] in wanted]
+    entries = entries[: a.limit]
     levels = [int(x) for x in a.opt.split(",")]
     t0 = time.time()
-    failures = []
-    ints_only = floats = 0
-    for e in entries:
-        program = C.program_of(e)
-        has_float = any(t in ("f16", "bf16", "f32", "f64") for t in program.types)
-        floats += has_float
-        ints_only += not has_float
-        for opt in levels:
-            prog = ember.compile(program.source, arch=arch, opt=opt, name=f"fuzz{e['seed']}.ember")
-            args = program.arguments()
-            cuda.load(prog).fuzz(*args, grid=program.grid)
-            outputs = dict(zip(program.output_names(), args[len(C.NUMERIC):2 * len(C.NUMERIC)]))
-            problem = C.check_outputs(e, outputs)
-            if problem:
-                failures.append((e["seed"], opt, problem))
-                print(f"seed {e['seed']} -O{opt}: {problem}", flush=True)
-    summary = (f"{len(entries)} programs ({ints_only} integer-only, {floats} with floats) x -O{','.join(map(str, levels))} "
-               f"on {cuda.context().name} ({arch}): {len(failures)} disagree with the simulator, {time.time() - t0:.0f} s")
+
+    def failed(e, opt, program, outputs, problem):
+        print(f"seed {e['seed']} -O{opt}: {problem}", flush=True)
+        _explain(program, outputs, a.dump and os.path.join(a.dump, f"seed{e['seed']}_O{opt}.npz"))
+
+    failures = C.run_on_gpu(entries, levels, on_failure=failed)
+    ints_only = sum(1 for e in entries if not set(e["types"]) & {"f16", "bf16", "f32", "f64"})
+    ctx = cuda.context()
+    summary = (f"{len(entries)} programs ({ints_only} integer-only, {len(entries) - ints_only} with floats) "
+               f"x -O{','.join(map(str, levels))} on {ctx.name} ({ctx.arch}): {len(failures)} disagree with "
+               f"the simulator, {time.time() - t0:.0f} s")
     print(summary)
     if a.out:
         import json
         with open(a.out, "w") as f:
             json.dump({"summary": summary, "failures": failures}, f, indent=1)
     return 1 if failures else 0
+
+
+def _explain(program, gpu: dict, dump: str | None) -> None:
+    """Re-simulate a program whose GPU results differ and show the first differing elements."""
+    import numpy as np
+
+    from .differential import same
+    ref = ember_ir_reference(program)
+    for name, want in ref.items():
+        ok = same(want, gpu[name], name[4:])
+        for k in np.nonzero(~ok)[0][:4]:
+            thread, slot = divmod(int(k), program.slots)
+            print(f"    {name}[{k}] thread {thread} slot {slot}: simulator {want[k]!r}, GPU {gpu[name][k]!r}")
+    if dump:
+        os.makedirs(os.path.dirname(dump), exist_ok=True)
+        np.savez(dump, **{f"sim_{k}": v for k, v in ref.items()}, **{f"gpu_{k}": v for k, v in gpu.items()})
+
+
+def ember_ir_reference(program) -> dict:
+    from .. import driver
+    from .differential import simulate
+    p = driver.compile(program.source, name="fuzz.ember", stop_after="ir")
+    return simulate(program, p.ir, p.kernels)
 
 
 def main(argv=None) -> int:
@@ -118,6 +136,8 @@ def main(argv=None) -> int:
     g.add_argument("--limit", type=int, default=None)
     g.add_argument("--opt", default="3,0", help="comma-separated -O levels (default 3,0)")
     g.add_argument("--out", help="write a JSON report here")
+    g.add_argument("--seeds", help="only these comma-separated seeds")
+    g.add_argument("--dump", help="save the simulator's and the GPU's outputs of failing programs here (.npz)")
     a = p.parse_args(argv)
     return {"run": cmd_run, "show": cmd_show, "corpus": cmd_corpus, "gpu": cmd_gpu}[a.command](a)
 

@@ -100,3 +100,25 @@ def check_outputs(e: dict, outputs: dict) -> str | None:
                 return (f"{fn}({rows[written, a][k]!r}) = {rows[written, j][k]!r}: error {err[k]:.3g} "
                         f"beyond the documented {bound:.3g}")
     return None
+
+
+def run_on_gpu(entries: list, levels=(3, 0), on_failure=None) -> list:
+    """Compile each entry's program for this GPU at each -O level, run it and compare with
+    the simulator's results. Returns [(seed, level, what differs)]."""
+    import ember
+    from ember.runtime import cuda
+    arch = cuda.context().arch
+    failures = []
+    for e in entries:
+        program = program_of(e)
+        for opt in levels:
+            prog = ember.compile(program.source, arch=arch, opt=opt, name=f"fuzz{e['seed']}.ember")
+            args = program.arguments()
+            cuda.load(prog).fuzz(*args, grid=program.grid)
+            outputs = dict(zip(program.output_names(), args[len(NUMERIC):2 * len(NUMERIC)]))
+            problem = check_outputs(e, outputs)
+            if problem:
+                failures.append((e["seed"], opt, problem))
+                if on_failure is not None:
+                    on_failure(e, opt, program, outputs, problem)
+    return failures

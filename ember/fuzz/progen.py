@@ -18,7 +18,9 @@ Shape of a kernel (one thread per element, `gid` its global index):
 
 Results leave through `out_T[slot + j]` (each thread owns its slots). Fast-math results
 are written next to their argument, so the GPU check can hold them to the documented
-bound instead of bit equality (`Program.approx`).
+bound instead of bit equality (`Program.approx`). A NaN's bits are unspecified, so no
+program lets them decide a result: values that may be NaN are replaced before a
+`bitcast` or the sign operand of `copysign` (`not_nan`).
 
 Choices come from a `Source`: `RandomSource(seed)` for reproducible programs by number,
 or hypothesis's `draw` (tests/fuzz), which can shrink a failing program. Options are
@@ -474,7 +476,9 @@ class Generator:
         if kind == "binary":
             op = self.choice(FLOAT_BINOPS if t in FLOATS else INT_BINOPS)
             a, b = self.expr(t, depth - 1), self.expr(t, depth - 1)
-            if op in ("min", "max", "copysign"):
+            if op == "copysign":
+                return f"copysign({a}, {self.not_nan(t, b)})"
+            if op in ("min", "max"):
                 return f"{op}({a}, {b})"
             if op in ("<<", ">>") and self.chance(50):
                 b = self.expr(self.choice(["u32", "u8", "i64"]), depth - 1)   # any integer type
@@ -492,7 +496,8 @@ class Generator:
             return f"{t}({self.expr(src, depth - 1)})"
         if kind == "bitcast":
             same = [u for u in NUMERIC if BITS[u] == BITS[t] and u != t]
-            return f"bitcast<{t}>({self.expr(self.choice(same), depth - 1)})"
+            src = self.choice(same)
+            return f"bitcast<{t}>({self.not_nan(src, self.expr(src, depth - 1))})"
         if kind == "select":
             return f"select({self.bool_expr(depth - 1)}, {self.expr(t, depth - 1)}, {self.expr(t, depth - 1)})"
         if kind == "load":
@@ -505,6 +510,14 @@ class Generator:
         if which == "fma":
             return f"fma({a}, {self.expr(t, depth - 1)}, {self.expr(t, depth - 1)})"
         return f"{self.choice(ACCURATE)}({a})"
+
+    def not_nan(self, t: str, text: str) -> str:
+        """`text`, or 1 where it is a NaN: a NaN's bits (its sign too) are unspecified, so
+        they must not reach a bitcast or copysign's sign (the GPU's NaNs differ from the
+        simulator's: neg.f32 of a NaN gives 0x7FFFFFFF there)."""
+        if t not in FLOATS:
+            return text
+        return f"select(isnan({text}), 1.0{t}, {text})"
 
     def bool_expr(self, depth: int) -> str:
         kind = self.weighted([("leaf", 3), ("cmp", 6), ("logic", 2 if depth > 0 else 0), ("not", 1),

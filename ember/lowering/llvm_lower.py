@@ -338,11 +338,24 @@ def _select(L, op, args):
     return [L.b.select(*args)]
 
 
+# Float -> integer bit casts go through an opaque `mov`. Without it, LLVM folds
+# `store i8 (trunc (bitcast double))` into `st.global.b8 [a], %rd` of the register a float
+# instruction (selp.f64, mul.f64, ...) defined, and ptxas then stores that register
+# *converted* to an 8-bit integer (1.5 -> 1, -204.96 -> 0) instead of its low byte. Found
+# by the fuzz corpus on an H200 (ptxas 13.0); a register defined by mov.bN is stored right.
+_MOV = {16: ("mov.b16 $0, $1;", "=h,h"), 32: ("mov.b32 $0, $1;", "=r,r"), 64: ("mov.b64 $0, $1;", "=l,l")}
+
+
 @lowers("arith.bitcast")
 def _bitcast(L, op, args):
-    if isinstance(op.results[0].type, PtrType):
+    src, dst = op.operands[0].type, op.results[0].type
+    if isinstance(dst, PtrType):
         return [args[0]]   # opaque pointers in one address space
-    return [L.b.bitcast(args[0], lltype(op.results[0].type))]
+    bits = L.b.bitcast(args[0], lltype(dst))
+    if src.is_float and not dst.is_float:
+        text, constraints = _MOV[dst.bits]
+        bits = L.b.asm(ll.FunctionType(lltype(dst), [lltype(dst)]), text, constraints, [bits], False)
+    return [bits]
 
 
 # float -> 32/64-bit integer: the NVVM conversions truncate, saturate and send NaN to 0,
