@@ -42,17 +42,22 @@ class _Builder(Transformer):
         return Span(self.file, tok.start_pos, tok.end_pos)
 
     def span(self, children) -> Span:
+        """From the first child with a position to the last (hot: no intermediate Spans)."""
         first = last = None
         for c in children:
             if c is None:
                 continue
-            s = self.tspan(c) if isinstance(c, Token) else getattr(c, "span", None)
-            if s is None:
-                continue
+            if isinstance(c, Token):
+                pos = (c.start_pos, c.end_pos)
+            else:
+                s = getattr(c, "span", None)
+                if s is None:
+                    continue
+                pos = (s.start, s.end)
             if first is None:
-                first = s
-            last = s
-        return first.to(last)
+                first = pos
+            last = pos
+        return Span(self.file, min(first[0], last[0]), max(first[1], last[1]))
 
     @staticmethod
     def nodes(children):

@@ -359,26 +359,23 @@ class Generator:
         lo = self.integer(-3, 3) if t == "i32" else self.integer(0, 3)
         hi = f"({self.expr(t, 1)}) % {self.integer(1, 6)}" if self.chance(50) else str(self.integer(0, 6))
         step = self.choice([1, 1, 2, 3])
-        head = f"for {i} in {lo}{t}..{hi}" + (f" step {step}" if step != 1 else "")
+        self.loop(f"for {i} in {lo}{t}..{hi}" + (f" step {step}" if step != 1 else ""), [_Var(i, t, False)],
+                  None, allow_return, depth)
+
+    def stmt_while(self, allow_return, depth):
+        # the counter bounds the loop; it counts first, so `continue` cannot skip it
+        w = self.fresh("w")
+        self.emit(f"var {w}: u32 = 0;")
+        self.loop(f"while {w} < {self.integer(1, 5)} && {self.expr('bool', 1)}", [], f"{w} += 1;",
+                  allow_return, depth)
+
+    def loop(self, head: str, variables: list, first: str | None, allow_return, depth) -> None:
         self.emit(head + " {")
         self.loop_depth += 1
         self.indent += 1
-        self.scopes.append([_Var(i, t, False)])
-        for _ in range(self.integer(1, 3)):
-            self.statement(allow_return, depth + 1)
-        self.scopes.pop()
-        self.indent -= 1
-        self.loop_depth -= 1
-        self.emit("}")
-
-    def stmt_while(self, allow_return, depth):
-        w = self.fresh("w")
-        self.emit(f"var {w}: u32 = 0;")
-        self.emit(f"while {w} < {self.integer(1, 5)} && {self.expr('bool', 1)} {{")
-        self.loop_depth += 1
-        self.indent += 1
-        self.emit(f"{w} += 1;")
-        self.scopes.append([])
+        if first:
+            self.emit(first)
+        self.scopes.append(variables)
         for _ in range(self.integer(1, 3)):
             self.statement(allow_return, depth + 1)
         self.scopes.pop()

@@ -127,3 +127,19 @@ def check_buffers(kernel, bound: list) -> None:
                         f"{kernel.name}: read-only `{p.name}` overlaps `{q.name}`, which the kernel writes; "
                         "read-only parameters must not alias written ones (use one `*mut` parameter "
                         "to work in place)")
+
+
+class KernelTable:
+    """A loaded program's kernels as attributes (`mod.rope(...)`) and items (`mod["rope"]`),
+    the same on the GPU and in the simulator. Subclasses set `self.kernels`."""
+
+    kernels: dict
+
+    def __getattr__(self, name):
+        kernels = self.__dict__.get("kernels", {})
+        if name in kernels:
+            return kernels[name]
+        raise AttributeError(f"no kernel `{name}`; kernels: {', '.join(kernels)}")
+
+    def __getitem__(self, name):
+        return self.kernels[name]

@@ -8,7 +8,8 @@ import threading
 
 import numpy as np
 
-from .args import Buffer, LaunchError, check_buffers, check_launch, elem_name_of_typestr, scalar_bytes
+from .args import (Buffer, KernelTable, LaunchError, check_buffers, check_launch, elem_name_of_typestr,
+                   scalar_bytes)
 from .interop import borrow
 
 _lock = threading.Lock()
@@ -152,7 +153,7 @@ def copy_device(dst: DeviceArray, src: DeviceArray, stream=0) -> None:
                                        getattr(stream, "handle", stream)))
 
 
-class Module:
+class Module(KernelTable):
     """A program loaded on the GPU; its kernels are attributes (`mod.rope(...)`)."""
 
     def __init__(self, program, image: bytes | None = None):
@@ -162,15 +163,6 @@ class Module:
             image = _image_for(program, self.ctx)
         self.module = _check(_driver().cuModuleLoadData(image))
         self.kernels = {name: Kernel(self, info) for name, info in program.kernels.items()}
-
-    def __getattr__(self, name):
-        kernels = self.__dict__.get("kernels", {})
-        if name in kernels:
-            return kernels[name]
-        raise AttributeError(f"no kernel `{name}` in {self.program.name}; kernels: {', '.join(kernels)}")
-
-    def __getitem__(self, name):
-        return self.kernels[name]
 
 
 def _image_for(program, ctx: Context) -> bytes:

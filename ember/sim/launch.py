@@ -14,7 +14,8 @@ import numpy as np
 
 from ..ir import semantics as S
 from ..ir.core import Function, Module
-from ..runtime.args import Buffer, LaunchError, check_buffers, check_launch, elem_name_of_typestr, scalar_bytes
+from ..runtime.args import (Buffer, KernelTable, LaunchError, check_buffers, check_launch, elem_name_of_typestr,
+                            scalar_bytes)
 from .interp import Interpreter
 from .machine import SimMachine
 from .memory import Memory, Ptr
@@ -95,7 +96,7 @@ def _table_bytes(g) -> np.ndarray:
     return np.array(g.values, dtype=S.dtype(g.elem)).view(np.uint8).reshape(1, -1).copy()
 
 
-class SimModule:
+class SimModule(KernelTable):
     """A compiled program (or a bare IR module) loaded in the simulator."""
 
     def __init__(self, program=None, module: Module | None = None, kernels: dict | None = None):
@@ -103,15 +104,6 @@ class SimModule:
         self.module = module if module is not None else program.ir
         infos = kernels if kernels is not None else program.kernels
         self.kernels = {name: SimKernel(self.module, self.module.get(name), info) for name, info in infos.items()}
-
-    def __getattr__(self, name):
-        kernels = self.__dict__.get("kernels", {})
-        if name in kernels:
-            return kernels[name]
-        raise AttributeError(f"no kernel `{name}`; kernels: {', '.join(kernels)}")
-
-    def __getitem__(self, name):
-        return self.kernels[name]
 
 
 def load(program) -> SimModule:
