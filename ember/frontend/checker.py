@@ -122,6 +122,7 @@ class Checker:
         self.loop_depth = 0
         self.calls: list | None = None
         self.block_depth = 0
+        self.type_params: dict[str, ScalarType] = {}   # the current kernel's `const T: type`
 
     # ------------------------------------------------------------------ driver
     def run(self) -> CheckedProgram:
@@ -186,7 +187,9 @@ class Checker:
     # ------------------------------------------------------------------ types
     def resolve_type(self, node: A.Node, allow_array: bool = False, allow_tuple: bool = False) -> Type:
         if isinstance(node, A.TypeName):
-            t = SCALARS.get(node.name)
+            t = SCALARS.get(node.name) or self.type_params.get(node.name)
+            if t is ERROR:
+                return ERROR    # a type parameter without a valid value: reported already
             if t is None:
                 self.diags.error("E0103", f"unknown type `{node.name}`", node.span, label="not a type",
                                  help=self._suggest(node.name, SCALARS) or
@@ -288,7 +291,11 @@ class Checker:
     def kernel(self, k: A.KernelDef) -> None:
         self.push()
         consts: dict[str, tuple] = {}
+        self.type_params = {}
         for g in k.generics:
+            if isinstance(g.type, A.TypeName) and g.type.name == "type":
+                self.type_param(k, g, consts)
+                continue
             t = self.resolve_type(g.type)
             if t is not ERROR and not isinstance(t, ScalarType):
                 self.diags.error("E0214", "const parameters must have a scalar type", g.type.span)
@@ -312,6 +319,43 @@ class Checker:
         self.enter_fn("kernel", VOID, k.name)
         self.body(k.body, top=True)
         self.pop()
+        self.type_params = {}
+
+    def type_param(self, k: A.KernelDef, g: A.GenericParam, consts: dict) -> None:
+        """`const T: type = f32`: a scalar type bound at compile time (-D T=f16), usable
+        wherever a type is (parameters, `let x: T`, arrays, `T(x)` casts, `bitcast<T>`).
+        Without a valid type, T stands for ERROR so its uses report nothing more."""
+        self.type_params[g.name] = ERROR
+        if g.name in consts or g.name in SCALARS:
+            self.diags.error("E0102", f"`{g.name}` cannot be declared as a type parameter here", g.name_span,
+                             label="already a type" if g.name in SCALARS else "declared twice")
+            return
+        if g.name in self.defines:
+            self.used_defines.add(g.name)
+            text, where = self.defines[g.name].strip(), g.name_span
+        elif isinstance(g.default, A.Name):
+            text, where = g.default.id, g.default.span
+        elif g.default is not None:
+            self.diags.error("E0404", f"the default of type parameter `{g.name}` must be a type name",
+                             g.default.span, help=f"for example `const {g.name}: type = f32`")
+            return
+        else:
+            self.diags.error("E0106", f"type parameter `{g.name}` of kernel `{k.name}` has no value",
+                             g.name_span, label="needs a type",
+                             help=f"pass `-D {g.name}=f16` (or `defines={{'{g.name}': 'f16'}}`), "
+                                  f"or give it a default: `const {g.name}: type = f32`")
+            return
+        t = SCALARS.get(text)
+        if t is None or t.is_bool:
+            self.diags.error("E0404", f"`{text}` is not a numeric type for type parameter `{g.name}`", where,
+                             label="a type parameter" if where is g.name_span else "not a numeric type",
+                             help="one of i8..i64, u8..u64, f16, bf16, f32, f64")
+            return
+        self.type_params[g.name] = t
+        consts[g.name] = (None, t.name)
+        sym = Symbol(g.name, "type", ERROR, g.name_span, t.name)
+        g.sym = sym
+        self.declare(sym)
 
     def const_param_value(self, k: A.KernelDef, g: A.GenericParam, t: Type):
         if t is ERROR:
@@ -516,7 +560,8 @@ class Checker:
             target.ty = sym.ty
             if sym.kind != "var":
                 what = {"let": "an immutable binding", "param": "a parameter", "const": "a constant",
-                        "loop": "a loop variable", "shared": "a shared array", "array": "an array"}[sym.kind]
+                        "loop": "a loop variable", "shared": "a shared array", "array": "an array",
+                        "type": "a type"}[sym.kind]
                 help_ = {"let": f"declare it with `var {sym.name} = ...` to make it mutable",
                          "param": f"copy it into a variable first: `var {sym.name}_ = {sym.name};`",
                          "loop": "use a `while` loop to change the counter"}.get(sym.kind)
@@ -700,6 +745,10 @@ class Checker:
             self.undefined(e)
             return ERROR
         e.sym = sym
+        if sym.kind == "type":
+            self.diags.error("E0104", f"`{e.id}` is a type ({sym.value}), not a value", e.span,
+                             help=f"convert a value to it with `{e.id}(x)`")
+            return ERROR
         if sym.kind == "const" and sym.value is not None:
             e.const = sym.value
         if sym.kind == "shared":
@@ -957,6 +1006,12 @@ class Checker:
         name = e.name
         if name in SCALARS:
             return self.cast(e, SCALARS[name])
+        if name in self.type_params:
+            if self.type_params[name] is ERROR:
+                for a in e.args:
+                    self.expr(a)
+                return ERROR
+            return self.cast(e, self.type_params[name])
         if self.lookup(name) is not None:
             self.diags.error("E0104", f"`{name}` is a variable, not a function", e.name_span)
             for a in e.args:

@@ -111,3 +111,22 @@ def test_return_rules():
     assert errors("fn f() { return 1.0; }\nkernel k(x: *mut global f32) block(32) { f(); }")[0][0] == "E0304"
     assert errors("fn f(a: f32) -> f32 { if a > 0.0 { return 1.0; } else { return 2.0; } }\n"
                   "kernel k(x: *mut global f32) block(32) { x[0] = f(1.0); }") == []
+
+
+def test_type_parameters_bind_types():
+    import ember
+    src = """kernel k<const T: type = f32, const N: u32 = 4>(x: *mut global T, y: *global u32) block(32) {
+        var a: [T; N];
+        a[0] = T(y[0]);
+        let b: T = bitcast<T>(bitcast<u32>(f32(1.5)));
+        x[thread_idx.x] = a[0] + T(f32(b) * 0.0);
+    }"""
+    for t, ok in (("f32", True), ("i32", True), ("f16", False)):
+        try:
+            prog = ember.compile(src, defines={"T": t})
+        except ember.CompileError as e:
+            assert not ok and "cannot bit cast `u32` (4 bytes) to `f16`" in str(e)
+            continue
+        assert ok
+        assert str(prog.kernels["k"].params[0].type) == f"*mut global {t}"
+        assert prog.kernels["k"].consts == {"T": t, "N": 4}

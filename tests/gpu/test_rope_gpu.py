@@ -86,3 +86,26 @@ def test_cuda_array_interface_buffers_are_borrowed():
     dx = cupy.asarray(x)
     mod.rope(dx, cupy.asarray(pos), 4, 1e4, grid=(1, 3))
     assert parity(cupy.asnumpy(dx), reference(x, pos, 1e4))["max_abs_diff"] <= 1e-5
+
+
+@pytest.mark.parametrize("t", ["f16", "bf16"])
+@pytest.mark.parametrize("neox", [False, True])
+def test_rope_half_precision_io_gpu_equals_sim(t, neox):
+    """f16/bf16 data (-D T=...): the GPU gives the simulator's bits, within one rounding to T
+    of the f64 reference."""
+    from ember.runtime import cuda, load
+    from tests.kernels.test_kernels_in_sim import _io, _values
+    rng = np.random.default_rng(21 + neox)
+    tokens, heads = 9, 8
+    x = _io(t, rng.standard_normal((tokens, heads, 128)))
+    pos = rng.integers(0, 32768, tokens).astype(np.int32)
+    prog = ember.compile(ROPE, arch=cuda.context().arch, defines={"HEAD_DIM": 128, "NEOX": neox, "T": t})
+    outs = {}
+    for device in ("cuda", "sim"):
+        y = np.zeros_like(x)
+        load(prog, device=device).rope_out(x, y, pos, heads, 1e6, grid=(2, tokens))
+        outs[device] = y
+    assert np.array_equal(outs["cuda"], outs["sim"])
+    ref = reference(_values(t, x), pos, 1e6, neox=neox)
+    err = np.abs(_values(t, outs["cuda"]) - ref) / np.maximum(np.abs(ref), 1.0)
+    assert err.max() <= {"f16": 2 ** -10, "bf16": 2 ** -7}[t]

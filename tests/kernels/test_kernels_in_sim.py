@@ -55,17 +55,32 @@ def _values(t: str, a: np.ndarray) -> np.ndarray:
     return a.astype(np.float64)
 
 
-@pytest.mark.parametrize("t, kernel, tol", [("f32", "rmsnorm", 2e-6), ("f16", "rmsnorm_f16", 2 ** -10),
-                                            ("bf16", "rmsnorm_bf16", 2 ** -7)])
+@pytest.mark.parametrize("t, tol", [("f32", 2e-6), ("f16", 2 ** -10), ("bf16", 2 ** -7)])
 @pytest.mark.parametrize("cols", [96, 1000])
-def test_rmsnorm_in_sim(t, kernel, tol, cols):
+def test_rmsnorm_in_sim(t, tol, cols):
     rng = np.random.default_rng(cols)
     rows, eps = 5, 1e-6
     x = _io(t, rng.standard_normal((rows, cols)) * rng.uniform(0.01, 30, (rows, 1)))
     gamma = _io(t, rng.uniform(0.5, 1.5, cols))
     y = np.zeros_like(x)
-    load(ember.compile(SRC / "rmsnorm.ember", defines={"BLOCK": 128})).kernels[kernel](
+    load(ember.compile(SRC / "rmsnorm.ember", defines={"BLOCK": 128, "T": t})).rmsnorm(
         x, gamma, y, cols, eps, grid=rows)
     ref = rmsnorm_ref(_values(t, x), _values(t, gamma), eps)
+    err = np.abs(_values(t, y) - ref) / np.maximum(np.abs(ref), 1.0)
+    assert err.max() <= tol, err.max()
+
+
+@pytest.mark.parametrize("t, tol", [("f16", 2 ** -10), ("bf16", 2 ** -7)])
+@pytest.mark.parametrize("neox", [False, True])
+def test_rope_half_precision_io_in_sim(t, tol, neox):
+    """f16/bf16 data, f32/f64 math, one rounding to T at the end."""
+    rng = np.random.default_rng(11 + neox)
+    tokens, heads, head_dim = 3, 4, 64
+    x = _io(t, rng.standard_normal((tokens, heads, head_dim)))
+    pos = np.array([0, 999, 32767], dtype=np.int32)
+    ref = rope_ref(_values(t, x), pos, 1e6, neox=neox)
+    prog = ember.compile(SRC / "rope.ember", defines={"HEAD_DIM": head_dim, "NEOX": neox, "T": t})
+    y = np.zeros_like(x)
+    load(prog).rope_out(x, y, pos, heads, 1e6, grid=(1, tokens))
     err = np.abs(_values(t, y) - ref) / np.maximum(np.abs(ref), 1.0)
     assert err.max() <= tol, err.max()

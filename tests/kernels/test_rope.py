@@ -1,6 +1,7 @@
 """kernels_src/rope.ember: every variant compiles and validates for sm_80 and sm_90,
 keeps its pair accesses as vector loads (adjacent pairs) and uses no local memory."""
 
+import re
 from pathlib import Path
 
 import pytest
@@ -31,3 +32,13 @@ def test_hand_ptx_baselines_validate():
     for f in sorted((ROPE.parent / "baselines").glob("rope*.ptx")):
         for arch in ("sm_80", "sm_90"):
             assert validate(f.read_text(), arch).kernels["rope_hand"].spill_stores == 0
+
+
+@pytest.mark.parametrize("t", ["f16", "bf16"])
+def test_half_precision_io_keeps_vector_accesses(t):
+    progs = compile_both(ROPE, defines={"HEAD_DIM": 128, "T": t})
+    for prog in progs.values():
+        # each pair is one 4-byte access: loaded as v2.b16, stored packed in one b32
+        assert "v2.b16" in prog.ptx and re.search(r"st\.global\.(v2\.b16|b32)", prog.ptx)
+        assert not re.search(r"(ld|st)\.global(\.nc)?\.b16", prog.ptx)
+        assert ".local" not in prog.ptx
