@@ -1,7 +1,5 @@
 """The `ember` command (in process, through ember.cli.main)."""
 
-import pytest
-
 from ember.cli import main
 
 OK = "kernel k(x: *mut global f32) block(32) { x[thread_idx.x] = 1.0; }\n"

@@ -15,7 +15,7 @@ from __future__ import annotations
 from ..diagnostics import Diagnostics
 from ..ir.builder import Builder
 from ..ir.core import Function, Module, Region, Value
-from ..ir.types import BOOL, F32, I64, VOID, ArrayType, PtrType, ScalarType, TupleType
+from ..ir.types import BOOL, F32, VOID, ArrayType, PtrType, ScalarType, TupleType
 from . import ast as A
 from .builtins import INDEX_VALUES, PLAIN_VALUES
 from .checker import CheckedProgram, FnInfo, KernelInfo

@@ -18,7 +18,7 @@ import llvmlite.ir as ll
 
 from .. import floats
 from ..diagnostics import InternalError
-from ..ir.core import Function, Module, Op, Region, Value
+from ..ir.core import Function, Module, Region, Value
 from ..ir.types import ADDRESS_SPACES, ArrayType, PtrType, ScalarType, Type, VectorType
 from .targets import Target
 

@@ -5,13 +5,12 @@ import math
 from fractions import Fraction
 
 import numpy as np
-import pytest
 from hypothesis import given, settings, strategies as st
 
 from ember import floats
 from ember.frontend.consteval import int_binop
 from ember.ir import semantics as S
-from ember.ir.types import F16, F32, F64, INT_TYPES, SCALARS, BF16
+from ember.ir.types import F32, F64, INT_TYPES, SCALARS, BF16
 
 OPS = ["+", "-", "*", "/", "%", "&", "|", "^", "<<", ">>", "==", "!=", "<", "<=", ">", ">="]
 

@@ -6,7 +6,7 @@ control flow, since which threads take part is part of their meaning."""
 from __future__ import annotations
 
 from ..formats import Keyword, Operands
-from ..types import BOOL, U32, ScalarType
+from ..types import BOOL, U32
 from . import checks as C
 from . import defop
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..formats import Operands
-from ..types import ScalarType, VectorType
+from ..types import VectorType
 from . import checks as C
 from . import defop
 

@@ -11,7 +11,7 @@ spaces do not alias each other)."""
 
 from __future__ import annotations
 
-from ..core import Module, Op, Region, Value
+from ..core import Module, Op, Region, Value, replace_uses
 from ..ops import OPS
 from ..types import PtrType, ScalarType, VectorType
 from . import register
@@ -63,10 +63,6 @@ def split(v: Value) -> tuple[Value, int]:
             base, off = split(op.operands[0])
             return base, off + c
     return v, 0
-
-
-def _space_key(ptr_t: PtrType) -> str:
-    return ptr_t.space
 
 
 def _may_write(op: Op, ptr_t: PtrType) -> bool:
@@ -193,5 +189,4 @@ def _apply(region: Region, plans: list) -> None:
             out.append(op)
     region.ops = out
     if mapping:
-        from ..core import replace_uses
         replace_uses(region, mapping)
