@@ -96,8 +96,8 @@ def _explain(program, gpu: dict, dump: str | None) -> None:
     """Re-simulate a program whose GPU results differ and show the first differing elements."""
     import numpy as np
 
-    from .differential import same
-    ref = ember_ir_reference(program)
+    from .differential import reference, same
+    ref = reference(program)
     for name, want in ref.items():
         ok = same(want, gpu[name], name[4:])
         for k in np.nonzero(~ok)[0][:4]:
@@ -106,13 +106,6 @@ def _explain(program, gpu: dict, dump: str | None) -> None:
     if dump:
         os.makedirs(os.path.dirname(dump), exist_ok=True)
         np.savez(dump, **{f"sim_{k}": v for k, v in ref.items()}, **{f"gpu_{k}": v for k, v in gpu.items()})
-
-
-def ember_ir_reference(program) -> dict:
-    from .. import driver
-    from .differential import simulate
-    p = driver.compile(program.source, name="fuzz.ember", stop_after="ir")
-    return simulate(program, p.ir, p.kernels)
 
 
 def main(argv=None) -> int:

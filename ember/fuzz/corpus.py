@@ -19,7 +19,7 @@ from dataclasses import asdict
 import numpy as np
 
 from ..ir.mathlib.fast_bounds import errors
-from .progen import NUMERIC, Program, _BITS_TYPE
+from .progen import Program, _BITS_TYPE
 
 FORMAT = 1
 
@@ -49,8 +49,7 @@ def digests(outputs: dict, initial: dict, program: Program) -> dict:
 
 
 def initial_outputs(program: Program) -> dict:
-    args = program.arguments()
-    return dict(zip(program.output_names(), args[len(NUMERIC):2 * len(NUMERIC)]))
+    return program.outputs(program.arguments())
 
 
 def entry(seed: int, program: Program, outputs: dict) -> dict:
@@ -115,7 +114,7 @@ def run_on_gpu(entries: list, levels=(3, 0), on_failure=None) -> list:
             prog = ember.compile(program.source, arch=arch, opt=opt, name=f"fuzz{e['seed']}.ember")
             args = program.arguments()
             cuda.load(prog).fuzz(*args, grid=program.grid)
-            outputs = dict(zip(program.output_names(), args[len(NUMERIC):2 * len(NUMERIC)]))
+            outputs = program.outputs(args)
             problem = check_outputs(e, outputs)
             if problem:
                 failures.append((e["seed"], opt, problem))

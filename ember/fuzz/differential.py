@@ -15,7 +15,7 @@ from .. import driver
 from ..ir.core import clone_module
 from ..ir.passes import PASSES, PIPELINES, run_passes
 from ..sim import SimError, StepLimitExceeded, load_module
-from .progen import NUMERIC, Program
+from .progen import Program
 
 
 @dataclass
@@ -47,7 +47,13 @@ class GeneratorBug(Exception):
 def simulate(program: Program, module, kernels) -> dict:
     args = program.arguments()
     load_module(module, kernels).fuzz(*args, grid=program.grid, step_limit=10_000)
-    return {name: a for name, a in zip(program.output_names(), args[len(NUMERIC):2 * len(NUMERIC)])}
+    return program.outputs(args)
+
+
+def reference(program: Program) -> dict:
+    """The outputs of the IR straight from IR generation, in the simulator."""
+    prog = driver.compile(program.source, name="fuzz.ember", stop_after="ir")
+    return simulate(program, prog.ir, prog.kernels)
 
 
 def same(a: np.ndarray, b: np.ndarray, t: str) -> np.ndarray:

@@ -105,6 +105,10 @@ class Program:
     def output_names(self) -> list:
         return [f"out_{t}" for t in NUMERIC]
 
+    def outputs(self, args: list) -> dict:
+        """The out_T arrays of an argument list from arguments(), by name."""
+        return dict(zip(self.output_names(), args[len(NUMERIC):2 * len(NUMERIC)]))
+
 
 NP_TYPES = {"i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64, "u8": np.uint8,
             "u16": np.uint16, "u32": np.uint32, "u64": np.uint64, "f16": np.float16,

@@ -52,32 +52,25 @@ defop("mem.offset", Operands(), _offset_verify, infer=lambda ts, attrs: [ts[0]],
       doc="Pointer plus an element count (signed for signed index types).")
 
 
-def _alloca_verify(op):
-    t = op.results[0].type if op.results else None
-    if not (isinstance(t, PtrType) and t.space == "local" and t.mut and isinstance(t.pointee, ScalarType)):
-        return "result must be a `*mut local T` pointer"
-    n = op.attrs.get("length")
-    if not isinstance(n, int) or isinstance(n, bool) or n <= 0:
-        return "length must be a positive integer"
-    return None
+def _array_verify(space: str):
+    """mem.alloca and mem.shared: a `*mut SPACE T` to `length` (> 0) elements."""
+    def verify(op):
+        t = op.results[0].type if op.results else None
+        if not (isinstance(t, PtrType) and t.space == space and t.mut and isinstance(t.pointee, ScalarType)):
+            return f"result must be a `*mut {space} T` pointer"
+        n = op.attrs.get("length")
+        if not isinstance(n, int) or isinstance(n, bool) or n <= 0:
+            return "length must be a positive integer"
+        return None
+    return verify
 
 
-defop("mem.alloca", Operands(), _alloca_verify, pure=False,
+defop("mem.alloca", Operands(), _array_verify("local"), pure=False,
       doc="A zero-initialized per-thread array of `length` elements (kept in registers when every "
           "index is a constant after unrolling, in local memory otherwise).")
 
 
-def _shared_verify(op):
-    t = op.results[0].type if op.results else None
-    if not (isinstance(t, PtrType) and t.space == "shared" and t.mut and isinstance(t.pointee, ScalarType)):
-        return "result must be a `*mut shared T` pointer"
-    n = op.attrs.get("length")
-    if not isinstance(n, int) or isinstance(n, bool) or n <= 0:
-        return "length must be a positive integer"
-    return None
-
-
-defop("mem.shared", Operands(), _shared_verify, pure=False,
+defop("mem.shared", Operands(), _array_verify("shared"), pure=False,
       doc="A block's shared array of `length` elements (uninitialized), one per kernel declaration.")
 
 ATOMIC_OPS = ("add", "min", "max", "and", "or", "xor", "exch")
