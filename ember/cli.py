@@ -38,7 +38,7 @@ def _version() -> str:
 
 
 def _parser() -> argparse.ArgumentParser:
-    from .lowering.targets import DEFAULT_ARCH, archs
+    from .targets import DEFAULT_ARCH, archs
     p = argparse.ArgumentParser(
         prog="ember",
         description="Ember: a compiler for GPU kernels (Ember source -> structured SSA IR -> LLVM -> PTX).",
@@ -272,7 +272,7 @@ def _write(path: str, text: str) -> None:
 def _compile(args) -> int:
     from . import driver
     from .diagnostics import CompileError
-    from .lowering import targets
+    from . import targets
     try:
         targets.resolve(args.arch, args.ptx_version)
     except targets.TargetError as e:

@@ -63,6 +63,8 @@ CODES: dict[str, str] = {
     "E0402": "invalid block size",
     "E0403": "constant evaluation failed",
     "E0404": "invalid value for a const parameter",
+    "E0405": "too much shared memory",
+    "E0406": "too much per-thread memory",
     # later stages
     "E0902": "PTX validation failed",
     # the simulator (errors found while running a kernel)

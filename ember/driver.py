@@ -109,7 +109,7 @@ def compile(source_or_path, arch: str = "sm_90", defines: dict | None = None, op
     llvm_pipeline: what LLVM runs after Ember's passes at -O1..3: "cleanup" (a few passes;
         Ember's passes did the rest) or "full" (LLVM's own -O pipeline).
     """
-    from .lowering import targets
+    from . import targets
 
     if opt not in (0, 1, 2, 3):
         raise ValueError(f"opt must be 0..3, not {opt}")
@@ -132,7 +132,7 @@ def compile(source_or_path, arch: str = "sm_90", defines: dict | None = None, op
 
     from .frontend import checker, irgen, parser
     module_ast = timed("parse", parser.parse, file, diags)
-    prog = timed("check", checker.check, module_ast, defines, diags)
+    prog = timed("check", checker.check, module_ast, defines, diags, target)
     if diags.has_errors:
         raise CompileError(diags)
     warnings = [d for d in diags.items if not d.is_error]

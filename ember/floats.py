@@ -9,6 +9,7 @@ target format (no double rounding through f64).
 from __future__ import annotations
 
 import math
+import re
 import struct
 from fractions import Fraction
 
@@ -50,6 +51,71 @@ def round_fraction(q: Fraction, fmt: str) -> float:
     if e > emax:
         return sign * math.inf
     return sign * math.ldexp(m, shift)
+
+
+# Limits of exact decimal text, so that reading any literal takes bounded time: the
+# value's decimal exponent (of its leading digit) within +-MAX_DECIMAL_EXPONENT, and at
+# most MAX_DIGITS significant digits (an f64 needs at most 767 to be written exactly).
+MAX_DECIMAL_EXPONENT = 1000
+MAX_DIGITS = 1000
+_DECIMAL = re.compile(r"^([+-]?)([0-9]*)(?:\.([0-9]*))?(?:[eE]([+-]?[0-9]+))?$")
+
+
+class DecimalRangeError(ValueError):
+    """Decimal text beyond the limits above (or not a decimal number at all)."""
+
+
+def parse_decimal(text: str) -> Fraction:
+    """The exact value of decimal text such as `-1.5e-3` (underscores allowed), in time
+    bounded by the limits above; raises DecimalRangeError beyond them."""
+    m = _DECIMAL.match(text.strip().replace("_", ""))
+    if m is None or not (m.group(2) or m.group(3)):
+        raise DecimalRangeError(f"`{text}` is not a decimal number")
+    sign, whole, frac, exp = m.group(1), m.group(2) or "", m.group(3) or "", m.group(4)
+    digits = (whole + frac).lstrip("0")
+    if not digits:
+        return Fraction(0)
+    # an exponent of many digits is out of range whatever the significand is
+    e_text = (exp or "0").lstrip("+-").lstrip("0") or "0"
+    if len(e_text) > 6:
+        raise DecimalRangeError(f"the exponent of `{text}` is out of range (beyond 1e+-{MAX_DECIMAL_EXPONENT})")
+    e = int(exp or "0") - len(frac)
+    significant = digits.rstrip("0")
+    e += len(digits) - len(significant)
+    if len(significant) > MAX_DIGITS:
+        raise DecimalRangeError(f"`{text[:20]}...` has more than {MAX_DIGITS} significant digits")
+    leading = e + len(significant) - 1          # decimal exponent of the leading digit
+    if abs(leading) > MAX_DECIMAL_EXPONENT:
+        raise DecimalRangeError(f"`{text if len(text) < 40 else text[:20] + '...'}` is out of range: "
+                                f"its magnitude is 1e{leading:+d} (constants are limited to "
+                                f"1e+-{MAX_DECIMAL_EXPONENT})")
+    n = int(significant)
+    q = Fraction(n * 10 ** e) if e >= 0 else Fraction(n, 10 ** -e)
+    return -q if sign == "-" else q
+
+
+def describe(q) -> str:
+    """Short text for an exact constant (an int or a Fraction of any size), for messages."""
+    if isinstance(q, bool) or not isinstance(q, (int, Fraction)):
+        return str(q)
+    if q == 0:
+        return "0"
+    if (isinstance(q, int) or q.denominator == 1) and abs(int(q)).bit_length() <= 64:
+        return str(int(q))
+    try:
+        x = float(q)
+        if x != 0 and math.isfinite(x):
+            return f"{x:g}"
+    except OverflowError:
+        pass
+    a = abs(Fraction(q))
+    e = math.floor((a.numerator.bit_length() - a.denominator.bit_length()) * math.log10(2))
+    while Fraction(10) ** (e + 1) <= a:
+        e += 1
+    while Fraction(10) ** e > a:
+        e -= 1
+    lead = int(a / Fraction(10) ** e)
+    return f"{'-' if q < 0 else ''}{lead}e{e:+d} (about)"
 
 
 def round_float(x: float, fmt: str) -> float:
@@ -124,7 +190,7 @@ def parse_bits(text: str, fmt: str) -> int:
         return to_bits(math.inf, fmt)
     if t == "-inf":
         return to_bits(-math.inf, fmt)
-    x = round_fraction(Fraction(t), fmt)
+    x = round_fraction(parse_decimal(t), fmt)
     if x == 0 and t.startswith("-"):
         x = -0.0
     return to_bits(x, fmt)

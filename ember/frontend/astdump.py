@@ -66,8 +66,16 @@ def _value(v) -> str:
     from fractions import Fraction
     if isinstance(v, bool):
         return "true" if v else "false"
+    from ..floats import describe
     if isinstance(v, Fraction):
-        return str(v.numerator) if v.denominator == 1 else f"{float(v)!r}"
+        if v.denominator == 1:
+            return describe(v.numerator)
+        try:
+            return repr(float(v))
+        except OverflowError:
+            return describe(v)
+    if isinstance(v, int):
+        return describe(v)
     return repr(v) if isinstance(v, float) else str(v)
 
 

@@ -17,10 +17,12 @@ not be determined gets the error type, which silences errors that would only rep
 from __future__ import annotations
 
 import difflib
+import math
+import re
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from .. import floats
+from .. import floats, targets
 from ..diagnostics import Diagnostics
 from ..ir.types import (ADDRESS_SPACES, BOOL, F32, I32, I64, SCALARS, U32, VOID, ArrayType, PtrType,
                         ScalarType, TupleType, Type, natural_align, size_of)
@@ -71,6 +73,7 @@ class FnInfo:
     params: list            # [Symbol]
     ret: Type
     calls: list = field(default_factory=list)   # [(callee name, span)]
+    local_bytes: int = 0                         # per-thread arrays declared in the body
 
 
 @dataclass
@@ -79,6 +82,9 @@ class KernelInfo:
     consts: dict            # name -> (type, value)
     params: list            # [Symbol]
     block: tuple | None     # (x, y, z) or None
+    calls: list = field(default_factory=list)   # [(callee name, span)]
+    local_bytes: int = 0
+    shared_bytes: int = 0   # static shared memory, as ptxas lays it out (16-byte aligned arrays)
 
 
 @dataclass
@@ -88,9 +94,14 @@ class CheckedProgram:
     fns: dict
 
 
+_DEFINE_INT = re.compile(r"^[+-]?(0x[0-9a-fA-F_]+|0b[01_]+|0o[0-7_]+|[0-9][0-9_]*)$")
+_FLOAT_WORDS = {"inf": math.inf, "+inf": math.inf, "-inf": -math.inf, "nan": math.nan}
+
+
 def parse_define(text: str, t: ScalarType):
-    """A -D value for a const parameter of type t; raises ValueError if it does not fit."""
-    s = text.strip().replace("_", "")
+    """A -D value for a const parameter of type t; raises ValueError (with a message for
+    the user) if it is not a value of t."""
+    s = text.strip()
     if t.is_bool:
         if s in ("true", "1"):
             return True
@@ -98,18 +109,29 @@ def parse_define(text: str, t: ScalarType):
             return False
         raise ValueError("expected true or false")
     if t.is_int:
-        v = int(s, 0)
+        if not _DEFINE_INT.match(s) or len(s) > 80:
+            raise ValueError("expected an integer (decimal, 0x hex, 0o octal or 0b binary)")
+        v = int(s.replace("_", ""), 0)
         lo, hi = t.int_range()
         if not lo <= v <= hi:
             raise ValueError(f"out of range for {t} ({lo}..{hi})")
         return v
-    x = floats.round_fraction(Fraction(s), t.name)
+    if s.lower() in _FLOAT_WORDS:
+        return _FLOAT_WORDS[s.lower()]
+    try:
+        q = floats.parse_decimal(s)
+    except floats.DecimalRangeError as e:
+        raise ValueError(str(e).replace(f"`{s}` is not a decimal number", "expected a number")) from None
+    x = floats.round_fraction(q, t.name)
+    if math.isinf(x):
+        raise ValueError(f"{floats.describe(q)} overflows {t} (write inf for infinity)")
     return x
 
 
 class Checker:
-    def __init__(self, module: A.Module, defines: dict[str, str], diags: Diagnostics):
+    def __init__(self, module: A.Module, defines: dict[str, str], diags: Diagnostics, target):
         self.module = module
+        self.target = target
         self.defines = dict(defines)
         self.diags = diags
         self.fns: dict[str, FnInfo] = {}
@@ -143,6 +165,8 @@ class Checker:
         for info in self.fns.values():
             self.fn_body(info)
         self.check_recursion()
+        if not self.diags.has_errors:
+            self.check_local_memory()
         for name in self.defines:
             if name not in self.used_defines:
                 self.diags.warning("W0001", f"`-D {name}` is not a const parameter of any kernel",
@@ -317,7 +341,9 @@ class Checker:
         info = KernelInfo(k, consts, params, block)
         self.kernels.append(info)
         self.enter_fn("kernel", VOID, k.name)
+        self.memory = info
         self.body(k.body, top=True)
+        info.calls = self.calls
         self.pop()
         self.type_params = {}
 
@@ -418,6 +444,7 @@ class Checker:
             if sym.name not in self.scopes[-1]:
                 self.declare(sym)
         self.enter_fn("fn", info.ret, info.node.name)
+        self.memory = info
         self.body(info.node.body, top=True)
         info.calls = self.calls
         if info.ret is not VOID and info.ret is not ERROR and not _always_returns(info.node.body):
@@ -427,6 +454,26 @@ class Checker:
                              Span(end.file, end.end - 1, end.end), label="the end is reachable here",
                              help="end every path with `return <value>;`")
         self.pop()
+
+    def check_local_memory(self) -> None:
+        """Per-thread arrays of a kernel, with those of every device function it inlines
+        (one copy per call), against the target's local memory per thread."""
+        limit = self.target.local_bytes_per_thread
+        totals: dict[str, int] = {}
+
+        def total(name: str) -> int:   # the call graph is acyclic (checked before)
+            if name not in totals:
+                info = self.fns[name]
+                totals[name] = min(info.local_bytes + sum(total(c) for c, _ in info.calls if c in self.fns),
+                                   limit + 1)
+            return totals[name]
+
+        for k in self.kernels:
+            used = min(k.local_bytes + sum(total(c) for c, _ in k.calls if c in self.fns), limit + 1)
+            if used > limit:
+                self.diags.error("E0406", f"kernel `{k.node.name}` needs more than {limit // 1024} KB of "
+                                 "per-thread arrays (with the device functions it calls)", k.node.name_span,
+                                 help="shrink the arrays, or share one array between the calls")
 
     def check_recursion(self) -> None:
         graph = {name: info.calls for name, info in self.fns.items()}
@@ -496,8 +543,20 @@ class Checker:
 
     def stmt_Var(self, s: A.Var) -> None:
         declared = self.resolve_type(s.type, allow_array=True) if s.type is not None else None
+        if isinstance(s.type, A.ArrayTypeExpr) and declared is ERROR:
+            if s.value is not None:
+                self.expr(s.value)
+            s.sym = self.declare(Symbol(s.name, "array", ERROR, s.name_span))
+            return
         if isinstance(declared, ArrayType):
             declared = ArrayType(declared.elem, declared.length, "local")
+            nbytes = size_of(declared)
+            limit = self.target.local_bytes_per_thread
+            if nbytes > limit:
+                self.diags.error("E0406", f"`{s.name}` takes {nbytes} bytes per thread; per-thread arrays are "
+                                 f"limited to {limit // 1024} KB", s.type.span,
+                                 help="use a shared array, or split the work between threads")
+            self.memory.local_bytes += nbytes
             if s.value is not None:
                 self.expr(s.value)
                 self.diags.error("E0217", "an array cannot be initialized from a value", s.value.span,
@@ -546,7 +605,19 @@ class Checker:
             t = ERROR
         if isinstance(t, ArrayType):
             t = ArrayType(t.elem, t.length, "shared")
+            self.count_shared(s, t)
         s.sym = self.declare(Symbol(s.name, "shared", t, s.name_span))
+
+    def count_shared(self, s: A.SharedDecl, t: ArrayType) -> None:
+        k = self.memory
+        limit = self.target.static_shared_bytes
+        before = k.shared_bytes
+        k.shared_bytes = (before + 15) // 16 * 16 + size_of(t)
+        if k.shared_bytes > limit >= before:
+            self.diags.error("E0405", f"kernel `{self.fn_name}` declares {k.shared_bytes} bytes of shared memory "
+                             f"with `{s.name}`; a block may declare at most {limit} bytes ({limit // 1024} KB)",
+                             s.span, label=f"{size_of(t)} bytes",
+                             help="shrink the arrays, or tile the work over several passes")
 
     def stmt_Assign(self, s: A.Assign) -> None:
         target = s.target
@@ -700,13 +771,13 @@ class Checker:
                 whole = v == int(v)
                 self.diags.error("E0201", "mismatched types", e.span,
                                  label=f"expected `{target}`, found a float constant",
-                                 help=(f"write an integer: `{int(v)}`" if whole else
+                                 help=(f"write an integer: `{floats.describe(int(v))}`" if whole else
                                        "use an integer, or convert the other operand to a float type"))
                 e.ty = ERROR
                 return ERROR
             lo, hi = target.int_range()
             if not lo <= v <= hi:
-                self.diags.error("E0203", f"the constant {v} does not fit in `{target}` ({lo}..{hi})",
+                self.diags.error("E0203", f"the constant {floats.describe(v)} does not fit in `{target}` ({lo}..{hi})",
                                  e.span, label=f"out of range for `{target}`")
                 e.ty = ERROR
                 return ERROR
@@ -714,7 +785,7 @@ class Checker:
         else:
             x = floats.round_fraction(Fraction(v), target.name)
             if x in (float("inf"), float("-inf")):
-                self.diags.error("E0203", f"the constant {float(v):g} overflows `{target}`", e.span)
+                self.diags.error("E0203", f"the constant {floats.describe(v)} overflows `{target}`", e.span)
                 e.ty = ERROR
                 return ERROR
             e.const = x
@@ -984,6 +1055,8 @@ class Checker:
         src = self.typed(e.value)
         if ERROR in (target, src):
             return ERROR
+        if isinstance(src, ArrayType) and isinstance(target, PtrType):
+            src = PtrType(src.elem, src.space, True)    # an array decays to a pointer to its elements
         if isinstance(target, PtrType) and isinstance(src, PtrType):
             if target.space != src.space:
                 self.diags.error("E0205", f"a bit cast cannot change the address space ({src.space} -> {target.space})", e.span)
@@ -1052,7 +1125,7 @@ class Checker:
                                  help="compare with zero instead: `x != 0`")
                 return ERROR
             if src is UNTYPED_FLOAT and target.is_int:
-                self.diags.error("E0204", f"cannot convert the float constant {float(arg.const):g} to `{target}`",
+                self.diags.error("E0204", f"cannot convert the float constant {floats.describe(arg.const)} to `{target}`",
                                  e.span, help="write an integer literal")
                 return ERROR
             if self.coerce(arg, target) is ERROR:
@@ -1209,5 +1282,7 @@ def _snippet(e: A.Expr) -> str:
     return text if len(text) <= 40 and "\n" not in text else "..."
 
 
-def check(module: A.Module, defines: dict[str, str], diags: Diagnostics) -> CheckedProgram:
-    return Checker(module, defines, diags).run()
+def check(module: A.Module, defines: dict[str, str], diags: Diagnostics, target=None) -> CheckedProgram:
+    if target is None:
+        target = targets.resolve(targets.DEFAULT_ARCH)
+    return Checker(module, defines, diags, target).run()

@@ -16,6 +16,25 @@ class ConstError(Exception):
     pass
 
 
+# Untyped constants are exact but bounded (numerator and denominator of at most this many
+# bits), so that folding any expression takes bounded time. Literals stay well below it.
+MAX_CONST_BITS = 8192
+
+
+def bounded(v):
+    """v, or ConstError when an untyped constant outgrows MAX_CONST_BITS."""
+    if isinstance(v, bool):
+        return v
+    if isinstance(v, Fraction):
+        big = max(v.numerator.bit_length(), v.denominator.bit_length())
+    else:
+        big = v.bit_length()
+    if big > MAX_CONST_BITS:
+        raise ConstError(f"constant too large: untyped constants are exact up to {MAX_CONST_BITS} bits "
+                         "of numerator and denominator")
+    return v
+
+
 def wrap(v: int, t: ScalarType) -> int:
     mask = (1 << t.bits) - 1
     v &= mask
@@ -71,6 +90,10 @@ def int_unop(op: str, a, t: ScalarType):
 
 def untyped_binop(op: str, a, b):
     """Exact arithmetic on untyped constants (ints, or Fractions for float literals)."""
+    return bounded(_untyped_binop(op, a, b))
+
+
+def _untyped_binop(op: str, a, b):
     if op in ("==", "!=", "<", "<=", ">", ">="):
         return {"==": a == b, "!=": a != b, "<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[op]
     is_float = isinstance(a, Fraction) or isinstance(b, Fraction)

@@ -15,6 +15,7 @@ from importlib import resources
 from lark import Lark, Token, Transformer
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken, VisitError
 
+from .. import floats
 from ..diagnostics import Diagnostics
 from ..source import SourceFile, Span
 from . import ast as A
@@ -36,6 +37,7 @@ class _Builder(Transformer):
     def __init__(self) -> None:
         super().__init__(visit_tokens=False)
         self.file: SourceFile | None = None
+        self.diags: Diagnostics | None = None
 
     # -- helpers
     def tspan(self, tok: Token) -> Span:
@@ -129,7 +131,12 @@ class _Builder(Transformer):
 
     def align(self, c):
         tok = self.tokens(c, "INT")[0]
-        return _Align(_parse_int(str(tok))[0], self.tspan(tok))
+        try:
+            value = _parse_int(str(tok))[0]
+        except LiteralTooLarge as e:
+            self.diags.error("E0203", str(e), self.tspan(tok))
+            value = 0
+        return _Align(value, self.tspan(tok))
 
     def block_attr(self, c):
         return _BlockAttr(self.nodes(c))
@@ -256,12 +263,23 @@ class _Builder(Transformer):
         return A.TupleExpr(self.span(c), self.nodes(c))
 
     def int_lit(self, c):
-        value, suffix = _parse_int(str(c[0]))
-        return A.IntLit(self.span(c), value, suffix)
+        span = self.span(c)
+        try:
+            value, suffix = _parse_int(str(c[0]))
+        except LiteralTooLarge as e:
+            self.diags.error("E0203", str(e), span, label="too large")
+            value, suffix = 0, None
+        return A.IntLit(span, value, suffix)
 
     def float_lit(self, c):
         m = _FLOAT_RE.match(str(c[0]))
-        return A.FloatLit(self.span(c), Fraction(m.group(1).replace("_", "")), m.group(2))
+        span = self.span(c)
+        try:
+            value = floats.parse_decimal(m.group(1))
+        except floats.DecimalRangeError as e:
+            self.diags.error("E0203", str(e), span, label="out of range")
+            value = Fraction(0)
+        return A.FloatLit(span, value, m.group(2))
 
     def true_lit(self, c):
         return A.BoolLit(self.span(c), True)
@@ -314,10 +332,27 @@ class _Pattern:
         self.is_tuple = is_tuple
 
 
+# Integer literals are exact but bounded, so reading one takes bounded time.
+MAX_INT_LITERAL_BITS = 8192
+
+
+class LiteralTooLarge(ValueError):
+    pass
+
+
 def _parse_int(text: str) -> tuple[int, str | None]:
     m = _INT_RE.match(text)
     digits = m.group(1).replace("_", "")
-    return int(digits, 0), m.group(2)
+    body = digits[2:] if digits[:2] in ("0x", "0b") else digits
+    bits_per_digit = {"0x": 4, "0b": 1}.get(digits[:2], 3.33)
+    if len(body.lstrip("0")) * bits_per_digit > MAX_INT_LITERAL_BITS + 4:
+        raise LiteralTooLarge(f"integer literal `{text[:20]}...` is too large "
+                              f"(literals have at most {MAX_INT_LITERAL_BITS} bits)")
+    value = int(digits, 0) if body else 0
+    if value.bit_length() > MAX_INT_LITERAL_BITS:
+        raise LiteralTooLarge(f"integer literal `{text[:20]}...` is too large "
+                              f"(literals have at most {MAX_INT_LITERAL_BITS} bits)")
+    return value, m.group(2)
 
 
 # ---------------------------------------------------------------- the lark parser
@@ -357,10 +392,13 @@ def parse(file: SourceFile, diags: Diagnostics) -> A.Module:
     parser, builder = _get_parser()
     with _lock:
         builder.file = file
+        builder.diags = diags
+        reported = len(diags.items)
         try:
             return A.Module(file, parser.parse(file.text, start="start"))
         except UnexpectedInput as e:
             first_error = e
+            del diags.items[reported:]   # literal errors are reported again as items re-parse
         except VisitError as e:  # a callback raised: a bug in the builder, not the program
             raise e.orig_exc from e
         return _recover(file, parser, diags, first_error)

@@ -20,7 +20,7 @@ from .. import floats
 from ..diagnostics import InternalError
 from ..ir.core import Function, Module, Region, Value
 from ..ir.types import ADDRESS_SPACES, ArrayType, PtrType, ScalarType, Type, VectorType
-from .targets import Target
+from ..targets import Target
 
 
 class BFloatType(ll.types._BaseFloatType):
@@ -483,7 +483,12 @@ def _index64(L, idx_value: Value, idx):
 
 def _element_address(L, ptr_value: Value, ptr, idx_value: Value, idx):
     elem = lltype(ptr_value.type.pointee)
-    return L.b.gep(ptr, [_index64(L, idx_value, idx)], source_etype=elem)
+    addr = L.b.gep(ptr, [_index64(L, idx_value, idx)], source_etype=elem)
+    # llvmlite gives the address the type of `ptr`, typed (`float addrspace(3)*`) when ptr is
+    # a shared array or an alloca; Ember's pointers are opaque, so that a pointer bit-cast to
+    # another element type can be loaded from and stored to as that type.
+    addr.type = ll.PointerType(addrspace=ptr.type.addrspace)
+    return addr
 
 
 @lowers("mem.load")

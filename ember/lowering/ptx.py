@@ -14,7 +14,7 @@ import threading
 import llvmlite.binding as llvm
 
 from ..diagnostics import InternalError
-from .targets import Target
+from ..targets import Target
 
 _lock = threading.Lock()
 _initialized = False

@@ -1,8 +1,10 @@
-"""GPU targets: which `sm_XX` Ember compiles for and with which PTX ISA version.
+"""GPU targets: which `sm_XX` Ember compiles for, with which PTX ISA version, and the
+per-architecture limits the checker enforces (shared memory, per-thread arrays).
 
 LLVM aborts the whole process on an (sm, PTX) pair it does not support, and silently
 ignores a `+ptxNN` feature it does not know, so every pair is checked here first and the
-`.version` of the emitted PTX is checked afterwards.
+`.version` of the emitted PTX is checked afterwards. Every layer may read this module
+(it imports nothing of Ember's).
 """
 
 from __future__ import annotations
@@ -37,6 +39,15 @@ PTX_VERSIONS: tuple[tuple[int, int], ...] = (
 
 DEFAULT_ARCH = "sm_90"
 
+# Shared memory a block may declare statically (every architecture), and the most it may
+# use with dynamic shared memory (opted into per kernel), by SM number (CUDA programming
+# guide, "Technical Specifications per Compute Capability").
+STATIC_SHARED_BYTES = 48 * 1024
+_DYNAMIC_SHARED_BYTES = {75: 64 * 1024, 80: 163 * 1024, 86: 99 * 1024, 87: 163 * 1024, 89: 99 * 1024,
+                         90: 227 * 1024, 100: 227 * 1024, 103: 227 * 1024, 120: 99 * 1024, 121: 99 * 1024}
+# Local memory (per-thread arrays that do not fit in registers) per thread.
+LOCAL_BYTES_PER_THREAD = 512 * 1024
+
 
 class TargetError(ValueError):
     """An unknown arch or an unsupported (arch, PTX version) pair: a usage error."""
@@ -59,6 +70,19 @@ class Target:
     @property
     def has_native_bf16_convert_from_int(self) -> bool:
         return self.sm >= 90
+
+    @property
+    def static_shared_bytes(self) -> int:
+        return STATIC_SHARED_BYTES
+
+    @property
+    def max_shared_bytes(self) -> int:
+        """The most shared memory one block may use (static plus opted-in dynamic)."""
+        return _DYNAMIC_SHARED_BYTES[self.sm]
+
+    @property
+    def local_bytes_per_thread(self) -> int:
+        return LOCAL_BYTES_PER_THREAD
 
 
 def archs() -> list[str]:

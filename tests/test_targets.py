@@ -4,7 +4,7 @@ validates; unsupported pairs are refused before LLVM sees them (LLVM would abort
 import pytest
 
 import ember
-from ember.lowering import targets
+from ember import targets
 from ember.lowering.validate import validate
 
 SRC = "kernel k(x: *mut global f32) block(32) { x[thread_idx.x] = f32(thread_idx.x); }"
