@@ -245,11 +245,24 @@ def _outputs(files: list[str], output: str | None, ext: str) -> list[str]:
     if output is not None and len(files) > 1:
         if output == "-":
             return ["-"] * len(files)
-        os.makedirs(output, exist_ok=True)
-        return [os.path.join(output, _stem(f) + ext) for f in files]
-    if output is not None:
-        return [output]
-    return ["-" if f == "-" else _stem(f) + ext for f in files]
+        if os.path.exists(output) and not os.path.isdir(output):
+            raise UsageError(f"-o {output}: with several inputs -o names a directory, and {output} is a file")
+        try:
+            os.makedirs(output, exist_ok=True)
+        except OSError as e:
+            raise UsageError(f"cannot create the output directory {output}: {e.strerror}") from None
+        outs = [os.path.join(output, _stem(f) + ext) for f in files]
+    elif output is not None:
+        outs = [output]
+    else:
+        outs = ["-" if f == "-" else _stem(f) + ext for f in files]
+    seen: dict[str, str] = {}
+    for f, out in zip(files, outs):
+        if out != "-" and out in seen and seen[out] != f:
+            raise UsageError(f"{seen[out]} and {f} would both be written to {out}; "
+                             "compile them separately, or with -o naming different files")
+        seen.setdefault(out, f)
+    return outs
 
 
 def _stem(path: str) -> str:
@@ -290,6 +303,8 @@ def _compile(args) -> int:
             prog = driver.compile(source, arch=args.arch, defines=defines, opt=args.opt,
                                   ptx_version=args.ptx_version, passes=passes,
                                   after_pass=_print_after(args), llvm_pipeline=args.llvm_pipeline)
+        except driver.PipelineError as e:
+            raise UsageError(str(e)) from None
         except CompileError as e:
             print(e.diagnostics.render(), file=sys.stderr)
             n = len(e.diagnostics.errors)
@@ -351,27 +366,44 @@ def _dims(text: str, what: str) -> tuple:
     return dims
 
 
+# `ember run` buffers are made in host memory: refuse sizes that cannot be meant.
+MAX_RUN_BUFFER_BYTES = 1 << 30
+
+
 def _run_arg(param, value: str):
     import numpy as np
+
+    from . import values
     from .ir import semantics as S
     t = param.type
     if not param.is_pointer:
         try:
-            return int(value, 0) if t.is_int else float(value)
-        except ValueError:
-            raise UsageError(f"`{param.name}` is `{t}`: expected a number, got `{value}`") from None
+            return values.parse_scalar(value, t)
+        except ValueError as e:
+            raise UsageError(f"`{param.name}` is `{t}`: `{value}` is not a valid value: {e}") from None
     if value.endswith(".npy"):
         try:
-            return np.load(value)
-        except OSError as e:
-            raise UsageError(f"cannot load {value}: {e}") from None
+            a = np.load(value, allow_pickle=False)
+        except FileNotFoundError:
+            raise UsageError(f"`{param.name}`: no such file: {value}") from None
+        except Exception as e:   # not an .npy file, a pickled object, a truncated file, ...
+            raise UsageError(f"`{param.name}`: cannot load {value} as a numpy array: {e}") from None
+        if not isinstance(a, np.ndarray) or a.dtype.kind not in "biuf":
+            raise UsageError(f"`{param.name}`: {value} does not hold a numeric array")
+        return np.ascontiguousarray(a)
     kind, _, shape_text = value.partition(":")
     if kind not in ("zeros", "ones", "arange", "rand") or not shape_text:
         raise UsageError(f"`{param.name}`: expected FILE.npy, zeros:SHAPE, ones:SHAPE, arange:SHAPE or "
                          f"rand:SHAPE, got `{value}`")
     shape = _dims(shape_text, f"the shape of `{param.name}`")
     dt = S.dtype(t.pointee)
-    n = int(np.prod(shape))
+    n = 1
+    for d in shape:
+        n *= d
+    nbytes = n * np.dtype(dt).itemsize
+    if nbytes > MAX_RUN_BUFFER_BYTES:
+        raise UsageError(f"`{param.name}`: {value} would take {nbytes} bytes; `ember run` makes buffers of "
+                         f"at most {MAX_RUN_BUFFER_BYTES >> 30} GiB")
     if kind == "zeros":
         a = np.zeros(n)
     elif kind == "ones":
@@ -383,6 +415,18 @@ def _run_arg(param, value: str):
     return a.astype(dt).reshape(shape)
 
 
+def _run_arguments(items: list[str]) -> dict:
+    given: dict[str, str] = {}
+    for item in items:
+        key, eq, value = item.partition("=")
+        if not eq or not key.isidentifier():
+            raise UsageError(f"arguments are NAME=VALUE with a parameter's name, got `{item}`")
+        if key in given:
+            raise UsageError(f"`{key}` is given twice ({key}={given[key]} and {item})")
+        given[key] = value
+    return given
+
+
 def _run(args) -> int:
     import numpy as np
 
@@ -390,22 +434,30 @@ def _run(args) -> int:
     from .diagnostics import CompileError
     from .runtime.args import LaunchError
     from .sim import SimError, StepLimitExceeded, load
+    if args.step_limit <= 0:
+        raise UsageError(f"--step-limit must be positive, got {args.step_limit}")
+    if args.out:
+        if os.path.exists(args.out) and not os.path.isdir(args.out):
+            raise UsageError(f"--out {args.out}: names a file; --out takes a directory")
+        try:
+            os.makedirs(args.out, exist_ok=True)
+        except OSError as e:
+            raise UsageError(f"--out {args.out}: cannot create the directory: {e.strerror}") from None
+    grid = _dims(args.grid, "--grid")
+    block = _dims(args.block, "--block") if args.block else None
+    given = _run_arguments(args.args)
     source = _read(args.file)
     try:
-        prog = driver.compile(source, defines=_defines(args.defines), opt=args.opt)
+        # The simulator runs the optimized IR: no lowering, so no PTX is needed.
+        prog = driver.compile(source, defines=_defines(args.defines), opt=args.opt, stop_after="ir-opt",
+                              kernels=[args.kernel] if args.kernel else None)
     except CompileError as e:
         print(e.diagnostics.render(), file=sys.stderr)
         return EXIT_ERRORS
     name = args.kernel or (next(iter(prog.kernels)) if len(prog.kernels) == 1 else None)
-    if name is None or name not in prog.kernels:
+    if name is None:
         raise UsageError(f"choose a kernel with --kernel: {', '.join(prog.kernels)}")
     info = prog.kernels[name]
-    given = {}
-    for item in args.args:
-        key, eq, value = item.partition("=")
-        if not eq:
-            raise UsageError(f"arguments are NAME=VALUE, got `{item}`")
-        given[key] = value
     unknown = set(given) - {p.name for p in info.params}
     missing = [p.name for p in info.params if p.name not in given]
     if unknown or missing:
@@ -414,8 +466,7 @@ def _run(args) -> int:
                          + (f"; unknown {', '.join(sorted(unknown))}" if unknown else ""))
     values = [_run_arg(p, given[p.name]) for p in info.params]
     try:
-        load(prog).kernels[name](*values, grid=_dims(args.grid, "--grid"),
-                                 block=_dims(args.block, "--block") if args.block else None,
+        load(prog).kernels[name](*values, grid=grid, block=block,
                                  step_limit=args.step_limit, check_races=not args.no_race_check)
     except (SimError, StepLimitExceeded) as e:
         print(e.diagnostic.render(), file=sys.stderr)
@@ -427,8 +478,11 @@ def _run(args) -> int:
             with np.printoptions(threshold=8, edgeitems=4, precision=6):
                 print(f"{p.name}: {v.shape} {p.type.pointee} {v.reshape(-1)}")
             if args.out:
-                os.makedirs(args.out, exist_ok=True)
-                np.save(os.path.join(args.out, f"{p.name}.npy"), v)
+                try:
+                    np.save(os.path.join(args.out, f"{p.name}.npy"), v)
+                except OSError as e:
+                    raise UsageError(f"cannot write {os.path.join(args.out, p.name + '.npy')}: "
+                                     f"{e.strerror}") from None
     return EXIT_OK
 
 

@@ -75,6 +75,7 @@ CODES: dict[str, str] = {
     "S0005": "divergent barrier",
     "S0006": "shuffle from an inactive lane",
     "S0007": "step limit exceeded",
+    "S0008": "kernel too large to simulate",
     # warnings
     "W0001": "unused definition from the command line",
     "W0002": "unreachable code",

@@ -26,6 +26,11 @@ STAGES = ("ast", "ir", "ir-opt", "llvm", "llvm-opt", "ptx")
 compile_hooks: list = []
 
 
+class PipelineError(ValueError):
+    """The options ask for a pipeline that cannot produce the requested output (for
+    example a pass list without `expand-math` on a kernel that uses `exp`): a usage error."""
+
+
 @dataclass(frozen=True)
 class ParamInfo:
     name: str
@@ -99,7 +104,7 @@ def load_source(source_or_path, name: str | None = None) -> SourceFile:
 def compile(source_or_path, arch: str = "sm_90", defines: dict | None = None, opt: int = 3,
             ptx_version: str | None = None, name: str | None = None,
             passes: list[str] | None = None, stop_after: str | None = None,
-            after_pass=None, llvm_pipeline: str = "cleanup") -> Program:
+            after_pass=None, llvm_pipeline: str = "cleanup", kernels=None) -> Program:
     """Compile Ember source to PTX. See the module docstring for the stages.
 
     defines: values for kernels' const parameters ({"HEAD_DIM": 128}).
@@ -108,6 +113,8 @@ def compile(source_or_path, arch: str = "sm_90", defines: dict | None = None, op
     after_pass: called as after_pass(pass_name, module) after each pass.
     llvm_pipeline: what LLVM runs after Ember's passes at -O1..3: "cleanup" (a few passes;
         Ember's passes did the rest) or "full" (LLVM's own -O pipeline).
+    kernels: names of the kernels to compile (default: all); the others are not checked,
+        so a kernel whose const parameters have no value does not stop the rest.
     """
     from . import targets
 
@@ -132,7 +139,8 @@ def compile(source_or_path, arch: str = "sm_90", defines: dict | None = None, op
 
     from .frontend import checker, irgen, parser
     module_ast = timed("parse", parser.parse, file, diags)
-    prog = timed("check", checker.check, module_ast, defines, diags, target)
+    only = None if kernels is None else set(kernels)
+    prog = timed("check", checker.check, module_ast, defines, diags, target, only)
     if diags.has_errors:
         raise CompileError(diags)
     warnings = [d for d in diags.items if not d.is_error]
@@ -172,6 +180,7 @@ def compile(source_or_path, arch: str = "sm_90", defines: dict | None = None, op
     stages["ir-opt"] = lambda: print_module(module)
     if stop_after == "ir-opt":
         return result
+    _check_lowerable(module, pass_list)
 
     from .lowering import llvm_lower, ptx as ptxmod
     llvm_text = timed("lower", lambda: str(llvm_lower.lower_module(module, target, ptxmod.data_layout(target))))
@@ -188,4 +197,14 @@ def compile(source_or_path, arch: str = "sm_90", defines: dict | None = None, op
     return result
 
 
-__all__ = ["compile", "Program", "KernelInfo", "ParamInfo", "CompileError", "InternalError", "Diagnostic"]
+def _check_lowerable(module, pass_list) -> None:
+    """Ops that only `expand-math` turns into code must be gone before lowering."""
+    from .ir import mathlib
+    for f in module.functions:
+        for op in f.walk():
+            if mathlib.expands(op.name):
+                raise PipelineError(f"the pass list ({', '.join(pass_list) or 'empty'}) leaves `{op.name}` "
+                                    f"at {op.loc}; lowering needs the `expand-math` pass after it")
+
+
+__all__ = ["compile", "PipelineError", "Program", "KernelInfo", "ParamInfo", "CompileError", "InternalError", "Diagnostic"]

@@ -17,13 +17,13 @@ not be determined gets the error type, which silences errors that would only rep
 from __future__ import annotations
 
 import difflib
-import math
-import re
 from dataclasses import dataclass, field
 from fractions import Fraction
 
 from .. import floats, targets
+from ..values import parse_scalar
 from ..diagnostics import Diagnostics
+from ..source import Span
 from ..ir.types import (ADDRESS_SPACES, BOOL, F32, I32, I64, SCALARS, U32, VOID, ArrayType, PtrType,
                         ScalarType, TupleType, Type, natural_align, size_of)
 from . import ast as A
@@ -45,6 +45,8 @@ UNTYPED_INT = _Pseudo("{integer}")
 UNTYPED_FLOAT = _Pseudo("{float}")
 ERROR = _Pseudo("{error}")
 UNTYPED = (UNTYPED_INT, UNTYPED_FLOAT)
+# The address spaces a program may name (the IR also has `const`, for Ember's own tables).
+LANGUAGE_SPACES = ("global", "shared", "local")
 
 ARITH_OPS = ("+", "-", "*", "/", "%")
 BIT_OPS = ("&", "|", "^")
@@ -94,44 +96,12 @@ class CheckedProgram:
     fns: dict
 
 
-_DEFINE_INT = re.compile(r"^[+-]?(0x[0-9a-fA-F_]+|0b[01_]+|0o[0-7_]+|[0-9][0-9_]*)$")
-_FLOAT_WORDS = {"inf": math.inf, "+inf": math.inf, "-inf": -math.inf, "nan": math.nan}
-
-
-def parse_define(text: str, t: ScalarType):
-    """A -D value for a const parameter of type t; raises ValueError (with a message for
-    the user) if it is not a value of t."""
-    s = text.strip()
-    if t.is_bool:
-        if s in ("true", "1"):
-            return True
-        if s in ("false", "0"):
-            return False
-        raise ValueError("expected true or false")
-    if t.is_int:
-        if not _DEFINE_INT.match(s) or len(s) > 80:
-            raise ValueError("expected an integer (decimal, 0x hex, 0o octal or 0b binary)")
-        v = int(s.replace("_", ""), 0)
-        lo, hi = t.int_range()
-        if not lo <= v <= hi:
-            raise ValueError(f"out of range for {t} ({lo}..{hi})")
-        return v
-    if s.lower() in _FLOAT_WORDS:
-        return _FLOAT_WORDS[s.lower()]
-    try:
-        q = floats.parse_decimal(s)
-    except floats.DecimalRangeError as e:
-        raise ValueError(str(e).replace(f"`{s}` is not a decimal number", "expected a number")) from None
-    x = floats.round_fraction(q, t.name)
-    if math.isinf(x):
-        raise ValueError(f"{floats.describe(q)} overflows {t} (write inf for infinity)")
-    return x
-
-
 class Checker:
-    def __init__(self, module: A.Module, defines: dict[str, str], diags: Diagnostics, target):
+    def __init__(self, module: A.Module, defines: dict[str, str], diags: Diagnostics, target,
+                 only: set | None = None):
         self.module = module
         self.target = target
+        self.only = only
         self.defines = dict(defines)
         self.diags = diags
         self.fns: dict[str, FnInfo] = {}
@@ -150,6 +120,12 @@ class Checker:
     def run(self) -> CheckedProgram:
         items: dict[str, A.Node] = {}
         for item in self.module.items:
+            reserved = self._reserved_name(item)
+            if reserved:
+                self.diags.error("E0102", f"`{item.name}` is {reserved}; a {'kernel' if isinstance(item, A.KernelDef) else 'function'} "
+                                 "cannot take its name", item.name_span, label="reserved name",
+                                 help=f"rename it, e.g. `my_{item.name}`")
+                continue
             prev = items.get(item.name)
             if prev is not None:
                 self.diags.error("E0102", f"`{item.name}` is defined more than once", item.name_span,
@@ -159,8 +135,15 @@ class Checker:
         for item in self.module.items:
             if isinstance(item, A.FnDef) and items.get(item.name) is item:
                 self.fn_signature(item)
+        if self.only is not None:
+            names = {k.name for k in self.module.items if isinstance(k, A.KernelDef)}
+            for name in sorted(self.only - names):
+                self.diags.error("E0109", f"`{self.module.file.name}` has no kernel `{name}`",
+                                 help=self._suggest(name, names) or
+                                 ("its kernels: " + ", ".join(sorted(names)) if names else None))
         for item in self.module.items:
-            if isinstance(item, A.KernelDef) and items.get(item.name) is item:
+            if isinstance(item, A.KernelDef) and items.get(item.name) is item and (
+                    self.only is None or item.name in self.only):
                 self.kernel(item)
         for info in self.fns.values():
             self.fn_body(info)
@@ -168,13 +151,28 @@ class Checker:
         if not self.diags.has_errors:
             self.check_local_memory()
         for name in self.defines:
-            if name not in self.used_defines:
+            if name not in self.used_defines and self.only is None:
                 self.diags.warning("W0001", f"`-D {name}` is not a const parameter of any kernel",
                                    help=self._suggest(name, self._all_const_names()))
         if not self.kernels and not self.module.broken_items and not self.diags.has_errors:
-            self.diags.error("E0109", f"`{self.module.file.name}` defines no kernel",
+            items = self.module.items
+            where = items[0].name_span if items else Span(self.module.file, 0, 0)
+            self.diags.error("E0109", f"`{self.module.file.name}` defines no kernel", where,
+                             label="only device functions here" if items else "an empty program",
                              help="declare an entry point with `kernel name(...) { ... }`")
         return CheckedProgram(self.module, self.kernels, self.fns)
+
+    @staticmethod
+    def _reserved_name(item) -> str | None:
+        """Names a device function must not take: calls would mean the builtin (or the
+        conversion), not the function."""
+        if item.name in SCALARS:
+            return "a type (its calls convert)"
+        if isinstance(item, A.FnDef) and item.name in BUILTINS:
+            return "a builtin function"
+        if item.name in INDEX_VALUES or item.name in PLAIN_VALUES:
+            return "a builtin value"
+        return None
 
     def _all_const_names(self) -> list[str]:
         return [g.name for k in self.module.items if isinstance(k, A.KernelDef) for g in k.generics]
@@ -221,9 +219,14 @@ class Checker:
                 return ERROR
             return t
         if isinstance(node, A.PtrTypeExpr):
-            if node.space not in ADDRESS_SPACES:
-                self.diags.error("E0214", f"unknown address space `{node.space}`", node.space_span,
-                                 help="address spaces are: " + ", ".join(ADDRESS_SPACES))
+            if node.space not in LANGUAGE_SPACES:
+                if node.space in ADDRESS_SPACES:   # const and generic exist in the IR only
+                    self.diags.error("E0214", f"`{node.space}` pointers are not part of the language",
+                                     node.space_span, help="pointers point to `global` memory (parameters: "
+                                     "`*global T` is read-only and cached), `shared` or `local` memory")
+                else:
+                    self.diags.error("E0214", f"unknown address space `{node.space}`", node.space_span,
+                                     help="address spaces are: " + ", ".join(LANGUAGE_SPACES))
                 return ERROR
             pointee = self.resolve_type(node.pointee)
             if pointee is ERROR:
@@ -277,9 +280,9 @@ class Checker:
                     self.diags.error("E0214", "kernel parameters cannot be `bool`", p.type.span,
                                      help="pass a `u32` and compare it with 0")
                     t = ERROR
-                elif kernel and isinstance(t, PtrType) and t.space not in ("global", "const"):
+                elif kernel and isinstance(t, PtrType) and t.space != "global":
                     self.diags.error("E0214", f"a kernel cannot take a `{t.space}` pointer", p.type.span,
-                                     help="kernel pointer parameters point to `global` (or `const`) memory")
+                                     help="kernel pointer parameters point to `global` memory")
                     t = ERROR
             if p.align is not None and t is not ERROR:
                 t = self.param_align(p, t)
@@ -390,7 +393,7 @@ class Checker:
             self.used_defines.add(g.name)
             text = self.defines[g.name]
             try:
-                return parse_define(text, t)
+                return parse_scalar(text, t)
             except (ValueError, ZeroDivisionError) as e:
                 self.diags.error("E0404", f"`-D {g.name}={text}` is not a valid `{t}`: {e}", g.name_span,
                                  label=f"`{g.name}` is declared `{t}` here")
@@ -449,7 +452,6 @@ class Checker:
         info.calls = self.calls
         if info.ret is not VOID and info.ret is not ERROR and not _always_returns(info.node.body):
             end = info.node.body.span
-            from ..source import Span
             self.diags.error("E0305", f"function `{info.node.name}` may reach its end without returning a `{info.ret}`",
                              Span(end.file, end.end - 1, end.end), label="the end is reachable here",
                              help="end every path with `return <value>;`")
@@ -847,6 +849,19 @@ class Checker:
         return BOOL
 
     def expr_Unary(self, e: A.Unary, expected) -> Type:
+        lit = e.operand
+        if e.op == "-" and isinstance(lit, A.IntLit) and lit.suffix:
+            # `-128i8` is the literal -128 of type i8 (negating 128i8 would not fit)
+            lit.const = lit.value
+            lit.ty = UNTYPED_INT
+            e.const = -lit.value
+            t = SCALARS[lit.suffix]
+            if not t.signed:
+                self.diags.error("E0202", f"cannot negate an unsigned `{t}`", e.span,
+                                 help=f"write a signed type: `-{lit.value}{'i' + lit.suffix[1:]}`")
+                return ERROR
+            e.ty = UNTYPED_INT
+            return self.coerce(e, t)
         t = self.expr(e.operand, expected)
         if t is ERROR:
             return ERROR
@@ -931,6 +946,14 @@ class Checker:
         rt = self.expr(rhs, lt if lt not in UNTYPED else hint)
         if ERROR in (lt, rt):
             return ERROR
+        for side, st in ((lhs, lt), (rhs, rt)):
+            if isinstance(st, TupleType):
+                self.diags.error("E0212", f"a tuple `{st}` is not a single value", side.span,
+                                 label=f"`{op}` needs one value here", help="destructure it first: `let (a, b) = ...;`")
+                return ERROR
+            if st is VOID:
+                self.diags.error("E0213", "this call has no result", side.span)
+                return ERROR
         # pointer arithmetic: p + i, p - i
         if isinstance(lt, PtrType) and op in ("+", "-"):
             if rt in UNTYPED:
@@ -1241,10 +1264,33 @@ class Checker:
             self.diags.error("E0401", f"{what} must be a constant expression", e.span,
                              help="use literals and const parameters only")
             return None
+        zero = _division_by_zero(e)
+        if zero is not None:
+            self.diags.error("E0403", f"division by zero in {what}", zero.span,
+                             label=f"`{_snippet(zero.rhs)}` is 0",
+                             notes=["in code, x / 0 is defined (all ones), but a constant that depends on "
+                                    "it is almost certainly a mistake"])
+            return None
         return e.const
 
     def const_int(self, e: A.Expr, t: ScalarType, what: str) -> int | None:
         return self.const_value(e, t, what)
+
+
+def _division_by_zero(e: A.Expr):
+    """The first `/` or `%` by a constant zero inside a constant expression, or None."""
+    stack = [e]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, A.Binary):
+            if n.op in ("/", "%") and n.rhs.const == 0 and not isinstance(n.rhs.const, bool):
+                return n
+            stack += (n.rhs, n.lhs)
+        elif isinstance(n, A.Unary):
+            stack.append(n.operand)
+        elif isinstance(n, A.Call):
+            stack += reversed(n.args)
+    return None
 
 
 def _pointer_element(t: Type) -> ScalarType | None:
@@ -1282,7 +1328,9 @@ def _snippet(e: A.Expr) -> str:
     return text if len(text) <= 40 and "\n" not in text else "..."
 
 
-def check(module: A.Module, defines: dict[str, str], diags: Diagnostics, target=None) -> CheckedProgram:
+def check(module: A.Module, defines: dict[str, str], diags: Diagnostics, target=None,
+          only: set | None = None) -> CheckedProgram:
+    """Check a module; `only` names the kernels to check (None: all of them)."""
     if target is None:
         target = targets.resolve(targets.DEFAULT_ARCH)
-    return Checker(module, defines, diags, target).run()
+    return Checker(module, defines, diags, target, only).run()

@@ -150,7 +150,7 @@ class _Builder(Transformer):
 
     def ptr_type(self, c):
         mut = bool(self.tokens(c, "MUT"))
-        space = self.tokens(c, "NAME", "SHARED")[0]
+        space = self.tokens(c, "NAME", "SHARED", "CONST")[0]
         return A.PtrTypeExpr(self.span(c), mut, str(space), self.tspan(space), self.nodes(c)[0])
 
     def array_type(self, c):

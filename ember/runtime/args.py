@@ -44,8 +44,15 @@ def elem_name_of_typestr(typestr: str) -> str | None:
     return _TYPESTR.get(typestr[1:])
 
 
+# Per-dimension block limits and the most threads in a block, on every architecture.
+BLOCK_LIMITS = (1024, 1024, 64)
+MAX_THREADS_PER_BLOCK = 1024
+GRID_LIMITS = (2 ** 31 - 1, 65535, 65535)
+
+
 def check_launch(kernel, grid, block) -> tuple[tuple, tuple]:
-    """Normalise grid/block to 3-tuples and check them against the kernel's block size."""
+    """Normalise grid/block to 3-tuples and check them against the kernel's block size
+    and the hardware's limits."""
     grid = _dims(grid, "grid")
     if block is None:
         if kernel.block is None:
@@ -54,16 +61,26 @@ def check_launch(kernel, grid, block) -> tuple[tuple, tuple]:
     block = _dims(block, "block")
     if kernel.block is not None and block != tuple(kernel.block):
         raise LaunchError(f"`{kernel.name}` is compiled for block {tuple(kernel.block)}, not {block}")
-    if block[0] * block[1] * block[2] > 1024:
-        raise LaunchError(f"block {block} has more than 1024 threads")
-    if grid[1] > 65535 or grid[2] > 65535 or grid[0] > 2 ** 31 - 1:
-        raise LaunchError(f"grid {grid} exceeds the limits (2^31-1, 65535, 65535)")
+    for d, (n, limit) in enumerate(zip(block, BLOCK_LIMITS)):
+        if n > limit:
+            raise LaunchError(f"block {block}: dimension {'xyz'[d]} is {n}, above the limit of {limit}")
+    if block[0] * block[1] * block[2] > MAX_THREADS_PER_BLOCK:
+        raise LaunchError(f"block {block} has more than {MAX_THREADS_PER_BLOCK} threads")
+    for d, (n, limit) in enumerate(zip(grid, GRID_LIMITS)):
+        if n > limit:
+            raise LaunchError(f"grid {grid}: dimension {'xyz'[d]} is {n}, above the limit of {limit}")
     return grid, block
 
 
 def _dims(d, what: str) -> tuple:
-    if isinstance(d, int):
+    """An int or a sequence of 1 to 3 ints (numpy integers too), as a 3-tuple."""
+    import numbers
+    if isinstance(d, numbers.Integral) and not isinstance(d, bool):
         d = (d,)
+    if isinstance(d, (str, bytes)) or not isinstance(d, (tuple, list)):
+        raise LaunchError(f"{what} must be an integer or a tuple of 1 to 3 integers, got {d!r}")
+    if not all(isinstance(x, numbers.Integral) and not isinstance(x, bool) for x in d):
+        raise LaunchError(f"{what} must hold integers, got {tuple(d)!r}")
     d = tuple(int(x) for x in d)
     if not 1 <= len(d) <= 3 or any(x <= 0 for x in d):
         raise LaunchError(f"{what} must be 1 to 3 positive integers, got {d}")
@@ -90,15 +107,28 @@ def scalar_bytes(value, t: ScalarType, kernel: str, pname: str) -> bytes:
     if t.is_float:
         if not isinstance(value, (int, float)):
             raise LaunchError(f"{kernel}: `{pname}` is `{t}`, got {type(value).__name__}")
-        x = float(value)
+        from .. import floats
+        try:
+            x = float(value)
+        except OverflowError:
+            raise LaunchError(f"{kernel}: `{pname}` is `{t}`, and {floats.describe(value)} overflows it") from None
+        if math.isfinite(x):
+            rounded = floats.round_float(x, t.name)   # round once, to nearest
+            if math.isinf(rounded):
+                raise LaunchError(f"{kernel}: `{pname}` is `{t}`, and {value!r} overflows it "
+                                  "(pass inf for infinity)")
+            x = rounded
         if t.name == "bf16":
-            from .. import floats
-            return struct.pack("<H", floats.to_bits(floats.round_float(x, "bf16"), "bf16"))
-        if t.name in ("f32", "f16") and math.isfinite(x):
-            from .. import floats
-            x = floats.round_float(x, t.name)   # round once, to nearest (struct may raise on overflow)
+            return struct.pack("<H", floats.to_bits(x, "bf16"))
         return struct.pack("<" + SCALAR_FORMATS[t.name], x)
     raise LaunchError(f"{kernel}: `{pname}` has unsupported type {t}")
+
+
+def require_contiguous(kernel, p, array) -> None:
+    """Host arrays are staged by their bytes, so they must be contiguous (C order)."""
+    if not array.flags.c_contiguous:
+        raise LaunchError(f"{kernel.name}: `{p.name}` needs a contiguous buffer "
+                          "(np.ascontiguousarray makes one)")
 
 
 def check_buffers(kernel, bound: list) -> None:
@@ -127,6 +157,53 @@ def check_buffers(kernel, bound: list) -> None:
                         f"{kernel.name}: read-only `{p.name}` overlaps `{q.name}`, which the kernel writes; "
                         "read-only parameters must not alias written ones (use one `*mut` parameter "
                         "to work in place)")
+
+
+@dataclass
+class HostGroup:
+    """Host arrays whose memory overlaps, staged as one copy of their union so that the
+    kernel sees them aliased exactly as it would see overlapping device buffers."""
+
+    lo: int                     # host address of the union's first byte
+    nbytes: int
+    members: list               # [(argument position, byte offset in the union)]
+    arrays: list                # the numpy arrays, in member order
+
+    @property
+    def written(self) -> bool:
+        return any(a.flags.writeable for a in self.arrays)
+
+    def host_view(self):
+        """The union's bytes, as a writable uint8 view of host memory."""
+        import ctypes
+
+        import numpy as np
+        if not self.nbytes:
+            return np.zeros(0, dtype=np.uint8)
+        return np.ctypeslib.as_array((ctypes.c_uint8 * self.nbytes).from_address(self.lo))
+
+
+def host_groups(args: dict) -> list[HostGroup]:
+    """Group numpy arrays (argument position -> array) whose bytes overlap; each array on
+    its own when it overlaps nothing. Arrays must be contiguous (checked by the caller)."""
+    spans = []
+    for pos, a in args.items():
+        lo = a.__array_interface__["data"][0] if a.nbytes else 0
+        spans.append((lo, lo + a.nbytes, pos, a))
+    spans.sort(key=lambda s: (s[0], s[2]))
+    groups: list[HostGroup] = []
+    end = -1
+    for lo, hi, pos, a in spans:
+        if groups and a.nbytes and lo < end:
+            g = groups[-1]
+            end = max(end, hi)
+            g.nbytes = end - g.lo
+            g.members.append((pos, lo - g.lo))
+            g.arrays.append(a)
+        else:
+            groups.append(HostGroup(lo, a.nbytes, [(pos, 0)], [a]))
+            end = hi if a.nbytes else -1
+    return groups
 
 
 class KernelTable:

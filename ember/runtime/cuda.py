@@ -9,7 +9,7 @@ import threading
 import numpy as np
 
 from .args import (Buffer, KernelTable, LaunchError, check_buffers, check_launch, elem_name_of_typestr,
-                   scalar_bytes)
+                   host_groups, require_contiguous, scalar_bytes)
 from .interop import borrow
 
 _lock = threading.Lock()
@@ -18,6 +18,14 @@ _context = None
 
 class CudaError(RuntimeError):
     pass
+
+
+class NoGPUError(CudaError):
+    """No CUDA driver or no GPU on this machine."""
+
+    def __init__(self, detail: str):
+        super().__init__(f"no NVIDIA GPU is usable here ({detail}). To run kernels without a GPU, "
+                         "use the simulator: ember.runtime.load(prog, device=\"sim\") (or `ember run`)")
 
 
 def _driver():
@@ -40,12 +48,26 @@ def _check(ret):
     return rest[0] if len(rest) == 1 else tuple(rest)
 
 
+def _init_driver(drv) -> None:
+    """cuInit, turning a missing driver library or GPU into NoGPUError."""
+    try:
+        err, = drv.cuInit(0)[:1]
+    except Exception as e:   # cuda-pathfinder: the driver library (libcuda) is not installed
+        raise NoGPUError(f"the CUDA driver library could not be loaded: {e}") from None
+    if err != drv.CUresult.CUDA_SUCCESS:
+        _, name = drv.cuGetErrorName(err)
+        raise NoGPUError(f"cuInit failed with {name.decode() if name else err}")
+    err, n = drv.cuDeviceGetCount()
+    if err != drv.CUresult.CUDA_SUCCESS or n == 0:
+        raise NoGPUError("the CUDA driver reports no device")
+
+
 class Context:
     """The primary context of one GPU, made current for the calling thread."""
 
     def __init__(self, ordinal: int = 0):
         drv = _driver()
-        _check(drv.cuInit(0))
+        _init_driver(drv)
         self.device = _check(drv.cuDeviceGet(ordinal))
         self.ctx = _check(drv.cuDevicePrimaryCtxRetain(self.device))
         _check(drv.cuCtxSetCurrent(self.ctx))
@@ -79,13 +101,9 @@ def context() -> Context:
 def available() -> bool:
     """True when a CUDA driver and at least one GPU are present."""
     try:
-        drv = _driver()
-        err, = drv.cuInit(0)[:1]
-        if err != drv.CUresult.CUDA_SUCCESS:
-            return False
-        err, n = drv.cuDeviceGetCount()
-        return err == drv.CUresult.CUDA_SUCCESS and n > 0
-    except Exception:
+        _init_driver(_driver())
+        return True
+    except CudaError:
         return False
 
 
@@ -120,6 +138,12 @@ class DeviceArray:
             self.ctx.synchronize()
             _check(_driver().cuMemcpyDtoH(out.ctypes.data, self.ptr, self.nbytes))
         return out
+
+    def copy_to_host(self, out: np.ndarray, offset: int = 0) -> None:
+        """Bytes [offset, offset + out.nbytes) of this array into the contiguous `out`."""
+        if out.nbytes:
+            self.ctx.synchronize()
+            _check(_driver().cuMemcpyDtoH(out.ctypes.data, self.ptr + offset, out.nbytes))
 
     @property
     def __cuda_array_interface__(self) -> dict:
@@ -195,8 +219,8 @@ class Kernel:
         launch(stream)
         if launch.staged or sync:
             self.module.ctx.synchronize()
-        for host, dev in launch.staged:
-            host[...] = dev.to_host().reshape(host.shape)
+        for host, dev, offset in launch.staged:
+            dev.copy_to_host(host, offset)
 
     def prepare(self, *args, grid, block=None) -> "Launch":
         """Check and pack the arguments once; the result launches with no further checks
@@ -206,25 +230,33 @@ class Kernel:
             raise LaunchError(f"{info.name} takes {len(info.params)} arguments "
                               f"({', '.join(p.name for p in info.params)}), got {len(args)}")
         grid, block = check_launch(info, grid, block)
-        bound, staged, keep = [], [], []
-        for p, a in zip(info.params, args):
+        bound, staged, keep, host = [None] * len(args), [], [], {}
+        for i, (p, a) in enumerate(zip(info.params, args)):
             if p.is_pointer:
                 buf = borrow(a)
                 if buf is None and isinstance(a, np.ndarray):
-                    d = DeviceArray.from_host(a)
-                    keep.append(d)
-                    buf = Buffer(d.ptr, d.nbytes, elem_name_of_typestr(a.dtype.str), False,
-                                 a.flags.c_contiguous, owner=d)
-                    if p.type.mut:
-                        if not a.flags.writeable:
-                            raise LaunchError(f"{info.name}: `{p.name}` is written but the array is read-only")
-                        staged.append((a, d))
-                elif buf is None:
+                    require_contiguous(info, p, a)
+                    host[i] = a
+                    continue
+                if buf is None:
                     raise LaunchError(f"{info.name}: `{p.name}` needs a device buffer or a numpy array, "
                                       f"got {type(a).__name__}")
-                bound.append((p, buf))
+                bound[i] = buf
             else:
-                bound.append((p, scalar_bytes(a, p.type, info.name, p.name)))
+                bound[i] = scalar_bytes(a, p.type, info.name, p.name)
+        # numpy arrays are copied to the GPU; overlapping ones as one allocation holding
+        # their union, so the kernel sees them aliased as it sees overlapping device buffers.
+        for g in host_groups(host):
+            d = DeviceArray((g.nbytes,), np.uint8)
+            d.copy_from_host(g.host_view())
+            keep.append(d)
+            for (pos, off), a in zip(g.members, g.arrays):
+                p = info.params[pos]
+                bound[pos] = Buffer(d.ptr + off, a.nbytes, elem_name_of_typestr(a.dtype.str),
+                                    not a.flags.writeable, True, owner=d)
+                if p.type.mut:
+                    staged.append((a, d, off))
+        bound = list(zip(info.params, bound))
         check_buffers(info, bound)
         values = []
         for p, b in bound:
@@ -307,4 +339,4 @@ def load(program) -> Module:
 
 
 __all__ = ["Context", "context", "available", "DeviceArray", "Event", "Stream", "Graph", "Module",
-           "Kernel", "Launch", "load", "load_ptx", "copy_device", "CudaError"]
+           "Kernel", "Launch", "load", "load_ptx", "copy_device", "CudaError", "NoGPUError"]

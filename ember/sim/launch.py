@@ -15,13 +15,20 @@ import numpy as np
 from ..ir import semantics as S
 from ..ir.core import Function, Module
 from ..runtime.args import (Buffer, KernelTable, LaunchError, check_buffers, check_launch, elem_name_of_typestr,
-                            scalar_bytes)
+                            host_groups, require_contiguous, scalar_bytes)
+from .errors import SimError
 from .interp import Interpreter
 from .machine import SimMachine
 from .memory import Memory, Ptr
 
 DEFAULT_MAX_LANES = 1 << 15
 DEFAULT_STEP_LIMIT = 1_000_000
+# Host memory the simulator may use for per-thread and shared arrays of one batch of
+# blocks; batches shrink to fit, and a kernel whose single block does not fit is refused.
+MEMORY_BUDGET = 2 << 30
+# Bytes of host memory per byte of a shared array: the data, its initialization bit and
+# the race-tracking state (writer, reader and their epochs, and a flag).
+SHARED_COST = 1 + 1 + 4 * 8 + 1
 
 
 class SimKernel:
@@ -38,55 +45,102 @@ class SimKernel:
             raise LaunchError(f"{info.name} takes {len(info.params)} arguments "
                               f"({', '.join(p.name for p in info.params)}), got {len(args)}")
         grid, block = check_launch(info, grid, block)
-        bound, mems, scalars = [], {}, {}
-        for p, a in zip(info.params, args):
+        host, scalars = {}, {}
+        for i, (p, a) in enumerate(zip(info.params, args)):
             if p.is_pointer:
                 if not isinstance(a, np.ndarray):
                     raise LaunchError(f"{info.name}: `{p.name}` needs a numpy array in the simulator, "
                                       f"got {type(a).__name__}")
-                buf = Buffer(a.ctypes.data, a.nbytes, elem_name_of_typestr(a.dtype.str),
-                             not a.flags.writeable, a.flags.c_contiguous, owner=a)
-                bound.append((p, buf))
+                require_contiguous(info, p, a)
+                host[i] = a
             else:
-                raw = scalar_bytes(a, p.type, info.name, p.name)
-                bound.append((p, raw))
-        check_buffers(info, bound)
+                scalars[i] = scalar_bytes(a, p.type, info.name, p.name)
+        # Overlapping arrays become one simulated allocation (their union), so the kernel
+        # sees them aliased as it would see overlapping device buffers; each allocation
+        # starts 256-byte aligned, like a device allocation.
+        groups = host_groups(host)
+        memories, bound = {}, {}
+        for gi, g in enumerate(groups):
+            names = [info.params[pos].name for pos, _ in g.members]
+            written = any(info.params[pos].type.mut for pos, _ in g.members)
+            # Read-only buffers cannot take part in a race (nothing writes them during the
+            # kernel: launches refuse overlaps), so only written ones are tracked.
+            union = Memory(names[0], "global", 1, g.nbytes, g.host_view().copy().reshape(1, -1), track=written)
+            for (pos, off), a in zip(g.members, g.arrays):
+                p = info.params[pos]
+                mem = union.view(p.name, off, a.nbytes, p.type.pointee)
+                mem.aliases = [n for n in dict.fromkeys(names) if n != p.name]
+                memories[pos] = mem
+                bound[pos] = Buffer((gi + 1) << 40 | off, a.nbytes, elem_name_of_typestr(a.dtype.str),
+                                    not a.flags.writeable, True, owner=a)
+        check_buffers(info, [(p, bound.get(i, scalars.get(i))) for i, p in enumerate(info.params)])
         values = []
-        for p, b in bound:
-            if isinstance(b, Buffer):
-                a = b.owner
-                data = np.frombuffer(np.ascontiguousarray(a).tobytes(), dtype=np.uint8).copy().reshape(1, -1)
-                # Read-only buffers cannot take part in a race (nothing writes them during
-                # the kernel: launches refuse overlaps), so only `*mut` ones are tracked.
-                mem = Memory(p.name, "global", 1, a.nbytes, data, track=p.type.mut, elem=p.type.pointee)
-                mems[p.name] = (mem, a)
-                values.append(mem)
+        for i, p in enumerate(info.params):
+            if i in memories:
+                values.append(memories[i])
             else:
                 t = p.type
+                b = scalars[i]
                 bits = np.frombuffer(b, dtype=S.bits_dtype(t) if t.is_float or t.bits < 8 else S.dtype(t))[0]
-                scalars[p.name] = S.from_bits(np.array([bits], dtype=np.uint64), t)[0] if t.is_float else \
+                scalars[i] = S.from_bits(np.array([bits], dtype=np.uint64), t)[0] if t.is_float else \
                     np.array([bits]).astype(S.dtype(t))[0]
                 values.append(None)
         tables = {g.name: Memory(g.name, "const", 1, len(g.values) * g.elem.nbytes,
                                  _table_bytes(g), track=False, elem=g.elem) for g in self.module.globals}
         T = block[0] * block[1] * block[2]
         nblocks = grid[0] * grid[1] * grid[2]
-        per_batch = max(1, min(nblocks, max_lanes // T))
+        local, shared = footprint(self.module, self.fn)
+        per_block = T * local + SHARED_COST * shared
+        if per_block > MEMORY_BUDGET:
+            raise SimError("S0008", f"simulating one block of `{info.name}` needs {per_block / 2**30:.1f} GiB of "
+                           f"host memory ({local} bytes of per-thread arrays x {T} threads, {shared} bytes of "
+                           f"shared arrays); the simulator's limit is {MEMORY_BUDGET >> 30} GiB",
+                           None, notes=["simulate with fewer threads per block, or smaller arrays"])
+        per_batch = max(1, min(nblocks, max_lanes // T, MEMORY_BUDGET // max(per_block, 1)))
         for start in range(0, nblocks, per_batch):
             ids = np.arange(start, min(start + per_batch, nblocks))
             machine = SimMachine(grid, block, ids, tables, check_races)
             lanes = machine.lanes
             lane_args = []
-            for p, v in zip(info.params, values):
+            for i, (p, v) in enumerate(zip(info.params, values)):
                 if isinstance(v, Memory):
                     lane_args.append(Ptr.to(v, lanes, p.type.pointee))
                 else:
-                    lane_args.append(np.full(lanes, scalars[p.name], dtype=S.dtype(p.type)))
+                    lane_args.append(np.full(lanes, scalars[i], dtype=S.dtype(p.type)))
             Interpreter(self.module, lanes, machine, step_limit).call(self.fn, lane_args)
-        for p in info.params:
-            if p.is_pointer and p.type.mut:
-                mem, a = mems[p.name]
-                a.reshape(-1).view(np.uint8)[:] = mem.data.reshape(-1)
+        for g in groups:
+            view = g.host_view()
+            for (pos, off), a in zip(g.members, g.arrays):
+                if info.params[pos].type.mut:
+                    view[off:off + a.nbytes] = memories[pos].data.reshape(-1)
+
+
+def footprint(module: Module, fn: Function) -> tuple[int, int]:
+    """Bytes of per-thread arrays (per thread) and of shared arrays (per block) the kernel
+    may hold at once: every allocation it and the functions it calls make (once per call)."""
+    seen: dict[str, tuple[int, int]] = {}
+
+    def of(f: Function) -> tuple[int, int]:
+        if f.name in seen:
+            return seen[f.name]
+        seen[f.name] = (0, 0)        # recursion is rejected by the checker; be safe anyway
+        local = shared = 0
+        for op in f.walk():
+            if op.name in ("mem.alloca", "mem.shared"):
+                n = op.attrs["length"] * op.results[0].type.pointee.nbytes
+                if op.name == "mem.alloca":
+                    local += n
+                else:
+                    shared += n
+            elif op.name == "func.call":
+                callee = module.get(op.attrs["callee"])
+                if callee is not None:
+                    cl, cs = of(callee)
+                    local, shared = local + cl, shared + cs
+        seen[f.name] = (local, shared)
+        return local, shared
+
+    return of(fn)
 
 
 def _table_bytes(g) -> np.ndarray:

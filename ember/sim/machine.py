@@ -14,7 +14,7 @@ from ..ir.core import Op
 from ..ir.types import PtrType, ScalarType, VectorType
 from .errors import SimError, thread_text
 from .interp import Machine
-from .memory import Memory, Ptr, element_bytes, from_array, to_array
+from .memory import Memory, Ptr, element_bytes, from_array, huge, to_array
 
 
 class SimMachine(Machine):
@@ -72,8 +72,9 @@ class SimMachine(Machine):
                values: np.ndarray | None = None) -> np.ndarray | None:
         size = element_bytes(t)
         lanes = np.nonzero(mask)[0]
+        wild = ptr.wild | huge(idx)
         with np.errstate(over="ignore"):
-            addr = ptr.off + idx.astype(np.int64) * ptr.elem.nbytes
+            addr = np.where(wild, -1, ptr.off + idx.astype(np.int64) * ptr.elem.nbytes)
         out = None
         if kind == "r":
             out = np.zeros((self.lanes, size), dtype=np.uint8)
@@ -82,19 +83,18 @@ class SimMachine(Machine):
             if sel.size == 0:
                 continue
             a = addr[sel]
-            bad = (a < 0) | (a > mem.nbytes - size)
+            bad = wild[sel] | (a < 0) | (a > mem.nbytes - size)
             if bad.any():
                 k = sel[np.argmax(bad)]
-                elems = mem.nbytes // max(ptr.elem.nbytes, 1)
-                raise SimError("S0001", f"out-of-bounds {'read' if kind == 'r' else 'write'} of {mem.describe()} "
-                               f"by {self.who(k)}: element {int(addr[k]) // max(ptr.elem.nbytes, 1)} of {elems} "
-                               f"(byte offset {int(addr[k])})", op)
+                raise SimError("S0001", self.out_of_bounds(mem, ptr, idx, k, t, kind), op)
             align = t.elem.nbytes * t.length if isinstance(t, VectorType) else size
-            mis = (a % align) != 0
+            mis = ((mem.base + a) % align) != 0
             if mis.any():
                 k = sel[np.argmax(mis)]
                 raise SimError("S0002", f"misaligned {size}-byte access to {mem.describe()} at byte offset "
-                               f"{int(addr[k])} by {self.who(k)}", op)
+                               f"{int(addr[k])} by {self.who(k)}"
+                               + (f" (the buffer starts at byte {mem.base} of its allocation)" if mem.base else ""),
+                               op)
             rows = self.row_of(mem)[sel]
             cols = a[:, None] + np.arange(size)
             if kind == "r":
@@ -114,6 +114,22 @@ class SimMachine(Machine):
                 if mem.init is not None:
                     mem.init[rows[:, None], cols] = True
         return out
+
+    def out_of_bounds(self, mem: Memory, ptr: Ptr, idx: np.ndarray, lane: int, t, kind: str) -> str:
+        """The message for an out-of-bounds access: the exact element index (never a
+        wrapped byte offset) and, for a vector access, its first element past the end."""
+        esize = max(ptr.elem.nbytes, 1)
+        count = element_bytes(t) // esize
+        elems = mem.nbytes // esize
+        what = f"out-of-bounds {'read' if kind == 'r' else 'write'} of {mem.describe()} by {self.who(lane)}"
+        if ptr.wild[lane]:
+            return f"{what}: the pointer was offset past any buffer (by more than 2^50 bytes)"
+        first = int(ptr.off[lane]) // esize + int(idx[lane])     # exact: Python integers
+        bad = first if first < 0 else max(first, elems)
+        text = f"{what}: element {bad} of {elems}"
+        if count > 1:
+            text += f" (a {count}-element vector access of elements {first}..{first + count - 1})"
+        return text
 
     def track(self, op: Op, mem: Memory, sel: np.ndarray, rows: np.ndarray, cols: np.ndarray, kind: str) -> None:
         writer, wep, reader, rep, rmulti = mem.race_state()
@@ -303,7 +319,6 @@ def _atomic(m: SimMachine, op, args, mask):
     ptr, idx = args[0], args[1]
     vals = args[2:]
     t: ScalarType = op.results[0].type
-    size = t.nbytes
     old = np.zeros(m.lanes, dtype=S.dtype(t))
     lanes = np.nonzero(mask)[0]
     if lanes.size == 0:

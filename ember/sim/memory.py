@@ -29,6 +29,8 @@ class Memory:
         self.elem = elem
         self.init = np.zeros((rows, nbytes), dtype=bool) if track_init else None
         self._race = None
+        self.base = 0            # byte offset of this memory in its allocation (alignment)
+        self.aliases: list[str] = []
 
     def race_state(self):
         if self._race is None:
@@ -38,21 +40,55 @@ class Memory:
                           np.zeros(shape, dtype=bool))
         return self._race
 
+    def view(self, name: str, offset: int, nbytes: int, elem: ScalarType) -> "Memory":
+        """Bytes [offset, offset + nbytes) of this memory as a memory of its own (for a
+        buffer passed for one parameter): bounds are its own, while data, initialization
+        and race state are shared with every other view, as aliased buffers are."""
+        v = Memory(name, self.space, self.data.shape[0], nbytes, self.data[:, offset:offset + nbytes],
+                   self.track, False, elem)
+        if self.init is not None:
+            v.init = self.init[:, offset:offset + nbytes]
+        if self.track:
+            v._race = tuple(a[:, offset:offset + nbytes] for a in self.race_state())
+        v.base = self.base + offset
+        return v
+
     def describe(self) -> str:
-        return {"global": f"buffer `{self.name}`", "shared": f"shared array `{self.name}`",
+        text = {"global": f"buffer `{self.name}`", "shared": f"shared array `{self.name}`",
                 "local": f"array `{self.name}`"}[self.space]
+        if self.aliases:
+            text += f" (the same memory as {', '.join(f'`{a}`' for a in self.aliases)})"
+        return text
+
+
+# Offsets and indices beyond these cannot address any simulated buffer; past them a lane's
+# pointer is `wild` (every access through it is out of bounds), so 64-bit byte offsets
+# never wrap around into a buffer (x[2^62 + 2] is not x[2]).
+MAX_INDEX = 1 << 40
+MAX_OFFSET = 1 << 50
+
+
+def huge(index: np.ndarray) -> np.ndarray:
+    """Lanes whose integer index is beyond +-MAX_INDEX (exactly, for any integer type)."""
+    if index.dtype == np.uint64:
+        return index > np.uint64(MAX_INDEX)
+    i = index.astype(np.int64)
+    return (i > MAX_INDEX) | (i < -MAX_INDEX)
 
 
 class Ptr:
-    """A pointer value: for each lane, a memory (by index into `mems`) and a byte offset."""
+    """A pointer value: for each lane, a memory (by index into `mems`), a byte offset, and
+    whether the offset left the representable range (`wild`)."""
 
-    __slots__ = ("mems", "mid", "off", "elem")
+    __slots__ = ("mems", "mid", "off", "elem", "wild")
 
-    def __init__(self, mems: tuple, mid: np.ndarray, off: np.ndarray, elem: ScalarType):
+    def __init__(self, mems: tuple, mid: np.ndarray, off: np.ndarray, elem: ScalarType,
+                 wild: np.ndarray | None = None):
         self.mems = mems
         self.mid = mid
         self.off = off
         self.elem = elem
+        self.wild = wild if wild is not None else np.zeros(len(off), dtype=bool)
 
     @classmethod
     def to(cls, mem: Memory, lanes: int, elem: ScalarType) -> "Ptr":
@@ -61,18 +97,21 @@ class Ptr:
     def offset(self, index: np.ndarray, elem_size: int | None = None) -> "Ptr":
         step = elem_size or self.elem.nbytes
         with np.errstate(over="ignore"):
-            return Ptr(self.mems, self.mid, self.off + index.astype(np.int64) * step, self.elem)
+            off = self.off + index.astype(np.int64) * step
+        wild = self.wild | huge(index) | (np.abs(off) > MAX_OFFSET)
+        return Ptr(self.mems, self.mid, np.where(wild, 0, off), self.elem, wild)
 
     def reinterpret(self, t) -> "Ptr":
-        return Ptr(self.mems, self.mid, self.off, t.pointee)
+        return Ptr(self.mems, self.mid, self.off, t.pointee, self.wild)
 
     @staticmethod
     def where(cond: np.ndarray, a: "Ptr", b: "Ptr") -> "Ptr":
+        wild = np.where(cond, a.wild, b.wild)
         if a.mems == b.mems:
-            return Ptr(a.mems, np.where(cond, a.mid, b.mid), np.where(cond, a.off, b.off), a.elem)
+            return Ptr(a.mems, np.where(cond, a.mid, b.mid), np.where(cond, a.off, b.off), a.elem, wild)
         mems = a.mems + tuple(m for m in b.mems if m not in a.mems)
         remap = np.array([mems.index(m) for m in b.mems], dtype=np.int64)
-        return Ptr(mems, np.where(cond, a.mid, remap[b.mid]), np.where(cond, a.off, b.off), a.elem)
+        return Ptr(mems, np.where(cond, a.mid, remap[b.mid]), np.where(cond, a.off, b.off), a.elem, wild)
 
 
 def element_bytes(t) -> int:

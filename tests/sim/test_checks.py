@@ -172,22 +172,40 @@ def test_shuffle_within_active_lanes_is_fine():
 
 
 def test_misaligned_vector_access():
-    # Vector accesses are only made where alignment is provable; a misaligned buffer
-    # (an offset view) is caught at the access, not silently read.
+    """A vector access at an address that is not a multiple of its size is S0002, found at
+    the access (the GPU faults on it): here IR that claims more than it may."""
+    from ember.driver import KernelInfo, ParamInfo
+    from ember.ir.parser import parse_module
+    from ember.ir.types import PtrType, F32
+    from ember.sim import SimError, load_module
+    ir = """
+kernel @k(%x: *mut global f32) attributes {block = [4, 1, 1]} {
+  %t = gpu.thread_idx x : u32
+  %one = arith.const 1 : u32
+  %i = arith.add %t, %one : u32
+  %v = mem.load %x[%i] : vec<2 x f32>
+  return
+}
+"""
+    m = parse_module(ir, "misaligned.ir")
+    info = KernelInfo("k", (ParamInfo("x", PtrType(F32, "global", True)),), (4, 1, 1))
+    with pytest.raises(SimError) as e:
+        load_module(m, {"k": info}).k(np.zeros(16, np.float32), grid=1)
+    assert e.value.code == "S0002" and "misaligned 8-byte access" in str(e.value)
+
+
+def test_misaligned_buffer_for_an_aligned_parameter():
+    """The launch refuses a buffer that breaks a declared alignment: host arrays start
+    aligned when staged alone, so the misaligned one here is a view into an aliased one."""
     src = """
-kernel k(x: *mut global f32 align(8)) block(4) {
-    let i = 2 * thread_idx.x;
-    let a = x[i];
-    let b = x[i + 1];   // pair
-    x[i] = b;
-    x[i + 1] = a;
+kernel k(x: *mut global f32 align(8), y: *mut global f32) block(4) {
+    x[2 * thread_idx.x] = y[0];
 }
 """
     buf = np.zeros(9, np.float32)
     with pytest.raises(Exception) as e:
-        run(src, "k", buf[1:], grid=1)
-    # the launch check refuses a buffer that breaks the declared alignment
-    assert "align" in str(e.value)
+        run(src, "k", buf[1:], buf, grid=1)
+    assert "8-byte aligned" in str(e.value)
 
 
 def test_runaway_loop_hits_the_step_limit():
@@ -212,3 +230,69 @@ def test_checks_also_run_on_unoptimized_ir():
     with pytest.raises(SimError) as e:
         load(prog).k(np.zeros(64, np.float32), grid=1)
     assert e.value.diagnostic.code == "S0004"
+
+
+HUGE_INDEX = """
+kernel k(x: *mut global f32) block(32) {
+    if thread_idx.x == 0 {
+        x[4611686018427387906u64] = 5.0; // wraps
+    }
+}
+"""
+
+
+def test_huge_index_does_not_wrap_into_the_buffer():
+    """x[2^62 + 2] on an f32 buffer: a byte offset of 2^64 + 8 wraps to 8 in 64 bits; the
+    simulator reports the exact element instead of writing x[2]."""
+    x = np.zeros(8, np.float32)
+    with pytest.raises(SimError) as e:
+        run(HUGE_INDEX, "k", x, grid=1)
+    expect(e.value, "S0001", HUGE_INDEX, "// wraps", "element 4611686018427387906 of 8")
+    assert not x.any()
+
+
+def test_huge_pointer_offset_is_out_of_bounds():
+    src = """
+kernel k(x: *mut global f32, n: i64) block(32) {
+    let p = x + n;
+    let q = p + n;
+    q[0] = 1.0; // here
+}
+"""
+    x = np.zeros(8, np.float32)
+    with pytest.raises(SimError) as e:
+        run(src, "k", x, 1 << 61, grid=1)
+    expect(e.value, "S0001", src, "// here", "offset past any buffer")
+
+
+def test_vector_access_names_its_first_element_past_the_end():
+    src = """
+kernel k(x: *global f32 align(16), y: *mut global f32) block(32) {
+    let t = u64(thread_idx.x);
+    y[t] = x[4*t] + x[4*t+1] + x[4*t+2] + x[4*t+3]; // vector
+}
+"""
+    with pytest.raises(SimError) as e:
+        run(src, "k", np.ones(126, np.float32), np.zeros(32, np.float32), grid=1)
+    expect(e.value, "S0001", src, "// vector", "element 126 of 126", "vector access of elements 124..127")
+
+
+def test_batches_shrink_to_the_memory_budget(monkeypatch):
+    """Per-thread arrays of a batch of blocks stay within the simulator's memory budget
+    (they used to be allocated for 32k lanes at once: 17 GB here); one block over it is S0008."""
+    from ember.sim import launch
+    src = """
+kernel k(y: *mut global f32) block(256) {
+    var a: [f32; 4096];
+    a[thread_idx.x] = f32(thread_idx.x);
+    y[block_idx.x * 256 + thread_idx.x] = a[thread_idx.x];
+}
+"""
+    monkeypatch.setattr(launch, "MEMORY_BUDGET", 256 * 16384 * 2)    # two blocks per batch
+    y = np.zeros(8 * 256, np.float32)
+    run(src, "k", y, grid=8)
+    assert (y.reshape(8, 256) == np.arange(256)).all()
+    monkeypatch.setattr(launch, "MEMORY_BUDGET", 1 << 20)
+    with pytest.raises(SimError) as e:
+        run(src, "k", y, grid=8)
+    assert e.value.code == "S0008" and "4194304 bytes" not in str(e.value) and "16384 bytes" in str(e.value)
