@@ -198,13 +198,12 @@ def compile(source_or_path, arch: str = "sm_90", defines: dict | None = None, op
 
 
 def _check_lowerable(module, pass_list) -> None:
-    """Ops that only `expand-math` turns into code must be gone before lowering."""
-    from .ir import mathlib
+    """Ops that a pass replaces before lowering (`expanded_by`) must be gone."""
     for f in module.functions:
         for op in f.walk():
-            if mathlib.expands(op.name):
+            if op.opdef.expanded_by:
                 raise PipelineError(f"the pass list ({', '.join(pass_list) or 'empty'}) leaves `{op.name}` "
-                                    f"at {op.loc}; lowering needs the `expand-math` pass after it")
+                                    f"at {op.loc}; lowering needs the `{op.opdef.expanded_by}` pass after it")
 
 
 __all__ = ["compile", "PipelineError", "Program", "KernelInfo", "ParamInfo", "CompileError", "InternalError", "Diagnostic"]

@@ -58,57 +58,79 @@ it runs after IR generation and after every pass.
 
 ## Ops
 
-Every op is declared once, in `ember/ir/ops/` (its verifier, result types, text form and
-semantics); the simulator, the folder and the lowering read that table.
+Every op is defined once, in `ember/ir/ops/` (`ember.ir.opdef`): its operands and results
+with their type constraints (the notation below; the language's builtins read the same
+constraints), attributes, effects and algebraic facts, semantics, and this example, which
+is the op's own printer's output (it is parsed and verified when this file is made). The
+simulator, the folder, the passes and the lowering read that definition; how to add an op:
+[adding_an_op.md](adding_an_op.md).
 
-| op | form | meaning |
-|---|---|---|
+Type constraints: a scalar type is exactly that type; `F` any float, `I` any integer, `N`
+any number, `B` an integer or bool, `T`/`U` any scalar, `F{f32,f64}` restricted; one
+letter is one type throughout an op; `*T` a mutable global or shared pointer to `T`;
+`ptr`, `vec`, `any` (checked by the op's verifier); `*name` a variadic tail.
+
 """
 
-FORMS = {
-    "arith.const": "`%c = arith.const 1.5 : f32`",
-    "arith.cmp": "`%b = arith.cmp lt %a, %b : u32` (eq ne lt le gt ge)",
-    "arith.cast": "`%f = arith.cast %i : u32 to f32`",
-    "arith.bitcast": "`%u = arith.bitcast %f : f32 to u32`",
-    "arith.select": "`%r = arith.select %c, %a, %b : f32`",
-    "mem.load": "`%v = mem.load %p[%i] : f32`",
-    "mem.store": "`mem.store %v, %p[%i] : f32`",
-    "mem.offset": "`%q = mem.offset %p, %i : *global f32`",
-    "mem.alloca": "`%a = mem.alloca {length = 4} : *mut local f32`",
-    "mem.global": "`%t = mem.global @table : *const u32`",
-    "scf.if": "`%r = scf.if %c -> (f32) { ... } else { ... }`",
-    "scf.for": "`%r = scf.for %i = %lo to %hi step %s iter_args(%a = %x) -> (f32) { ... }`",
-    "scf.while": "`%r = scf.while iter_args(%a = %x) -> (u32) { ... scf.condition %c, %a } do (%b: u32) { ... }`",
-    "scf.yield": "`scf.yield %a, %b : f32, u32`",
-    "scf.condition": "`scf.condition %c, %a : bool, u32`",
-    "func.call": "`%r = func.call @f(%a) : f32`",
-    "func.return": "`return %a : f32` (printed `return`)",
+DIALECTS = {
+    "arith": "Constants, integer and float arithmetic, comparisons, select, conversions.",
+    "math": "Floating-point functions: native (one correctly rounded instruction), accurate "
+            "(Ember's implementation, expanded before lowering) and fast (hardware approximations "
+            "with a documented error bound).",
+    "mem": "Loads, stores, atomics, pointer offsets, arrays and constant tables.",
+    "gpu": "The thread's coordinates, and operations across the threads of a warp or block.",
+    "vec": "Short vectors: the values of 64/128-bit loads and stores.",
+    "scf": "Structured control flow.",
+    "func": "Calls and returns.",
 }
-UNARY_ARITH = ("arith.neg", "arith.not", "arith.abs")
 
 
-def form(name: str) -> str:
-    if name in FORMS:
-        return FORMS[name]
-    if name.startswith("gpu.") and not FORMS.get(name):
-        return f"`%t = {name} x : u32`"
-    if name == "math.sincos":
-        return "`%s, %c = math.sincos %x : f32, f32`"
-    if name == "math.fma":
-        return "`%r = math.fma %a, %b, %c : f32`"
-    if name in ("math.copysign", "math.fast_div") or (name.startswith("arith.") and name not in UNARY_ARITH):
-        return f"`%r = {name} %a, %b : T`"
-    return f"`%r = {name} %a : T`"
+def facts(d) -> str:
+    """One line of what the definition says besides its form and meaning."""
+    from ember.ir import opdef as O
+    out = []
+    sig = ", ".join(f"{'*' if s.variadic else ''}{s.name}: {s.spec}" for s in d.operands)
+    res = ", ".join(f"{'*' if s.variadic else ''}{s.name}: {s.spec}" for s in d.results)
+    out.append(f"`({sig})" + (f" -> ({res})`" if res else "`"))
+    if d.attrs:
+        out.append("attributes " + ", ".join(
+            f"`{k}`" + (f" ({' '.join(a.values)})" if a.kind == "enum" else "") for k, a in d.attrs.items()))
+    effects = [t.name.replace("_", " ") for t in sorted(d.traits, key=str) if isinstance(t, O.Effect)]
+    if effects:
+        out.append(", ".join(effects))
+    algebra = []
+    for t in sorted(d.traits, key=str):
+        if isinstance(t, (O.Identity, O.Absorbing)):
+            algebra.append(f"{type(t).__name__.lower()} {t.value} ({'/'.join(t.kinds)})")
+        elif isinstance(t, (O.Idempotent, O.SelfInverse, O.Involution)):
+            algebra.append(f"{type(t).__name__.lower()} ({'/'.join(t.kinds)})")
+    if algebra:
+        out.append("; ".join(algebra))
+    if d.expanded_by:
+        out.append(f"expanded by `{d.expanded_by}`")
+    if d.approx:
+        out.append(f"approximate: {d.approx.kind} error <= {d.approx.bound:.3g}")
+    if d.min_sm:
+        out.append(f"needs sm_{d.min_sm}+")
+    return "; ".join(out)
 
 
 def render() -> str:
+    from ember.ir.examples import example_text
     from ember.ir.ops import OPS
     from ember.ir.passes import PASSES, PIPELINES
-    rows = [f"| `{name}` | {form(name)} | {(d.doc or '').replace('|', chr(92) + '|')} |" for name, d in OPS.items()]
+    sections = []
+    for dialect, about in DIALECTS.items():
+        sections.append(f"### {dialect}\n\n{about}\n")
+        for name, d in OPS.items():
+            if name.split(".")[0] != dialect:
+                continue
+            sections.append(f"**`{name}`**: {d.doc} {facts(d)}.\n\n```\n{example_text(name)}\n```\n")
+    missing = sorted({n.split(".")[0] for n in OPS} - set(DIALECTS))
+    assert not missing, f"dialects without a section: {missing}"
     passes = "\n".join(f"| `{p.name}` | {p.doc} |" for p in PASSES.values())
     pipes = "\n".join(f"| -O{k} | {', '.join(v)} |" for k, v in PIPELINES.items())
-    return INTRO + "\n".join(rows) + f"""
-
+    return INTRO + "\n".join(sections) + f"""
 ## Passes
 
 A pass is a named function over a module; the verifier runs after each one that changed

@@ -31,7 +31,9 @@ class Builder:
            names: list | None = None, loc: Span | None = None) -> Op:
         opdef = OPS[name]
         if result_types is None:
-            result_types = opdef.infer([v.type for v in operands], attrs or {}) if opdef.infer else []
+            result_types = opdef.infer_types([v.type for v in operands], attrs or {}) if opdef.results else []
+            if result_types is None:
+                raise TypeError(f"{name}: cannot infer result types from {[str(v.type) for v in operands]}")
         op = Op(opdef, operands, result_types, attrs, regions, loc or self.loc, names)
         self.region.append(op)
         return op

@@ -5,14 +5,22 @@ and regions; a region is a single block with arguments whose last op is a termin
 Loop-carried values are block arguments fed by `scf.yield` (no phis), and there are no
 unstructured jumps until lowering builds a CFG.
 
-Ops are described by an `OpDef` in the one op table (`ember.ir.ops`): everything that
-knows about an op (verifier, printer, parser, folder, simulator, lowering) reads it there.
+Every value knows its users (`Value.uses`: op -> how many of its operands are the value),
+kept up to date by `Op.operands`' setter and `Op.erase()`, so replacing a value
+everywhere (`replace_all_uses_with`) costs its uses, not a sweep of the region. An op
+counts as a user from its creation until it is erased; an op taken out of the IR must be
+erased (the rewriter does it), and the verifier checks that the counts match the IR.
+
+Walking and copying are iterative, so nesting depth costs heap, never Python recursion.
+Each op's definition (operands, results, attributes, semantics, ...) is its `OpDef`
+(`ember.ir.opdef`); ops are instances of the op's own subclass, which names its operands
+(`load.ptr`, `loop.inits`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator
+from typing import Any, Iterator
 
 from ..source import Span
 from .types import Type
@@ -21,53 +29,68 @@ from .types import Type
 class Value:
     """An SSA value: the result of an op or an argument of a region."""
 
-    __slots__ = ("type", "name", "owner", "index")
+    __slots__ = ("type", "name", "owner", "index", "uses")
 
     def __init__(self, type: Type, name: str | None = None, owner: Any = None, index: int = 0):
         self.type = type
         self.name = name      # a hint for the printer (usually the source variable's name)
         self.owner = owner    # the defining Op, or the Region for an argument
         self.index = index
+        self.uses: dict = {}  # Op -> number of its operands that are this value
 
     @property
     def op(self) -> "Op | None":
         owner = self.owner
-        return owner if owner.__class__ is Op else None
+        return owner if isinstance(owner, Op) else None
+
+    @property
+    def users(self):
+        return self.uses.keys()
+
+    def replace_all_uses_with(self, new: "Value") -> None:
+        if new is self:
+            return
+        for user in list(self.uses):
+            user.replace_operand(self, new)
 
     def __repr__(self) -> str:
         return f"<Value {self.name or '?'}: {self.type}>"
 
 
-@dataclass(eq=False)
-class OpDef:
-    """One entry of the op table."""
+def _add_uses(op: "Op", values) -> None:
+    for v in values:
+        uses = v.uses
+        uses[op] = uses.get(op, 0) + 1
 
-    name: str
-    format: Any                               # printer/parser family (ember.ir.formats)
-    verify: Callable[["Op"], str | None]      # returns an error message or None
-    infer: Callable | None = None             # (operand types, attrs) -> result types
-    eval: Callable | None = None              # numpy semantics: (op, *operand arrays) -> result arrays
-    pure: bool = True                         # no side effects: may be removed when unused
-    speculatable: bool = True                 # may run where the program would not (no faults)
-    reads_memory: bool = False                # result depends on memory (loads)
-    foldable: bool = True                     # `eval` gives the bits the GPU gives (fast math: no)
-    convergent: bool = False                  # involves other threads: never moved across control flow
-    terminator: bool = False
-    num_regions: int = 0
-    commutative: bool = False
-    doc: str = ""
+
+def _drop_uses(op: "Op", values) -> None:
+    for v in values:
+        uses = v.uses
+        n = uses.get(op, 0) - 1
+        if n > 0:
+            uses[op] = n
+        else:
+            uses.pop(op, None)
 
 
 class Op:
-    # `name` is a copy of opdef.name: read in every pass's inner loop, so not a property.
-    __slots__ = ("opdef", "name", "operands", "results", "attrs", "regions", "loc", "parent")
+    """An operation. Instances are of the op's own subclass (`opdef.cls`), which adds
+    accessors for its named operands, results and attributes."""
 
-    def __init__(self, opdef: OpDef, operands: list[Value], result_types: list[Type],
-                 attrs: dict | None = None, regions: list["Region"] | None = None,
-                 loc: Span | None = None, result_names: list | None = None):
+    # `name` is a copy of opdef.name: read in every pass's inner loop, so not a property.
+    __slots__ = ("opdef", "name", "_operands", "results", "attrs", "regions", "loc", "parent", "erased")
+
+    def __new__(cls, opdef=None, *args, **kwargs):
+        sub = getattr(opdef, "cls", None)
+        return object.__new__(sub if sub is not None else cls)
+
+    def __init__(self, opdef, operands, result_types, attrs: dict | None = None,
+                 regions: list["Region"] | None = None, loc: Span | None = None,
+                 result_names: list | None = None):
         self.opdef = opdef
         self.name = opdef.name
-        self.operands = list(operands)
+        self._operands = tuple(operands)
+        _add_uses(self, self._operands)
         if result_names:
             self.results = [Value(t, n, self, i) for i, (t, n) in enumerate(zip(result_types, result_names))]
         else:
@@ -78,6 +101,38 @@ class Op:
             r.parent = self
         self.loc = loc
         self.parent: Region | None = None
+        self.erased = False
+
+    # -- operands, with use tracking
+    @property
+    def operands(self) -> tuple:
+        return self._operands
+
+    @operands.setter
+    def operands(self, values) -> None:
+        values = tuple(values)
+        _drop_uses(self, self._operands)
+        self._operands = values
+        _add_uses(self, values)
+
+    def set_operand(self, i: int, v: Value) -> None:
+        ops = list(self._operands)
+        ops[i] = v
+        self.operands = ops
+
+    def replace_operand(self, old: Value, new: Value) -> None:
+        """Every occurrence of `old` among the operands becomes `new`."""
+        n = old.uses.pop(self, 0)
+        if n:
+            self._operands = tuple(new if v is old else v for v in self._operands)
+            new.uses[self] = new.uses.get(self, 0) + n
+
+    def erase(self) -> None:
+        """Take this op (and everything nested in it) out of the IR's use lists. The
+        caller removes it from its region's op list."""
+        for op in self.walk():
+            _drop_uses(op, op._operands)
+            op.erased = True
 
     @property
     def result(self) -> Value:
@@ -87,11 +142,24 @@ class Op:
     def walk(self) -> Iterator["Op"]:
         """This op and every op nested in its regions, in program order (pre-order)."""
         yield self
-        for r in self.regions:
-            yield from r.walk()
+        if self.regions:
+            yield from walk_regions(self.regions)
 
     def __repr__(self) -> str:
         return f"<Op {self.name}>"
+
+
+def walk_regions(regions) -> Iterator[Op]:
+    """Every op of `regions` and of the regions nested in them, pre-order, iteratively."""
+    stack = [iter(r.ops) for r in reversed(regions)]
+    while stack:
+        op = next(stack[-1], None)
+        if op is None:
+            stack.pop()
+            continue
+        yield op
+        if op.regions:
+            stack.extend(iter(r.ops) for r in reversed(op.regions))
 
 
 class Region:
@@ -110,13 +178,18 @@ class Region:
         self.ops.append(op)
         return op
 
+    def set_ops(self, ops: list[Op]) -> None:
+        """Replace the op list (ops that leave it must have been erased or moved)."""
+        for op in ops:
+            op.parent = self
+        self.ops = ops
+
     @property
     def terminator(self) -> Op | None:
         return self.ops[-1] if self.ops and self.ops[-1].opdef.terminator else None
 
     def walk(self) -> Iterator[Op]:
-        for op in self.ops:
-            yield from op.walk()
+        return walk_regions((self,))
 
 
 @dataclass(eq=False)
@@ -173,52 +246,44 @@ class Module:
         return [f for f in self.functions if f.kind == "kernel"]
 
 
-def replace_uses(root: Region, mapping: dict[Value, Value]) -> None:
-    """Rewrite every operand found in `mapping` (transitively) throughout `root`."""
-    if not mapping:
-        return
-
-    def resolve(v: Value) -> Value:
-        while v in mapping:
-            v = mapping[v]
-        return v
-
-    for op in root.walk():
-        ops = op.operands
-        for i, v in enumerate(ops):
-            if v in mapping:
-                ops[i] = resolve(v)
-
-
-def use_counts(root: Region) -> dict[Value, int]:
-    counts: dict[Value, int] = {}
-    for op in root.walk():
-        for v in op.operands:
-            counts[v] = counts.get(v, 0) + 1
-    return counts
-
-
 _KEEP = object()
 
 
-def clone_region(region: Region, mapping: dict[Value, Value], loc=_KEEP) -> Region:
-    """A deep copy of `region`; `mapping` maps outside values to their replacements and
-    receives the copies' new values (so uses inside refer to the copies). `loc`, if
-    given, replaces the source location of every copied op."""
-    new = Region([a.type for a in region.args], [a.name for a in region.args])
-    for old, copy in zip(region.args, new.args):
-        mapping[old] = copy
-    for op in region.ops:
-        new.append(clone_op(op, mapping, loc))
-    return new
+def _copy_shallow(op: Op, mapping: dict, loc) -> Op:
+    regions = []
+    for r in op.regions:
+        new = Region([a.type for a in r.args], [a.name for a in r.args])
+        mapping.update(zip(r.args, new.args))
+        regions.append(new)
+    copy = Op(op.opdef, [mapping.get(v, v) for v in op.operands], [r.type for r in op.results],
+              dict(op.attrs), regions, op.loc if loc is _KEEP else loc, [r.name for r in op.results])
+    mapping.update(zip(op.results, copy.results))
+    return copy
 
 
 def clone_op(op: Op, mapping: dict[Value, Value], loc=_KEEP) -> Op:
-    regions = [clone_region(r, mapping, loc) for r in op.regions]
-    new = Op(op.opdef, [mapping.get(v, v) for v in op.operands], [r.type for r in op.results],
-             dict(op.attrs), regions, op.loc if loc is _KEEP else loc, [r.name for r in op.results])
-    for old, copy in zip(op.results, new.results):
-        mapping[old] = copy
+    """A deep copy of `op`; `mapping` maps outside values to their replacements and
+    receives the copies' new values (so uses inside refer to the copies). `loc`, if
+    given, replaces the source location of every copied op."""
+    root = _copy_shallow(op, mapping, loc)
+    # Ops inside a region only use values defined before the region's op (copied already)
+    # or earlier in the region, so regions may be filled in any order.
+    stack = list(zip(op.regions, root.regions))
+    while stack:
+        src, dst = stack.pop()
+        for inner in src.ops:
+            copy = _copy_shallow(inner, mapping, loc)
+            dst.append(copy)
+            stack.extend(zip(inner.regions, copy.regions))
+    return root
+
+
+def clone_region(region: Region, mapping: dict[Value, Value], loc=_KEEP) -> Region:
+    """A deep copy of `region` (see clone_op)."""
+    new = Region([a.type for a in region.args], [a.name for a in region.args])
+    mapping.update(zip(region.args, new.args))
+    for op in region.ops:
+        new.append(clone_op(op, mapping, loc))
     return new
 
 

@@ -1,6 +1,12 @@
 """Op text forms. Each op in the table names one of these families; the same object both
 prints and parses the op, so the two cannot drift apart.
 
+`print(p, op)` returns the text after `%results = name`, as a list of pieces: strings,
+and regions, which the printer lays out as `{`, the region's ops one level deeper, `}`
+(iteratively: nesting depth costs no recursion). `parse(ps, opdef, nresults, loc)`
+returns the op; a format with regions is a generator that yields `ps.region(...)` for
+each region and receives it (run by `ember.trampoline`).
+
     %r = arith.add %a, %b : u32                   Operands
     %c = arith.cmp lt %a, %b : u32                Keyword("pred", types_of="operands")
     %t = gpu.thread_idx x : u32                   Keyword("dim")
@@ -42,8 +48,11 @@ def parse_scalar(text: str, t: Type):
     return int(text, 0)
 
 
-def _infer(opdef, operands, attrs, nresults) -> list:
-    return opdef.infer([v.type for v in operands], attrs)
+def _infer(opdef, operands, attrs, ps) -> list:
+    types = opdef.infer_types([v.type for v in operands], attrs)
+    if types is None:
+        ps.error(f"`{opdef.name}`: the result types cannot be inferred from these operands")
+    return types
 
 
 class Operands:
@@ -52,12 +61,12 @@ class Operands:
     def __init__(self, types_of: str = "results"):
         self.types_of = types_of
 
-    def print(self, p, op: Op, indent: int) -> str:
+    def print(self, p, op: Op) -> list:
         s = p.vs(op.operands) + p.attr_dict(op)
         types = op.results if self.types_of == "results" else op.operands
         if types:
             s += " : " + p.ts(v.type for v in types)
-        return s.strip()
+        return [s.strip()]
 
     def parse(self, ps, opdef, nresults, loc) -> Op:
         operands = ps.values()
@@ -68,7 +77,7 @@ class Operands:
         else:
             if [v.type for v in operands] != types:
                 ps.error(f"`{opdef.name}`: the listed types do not match the operands")
-            result_types = opdef.infer([v.type for v in operands], attrs) if opdef.infer else []
+            result_types = _infer(opdef, operands, attrs, ps) if opdef.results else []
         return Op(opdef, operands, result_types, attrs, loc=loc)
 
 
@@ -79,7 +88,7 @@ class Keyword:
         self.attr = attr
         self.types_of = types_of
 
-    def print(self, p, op: Op, indent: int) -> str:
+    def print(self, p, op: Op) -> list:
         s = str(op.attrs[self.attr])
         if op.operands:
             s += " " + p.vs(op.operands)
@@ -87,7 +96,7 @@ class Keyword:
         types = op.results if self.types_of == "results" else op.operands[:1]
         if types:
             s += " : " + p.ts(v.type for v in types)
-        return s
+        return [s]
 
     def parse(self, ps, opdef, nresults, loc) -> Op:
         attrs = {self.attr: ps.word()}
@@ -99,15 +108,15 @@ class Keyword:
         else:
             if operands and types and types[0] != operands[0].type:
                 ps.error(f"`{opdef.name}`: the listed type does not match the operands")
-            result_types = opdef.infer([v.type for v in operands], attrs)
+            result_types = _infer(opdef, operands, attrs, ps)
         return Op(opdef, operands, result_types, attrs, loc=loc)
 
 
 class Cast:
     """`%a : S to T`."""
 
-    def print(self, p, op: Op, indent: int) -> str:
-        return f"{p.v(op.operands[0])}{p.attr_dict(op)} : {op.operands[0].type} to {op.results[0].type}"
+    def print(self, p, op: Op) -> list:
+        return [f"{p.v(op.operands[0])}{p.attr_dict(op)} : {op.operands[0].type} to {op.results[0].type}"]
 
     def parse(self, ps, opdef, nresults, loc) -> Op:
         x = ps.value()
@@ -123,9 +132,9 @@ class Cast:
 class Const:
     """`VALUE : T` (floats as shortest exact decimal, NaNs as raw hex bits)."""
 
-    def print(self, p, op: Op, indent: int) -> str:
+    def print(self, p, op: Op) -> list:
         t = op.results[0].type
-        return f"{format_scalar(op.attrs['value'], t)} : {t}"
+        return [f"{format_scalar(op.attrs['value'], t)} : {t}"]
 
     def parse(self, ps, opdef, nresults, loc) -> Op:
         text = ps.number_text()
@@ -141,9 +150,9 @@ class Const:
 class Load:
     """`%p[%i] {attrs} : T`."""
 
-    def print(self, p, op: Op, indent: int) -> str:
+    def print(self, p, op: Op) -> list:
         ptr, idx = op.operands
-        return f"{p.v(ptr)}[{p.v(idx)}]{p.attr_dict(op)} : {op.results[0].type}"
+        return [f"{p.v(ptr)}[{p.v(idx)}]{p.attr_dict(op)} : {op.results[0].type}"]
 
     def parse(self, ps, opdef, nresults, loc) -> Op:
         ptr = ps.value()
@@ -158,9 +167,9 @@ class Load:
 class Store:
     """`%v, %p[%i] {attrs} : T` (T is the stored value's type)."""
 
-    def print(self, p, op: Op, indent: int) -> str:
+    def print(self, p, op: Op) -> list:
         val, ptr, idx = op.operands
-        return f"{p.v(val)}, {p.v(ptr)}[{p.v(idx)}]{p.attr_dict(op)} : {val.type}"
+        return [f"{p.v(val)}, {p.v(ptr)}[{p.v(idx)}]{p.attr_dict(op)} : {val.type}"]
 
     def parse(self, ps, opdef, nresults, loc) -> Op:
         val = ps.value()
@@ -184,10 +193,10 @@ class Atomic:
         self.keyword = keyword
         self.nvalues = nvalues
 
-    def print(self, p, op: Op, indent: int) -> str:
+    def print(self, p, op: Op) -> list:
         ptr, idx, *vals = op.operands
         head = f"{op.attrs[self.keyword]} " if self.keyword else ""
-        return f"{head}{p.v(ptr)}[{p.v(idx)}], {p.vs(vals)} : {op.results[0].type}"
+        return [f"{head}{p.v(ptr)}[{p.v(idx)}], {p.vs(vals)} : {op.results[0].type}"]
 
     def parse(self, ps, opdef, nresults, loc) -> Op:
         attrs = {self.keyword: ps.word()} if self.keyword else {}
@@ -206,8 +215,8 @@ class Atomic:
 class Symbol:
     """`@name : T` (the address of a module-level global)."""
 
-    def print(self, p, op: Op, indent: int) -> str:
-        return f"@{op.attrs['name']} : {op.results[0].type}"
+    def print(self, p, op: Op) -> list:
+        return [f"@{op.attrs['name']} : {op.results[0].type}"]
 
     def parse(self, ps, opdef, nresults, loc) -> Op:
         name = ps.symbol()
@@ -218,11 +227,11 @@ class Symbol:
 class Call:
     """`@f(%a, %b) : T, U`."""
 
-    def print(self, p, op: Op, indent: int) -> str:
+    def print(self, p, op: Op) -> list:
         s = f"@{op.attrs['callee']}({p.vs(op.operands)})"
         if op.results:
             s += " : " + p.ts(v.type for v in op.results)
-        return s
+        return [s]
 
     def parse(self, ps, opdef, nresults, loc) -> Op:
         callee = ps.symbol()
@@ -233,35 +242,29 @@ class Call:
         return Op(opdef, args, types, {"callee": callee}, loc=loc)
 
 
-def _region_text(p, region: Region, indent: int) -> str:
-    """`{ ops }`; an empty trailing `scf.yield` is implicit (the parser puts it back)."""
-    lines = p.region_body(region, indent + 1, skip_empty_yield=True)
-    return "{\n" + "\n".join(lines) + ("\n" if lines else "") + "  " * indent + "}"
-
-
 def _is_trivial(region: Region) -> bool:
     """An else region holding only an empty `scf.yield`."""
     return len(region.ops) == 1 and region.ops[0].name == "scf.yield" and not region.ops[0].operands
 
 
 class If:
-    def print(self, p, op: Op, indent: int) -> str:
+    def print(self, p, op: Op) -> list:
         s = p.v(op.operands[0])
         if op.results:
             s += " -> (" + p.ts(v.type for v in op.results) + ")"
-        s += " " + _region_text(p, op.regions[0], indent)
+        pieces = [s + " ", op.regions[0]]
         if op.results or not _is_trivial(op.regions[1]):
-            s += " else " + _region_text(p, op.regions[1], indent)
-        return s
+            pieces += [" else ", op.regions[1]]
+        return pieces
 
-    def parse(self, ps, opdef, nresults, loc) -> Op:
+    def parse(self, ps, opdef, nresults, loc):
         cond = ps.value()
         types = []
         if ps.accept("->"):
             types = ps.paren_types()
-        then = ps.region([])
+        then = yield ps.region([])
         if ps.accept("else"):
-            els = ps.region([])
+            els = yield ps.region([])
         else:
             els = Region()
             els.append(Op(ps.ops["scf.yield"], [], [], loc=loc))
@@ -291,7 +294,7 @@ def _parse_iter_args(ps):
 
 
 class For:
-    def print(self, p, op: Op, indent: int) -> str:
+    def print(self, p, op: Op) -> list:
         lo, hi, step, *inits = op.operands
         body = op.regions[0]
         s = f"{p.v(body.args[0])} = {p.v(lo)} to {p.v(hi)} step {p.v(step)}"
@@ -299,9 +302,9 @@ class For:
             s += " " + _iter_args_text(p, body.args[1:], inits)
             s += " -> (" + p.ts(v.type for v in op.results) + ")"
         s += p.attr_dict(op)
-        return s + " " + _region_text(p, body, indent)
+        return [s + " ", body]
 
-    def parse(self, ps, opdef, nresults, loc) -> Op:
+    def parse(self, ps, opdef, nresults, loc):
         iv = ps.tok
         if iv.kind != "value":
             ps.error("expected the induction variable (`%i = ...`)")
@@ -320,30 +323,30 @@ class For:
             if declared != types:
                 ps.error("`scf.for` result types do not match its iter_args")
         attrs = ps.optional_attr_dict()
-        body = ps.region([(iv, lo.type)] + list(zip(toks, types)))
+        body = yield ps.region([(iv, lo.type)] + list(zip(toks, types)))
         return Op(opdef, [lo, hi, step] + inits, types, attrs, regions=[body], loc=loc)
 
 
 class While:
-    def print(self, p, op: Op, indent: int) -> str:
+    def print(self, p, op: Op) -> list:
         before, after = op.regions
         s = ""
         if op.operands:
             s = _iter_args_text(p, before.args, op.operands)
             s += " -> (" + p.ts(v.type for v in op.results) + ") "
-        s += _region_text(p, before, indent) + " do "
+        pieces = [s, before, " do "]
         if after.args:
-            s += "(" + ", ".join(f"{p.v(a)}: {a.type}" for a in after.args) + ") "
-        return s + _region_text(p, after, indent)
+            pieces[-1] += "(" + ", ".join(f"{p.v(a)}: {a.type}" for a in after.args) + ") "
+        return pieces + [after]
 
-    def parse(self, ps, opdef, nresults, loc) -> Op:
+    def parse(self, ps, opdef, nresults, loc):
         toks, inits = _parse_iter_args(ps)
         types = [v.type for v in inits]
         if inits:
             ps.expect("->")
             if ps.paren_types() != types:
                 ps.error("`scf.while` result types do not match its iter_args")
-        before = ps.region(list(zip(toks, types)))
+        before = yield ps.region(list(zip(toks, types)))
         ps.expect("do")
         after_args = []
         if ps.accept("("):
@@ -355,5 +358,5 @@ class While:
                 if not ps.accept(","):
                     break
             ps.expect(")")
-        after = ps.region(after_args)
+        after = yield ps.region(after_args)
         return Op(opdef, inits, types, {}, regions=[before, after], loc=loc)

@@ -1,8 +1,9 @@
 """Text -> IR. The inverse of `ember.ir.printer`; tests and `ember opt` read IR with it.
 
-A hand-written tokenizer and recursive descent parser: the structure (modules, functions,
+A hand-written tokenizer and a descent parser: the structure (modules, functions,
 regions, result lists) is parsed here, and each op's operands/attributes/types by the
-format family its op table entry names.
+format family its op table entry names. Regions nest through generators run by
+`ember.trampoline`, so nesting depth costs no Python recursion.
 """
 
 from __future__ import annotations
@@ -11,7 +12,9 @@ import re
 
 from ..diagnostics import Diagnostics
 from ..source import SourceFile, Span
-from .core import Function, Global, Module, Op, OpDef, Region, Value
+from ..trampoline import run
+from .core import Function, Global, Module, Op, Region, Value
+from .opdef import OpDef
 from .types import ADDRESS_SPACES, SCALARS, ArrayType, PtrType, Type, VectorType
 
 _TOKEN = re.compile(r"""
@@ -271,7 +274,8 @@ class IRParser:
         return {}
 
     # -- structure
-    def region(self, args: list[tuple[Tok, Type]], implicit_yield: bool = True) -> Region:
+    def region(self, args: list[tuple[Tok, Type]], implicit_yield: bool = True):
+        """A generator (see ember.trampoline) returning the region."""
         region = Region([t for _, t in args])
         for (tok, _), v in zip(args, region.args):
             self.define(tok, v)
@@ -279,13 +283,14 @@ class IRParser:
         while not self.peek("}"):
             if self.tok.kind == "eof":
                 self.error("unexpected end of input inside a region")
-            region.append(self.op())
+            region.append((yield self.op()))
         self.expect("}")
         if implicit_yield and not (region.ops and region.ops[-1].opdef.terminator):
             region.append(Op(self.ops["scf.yield"], [], [], loc=self.span(start)))
         return region
 
-    def op(self) -> Op:
+    def op(self):
+        """A generator (see ember.trampoline) returning the op."""
         names = self.new_value_names()
         start = self.tok
         name = self.word()
@@ -295,7 +300,7 @@ class IRParser:
         if opdef is None:
             self.error(f"unknown op `{name}`", start)
         loc = self.span(start)
-        op = opdef.format.parse(self, opdef, len(names), loc)
+        op = yield opdef.format.parse(self, opdef, len(names), loc)
         if len(op.results) != len(names):
             self.error(f"`{name}` has {len(op.results)} result(s) but {len(names)} name(s) were given", start)
         for tok, v in zip(names, op.results):
@@ -326,7 +331,7 @@ class IRParser:
         attrs = {}
         if self.accept("attributes"):
             attrs = self.attr_dict()
-        body = self.region(params, implicit_yield=False)
+        body = run(self.region(params, implicit_yield=False))
         return Function(name, kind, body, results, attrs, loc=self.span(start))
 
     def global_(self) -> Global:

@@ -59,22 +59,52 @@ class Printer:
         return " {" + ", ".join(f"{k} = {format_attr(v)}" for k, v in items) + "}"
 
     # -- structure
-    def region_body(self, region: Region, indent: int, skip_empty_yield: bool = False) -> list[str]:
+    def region_lines(self, region: Region, indent: int, skip_empty_yield: bool = False) -> list[str]:
+        """The lines of a region's ops at `indent`, iteratively: a region op's text is its
+        format's pieces, where each region piece opens with `{`, lists the region's ops one
+        level deeper and closes with `}` (an empty trailing `scf.yield` is implicit)."""
         lines: list[str] = []
+        stack = [_RegionFrame(self._ops(region, skip_empty_yield), indent)]
+        while stack:
+            frame = stack[-1]
+            if isinstance(frame, _RegionFrame):
+                op = next(frame.ops, None)
+                if op is None:
+                    stack.pop()
+                    continue
+                pad = "  " * frame.indent
+                head = f"{self.vs(op.results)} = " if op.results else ""   # results are named first
+                pieces = op.opdef.format.print(self, op)
+                name = "return" if op.name == "func.return" else op.name
+                first = pieces[0] + ("{" if len(pieces) > 1 else "")
+                stack.append(_OpFrame(pieces, f"{pad}{head}{name}{(' ' + pieces[0]) if first else ''}", frame.indent))
+                continue
+            # an op: its text pieces after the first, each region written out in turn
+            if frame.i == len(frame.pieces):
+                lines.append(frame.cur)
+                stack.pop()
+                continue
+            piece = frame.pieces[frame.i]
+            frame.i += 1
+            if isinstance(piece, Region):
+                lines.append(frame.cur + "{")
+                frame.cur = "  " * frame.indent + "}"
+                stack.append(_RegionFrame(self._ops(piece, True), frame.indent + 1))
+            else:
+                frame.cur += piece
+        return lines
+
+    @staticmethod
+    def _ops(region: Region, skip_empty_yield: bool):
         ops = region.ops
         if skip_empty_yield and ops and ops[-1].name == "scf.yield" and not ops[-1].operands:
             ops = ops[:-1]
-        for op in ops:
-            lines.extend(self.op_lines(op, indent))
-        return lines
+        return iter(ops)
 
     def op_lines(self, op: Op, indent: int) -> list[str]:
-        pad = "  " * indent
-        head = f"{self.vs(op.results)} = " if op.results else ""  # results are named first
-        text = op.opdef.format.print(self, op, indent)
-        name = "return" if op.name == "func.return" else op.name
-        first, *rest = text.split("\n")
-        return [f"{pad}{head}{name}{(' ' + first) if first else ''}"] + rest
+        holder = Region()
+        holder.ops = [op]
+        return self.region_lines(holder, indent)
 
     def function(self, f: Function) -> list[str]:
         self.names, self.used, self.counter = {}, set(), 0
@@ -85,7 +115,21 @@ class Printer:
                              else "(" + self.ts(f.result_types) + ")")
         if f.attrs:
             sig += " attributes {" + ", ".join(f"{k} = {format_attr(v)}" for k, v in f.attrs.items()) + "}"
-        return [sig + " {"] + self.region_body(f.body, 1) + ["}"]
+        return [sig + " {"] + self.region_lines(f.body, 1) + ["}"]
+
+
+class _RegionFrame:
+    __slots__ = ("ops", "indent")
+
+    def __init__(self, ops, indent):
+        self.ops, self.indent = ops, indent
+
+
+class _OpFrame:
+    __slots__ = ("pieces", "i", "cur", "indent")
+
+    def __init__(self, pieces, cur, indent):
+        self.pieces, self.i, self.cur, self.indent = pieces, 1, cur, indent
 
 
 def format_attr(v) -> str:

@@ -1,16 +1,18 @@
 """The IR verifier: runs after every stage and every pass.
 
-Checks each op against its op-table verifier, and the structure around it: values are
+Checks each op against its definition (operand and result types, attributes, the op's
+own verifier, what its regions take and yield) and the structure around it: values are
 defined before use and only used where visible (structured dominance), every region ends
-in the terminator its parent expects with the right types, calls match their callee, and
-kernels return nothing.
+in the terminator its op expects, calls match their callee, kernels return nothing, and
+every value's use list matches the IR (a pass that dropped an op without erasing it, or
+rewired an operand behind the use lists' back, is caught here). Iterative: nesting depth
+costs no recursion.
 """
 
 from __future__ import annotations
 
 from ..source import Span
 from .core import Function, Module, Op, Region
-from .types import BOOL
 
 
 class VerifyError(Exception):
@@ -52,87 +54,98 @@ class _Verifier:
             self.err(f"unknown function kind {f.kind}", None, f)
         if f.kind == "kernel" and f.result_types:
             self.err(f"kernel @{f.name} must not return values", None, f)
-        visible = set(map(id, f.args))
-        self.region(f.body, visible, expect=("func.return", f.result_types), fn=f)
-
-    def region(self, r: Region, visible: set, expect: tuple, fn: Function | None = None) -> None:
-        """`visible` is shared: what this region defines is removed again when it ends."""
-        added = [id(a) for a in r.args]
-        visible.update(added)
-        try:
-            self._region(r, visible, expect, fn, added)
-        finally:
-            visible.difference_update(added)
-
-    def _region(self, r: Region, visible: set, expect: tuple, fn, added: list) -> None:
-        term_name, term_types = expect
-        if not r.ops:
-            self.err(f"empty region (expected a `{term_name}` terminator)", r.parent if isinstance(r.parent, Op) else None, fn)
-            return
-        n = len(r.ops)
-        for i, op in enumerate(r.ops):
-            last = i == n - 1
-            if op.parent is not r:
-                self.err("op's parent link is wrong", op)
-            for v in op.operands:
-                if id(v) not in visible:
-                    self.err(f"operand {v!r} is used where it is not defined or not visible", op)
-            opdef = op.opdef
-            msg = opdef.verify(op)
-            if msg:
-                self.err(msg, op)
-            if opdef.terminator and not last:
-                self.err("terminator in the middle of a region", op)
-            if last:
-                if op.name != term_name:
-                    self.err(f"region must end with `{term_name}`, not `{op.name}`", op)
-                else:
-                    got = [v.type for v in op.operands]
-                    if term_name == "scf.condition":
-                        if not got or got[0] != BOOL:
-                            self.err("first operand must be the bool condition", op)
-                        got = got[1:]
-                    if got != list(term_types):
-                        self.err(f"yields ({', '.join(map(str, got))}) but "
-                                 f"({', '.join(map(str, term_types))}) is expected", op)
-            if len(op.regions) != opdef.num_regions:
-                self.err(f"has {len(op.regions)} regions, expected {opdef.num_regions}", op)
-            if op.regions:
-                self.nested(op, visible)
-            if op.name == "func.call":
-                self.call(op)
-            elif op.name == "mem.global":
-                g = self.globals.get(op.attrs.get("name"))
-                if g is None:
-                    self.err(f"unknown global @{op.attrs.get('name')}", op)
-                elif g.elem != op.results[0].type.pointee:
-                    self.err(f"global @{g.name} holds {g.elem}", op)
+        self.uses: dict = {}
+        self.values: set = set()
+        visible: set = set()
+        # Frames: (region, position, ids this region made visible, expected terminator).
+        stack = [self.enter(f.body, visible, "func.return", list(f.result_types), f)]
+        while stack:
+            frame = stack[-1]
+            region, added, (term, term_types), fn = frame[0], frame[2], frame[3], frame[4]
+            ops = region.ops
+            i = frame[1]
+            if i == len(ops):
+                if not ops:
+                    self.err(f"empty region (expected a `{term}` terminator)",
+                             region.parent if isinstance(region.parent, Op) else None, fn)
+                visible.difference_update(added)
+                stack.pop()
+                continue
+            op = ops[i]
+            if frame[5] is not op:           # first visit: check the op, then its regions
+                frame[5] = op
+                self.check_op(op, region, visible, last=i == len(ops) - 1, term=term, term_types=term_types)
+                rules = self.region_rules(op)
+                for r, (arg_types, r_term, r_types) in reversed(list(zip(op.regions, rules))):
+                    if [a.type for a in r.args] != list(arg_types):
+                        self.err("region arguments must be (" + ", ".join(map(str, arg_types)) + ")", op)
+                    stack.append(self.enter(r, visible, r_term, r_types, None))
+                if op.regions:
+                    continue
+            # after its regions: its results become visible
             for v in op.results:
                 visible.add(id(v))
                 added.append(id(v))
+                self.values.add(v)
+            frame[1] = i + 1
+        self.check_uses(f)
 
-    def nested(self, op: Op, visible: set) -> None:
-        if op.name == "scf.if" and len(op.regions) == 2:
-            for r in op.regions:
-                if r.args:
-                    self.err("scf.if regions take no arguments", op)
-                self.region(r, visible, ("scf.yield", [v.type for v in op.results]))
-        elif op.name == "scf.for" and len(op.regions) == 1:
-            body = op.regions[0]
-            want = [op.operands[0].type] + [v.type for v in op.operands[3:]]
-            if [a.type for a in body.args] != want:
-                self.err("body arguments must be the induction variable and the iter_args", op)
-            self.region(body, visible, ("scf.yield", [v.type for v in op.results]))
-        elif op.name == "scf.while" and len(op.regions) == 2:
-            before, after = op.regions
-            types = [v.type for v in op.results]
-            if [a.type for a in before.args] != types or [a.type for a in after.args] != types:
-                self.err("both regions take the loop-carried values as arguments", op)
-            self.region(before, visible, ("scf.condition", types))
-            self.region(after, visible, ("scf.yield", types))
-        else:
-            for r in op.regions:
-                self.region(r, visible, ("scf.yield", []))
+    def enter(self, r: Region, visible: set, term: str, term_types: list, fn) -> list:
+        added = [id(a) for a in r.args]
+        visible.update(added)
+        self.values.update(r.args)
+        return [r, 0, added, (term, term_types), fn, None]
+
+    def region_rules(self, op: Op) -> list:
+        d = op.opdef
+        if len(op.regions) != d.num_regions:
+            self.err(f"has {len(op.regions)} regions, expected {d.num_regions}", op)
+            return [([], "scf.yield", [])] * len(op.regions)
+        if not op.regions:
+            return []
+        if d.region_types is None:
+            return [([], "scf.yield", [])] * len(op.regions)
+        try:
+            return d.region_types(op)
+        except (AttributeError, IndexError, TypeError):   # malformed op: reported by check_op
+            return [([a.type for a in r.args], "scf.yield", []) for r in op.regions]
+
+    def check_op(self, op: Op, region: Region, visible: set, last: bool, term: str, term_types: list) -> None:
+        if op.parent is not region:
+            self.err("op's parent link is wrong", op)
+        if op.erased:
+            self.err("op was erased but is still in the IR", op)
+        for v in op.operands:
+            if id(v) not in visible:
+                self.err(f"operand {v!r} is used where it is not defined or not visible", op)
+            self.uses[(id(v), op)] = self.uses.get((id(v), op), 0) + 1
+        d = op.opdef
+        msg = d.check_types(op) or d.check_attrs(op)
+        if not msg and d.verify is not None:
+            try:
+                msg = d.verify(op)
+            except (AttributeError, IndexError, TypeError, KeyError) as e:
+                msg = f"malformed: {type(e).__name__}: {e}"
+        if msg:
+            self.err(msg, op)
+        if d.terminator and not last:
+            self.err("terminator in the middle of a region", op)
+        if last:
+            if op.name != term:
+                self.err(f"region must end with `{term}`, not `{op.name}`", op)
+            else:
+                got = [v.type for v in op.operands]
+                if got != list(term_types):
+                    self.err(f"yields ({', '.join(map(str, got))}) but "
+                             f"({', '.join(map(str, term_types))}) is expected", op)
+        if op.name == "func.call":
+            self.call(op)
+        elif op.name == "mem.global":
+            g = self.globals.get(op.attrs.get("name"))
+            if g is None:
+                self.err(f"unknown global @{op.attrs.get('name')}", op)
+            elif g.elem != op.results[0].type.pointee:
+                self.err(f"global @{g.name} holds {g.elem}", op)
 
     def call(self, op: Op) -> None:
         callee = self.module.get(op.attrs.get("callee"))
@@ -145,3 +158,18 @@ class _Verifier:
             self.err(f"arguments do not match @{callee.name}'s parameters", op)
         if [v.type for v in op.results] != list(callee.result_types):
             self.err(f"results do not match @{callee.name}'s result types", op)
+
+    def check_uses(self, f: Function) -> None:
+        """Every value's use list names exactly the ops of this function that use it."""
+        for v in self.values:
+            for user, n in v.uses.items():
+                if self.uses.get((id(v), user), 0) != n:
+                    where = "an op outside the IR" if user.erased or (id(v), user) not in self.uses else "an op"
+                    self.err(f"use list of {v!r} is stale: it counts {n} use(s) by {where} "
+                             f"(`{user.name}`), the IR has {self.uses.get((id(v), user), 0)}", user)
+                    return
+        for (vid, user), n in self.uses.items():
+            v = next((x for x in user.operands if id(x) == vid), None)
+            if v is not None and v.uses.get(user, 0) != n:
+                self.err(f"use list of {v!r} misses {n - v.uses.get(user, 0)} use(s) by this op", user)
+                return

@@ -14,7 +14,7 @@ lanes, and loops past the step limit (all raise ember.sim.SimError).
 """
 
 from .errors import SimError
-from .interp import StepLimitExceeded
+from ..ir.interp import StepLimitExceeded
 from .launch import SimKernel, SimModule, load, load_module
 
 __all__ = ["load", "load_module", "SimModule", "SimKernel", "SimError", "StepLimitExceeded"]

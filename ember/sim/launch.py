@@ -17,7 +17,7 @@ from ..ir.core import Function, Module
 from ..runtime.args import (Buffer, KernelTable, LaunchError, check_buffers, check_launch, elem_name_of_typestr,
                             host_groups, require_contiguous, scalar_bytes)
 from .errors import SimError
-from .interp import Interpreter
+from ..ir.interp import Interpreter
 from .machine import SimMachine
 from .memory import Memory, Ptr
 

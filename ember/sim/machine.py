@@ -1,5 +1,7 @@
-"""The simulated GPU: thread coordinates, barriers, warp shuffles and votes, memory and
-atomics, for a batch of blocks whose threads run as lanes of one interpreter.
+"""The simulated GPU: the machine (`ember.ir.interp.Machine`) that op semantics run
+against, for a batch of blocks whose threads run as lanes of one interpreter: thread
+coordinates and warps, barriers, memory with its checks, and atomics. What each op does
+is in its definition (ember/ir/ops); this is where it happens.
 
 Lanes are block-major: lane = block_in_batch * threads_per_block + linear thread index,
 and a warp is 32 consecutive linear thread indices of one block.
@@ -11,9 +13,9 @@ import numpy as np
 
 from ..ir import semantics as S
 from ..ir.core import Op
-from ..ir.types import PtrType, ScalarType, VectorType
+from ..ir.interp import Machine
+from ..ir.types import ScalarType, VectorType
 from .errors import SimError, thread_text
-from .interp import Machine
 from .memory import Memory, Ptr, element_bytes, from_array, huge, to_array
 
 
@@ -52,13 +54,101 @@ class SimMachine(Machine):
         bc = [int(v[0]) for v in self.coords(np.array([b]), self.grid)]
         return thread_text(tuple(tc), tuple(bc))
 
-    # -- dispatch
-    def op(self, interp, op: Op, args: list, mask: np.ndarray) -> list:
-        name = op.name
-        handler = _HANDLERS.get(name)
-        if handler is None:
-            return super().op(interp, op, args, mask)
-        return handler(self, op, args, mask)
+    def fail(self, code: str, message: str, op: Op, notes=()):
+        raise SimError(code, message, op, notes=list(notes))
+
+    # -- threads and warps
+    def coordinate(self, which: str, dim: int) -> np.ndarray:
+        if which == "thread":
+            return self.coords(self.thread_lin, self.block)[dim]
+        if which == "block":
+            return self.coords(self.block_lin, self.grid)[dim]
+        return np.full(self.lanes, (self.block if which == "block_dim" else self.grid)[dim], dtype=np.int64)
+
+    def lane_in_warp(self) -> np.ndarray:
+        return self.thread_lin % 32
+
+    def warp_in_block(self) -> np.ndarray:
+        return self.thread_lin // 32
+
+    def warp_lane(self, src: np.ndarray) -> tuple:
+        """The interpreter lane of each lane's warp-mate with lane index `src`, and
+        whether that thread exists (a partial last warp has fewer than 32)."""
+        lane = self.thread_lin % 32
+        exists = (self.thread_lin - lane + src) < self.T
+        at = np.where(exists, np.arange(self.lanes) - lane + src, np.arange(self.lanes))
+        return at, exists
+
+    def warps(self) -> tuple:
+        per_block = (self.T + 31) // 32
+        warp = (np.arange(self.lanes) // max(self.T, 1)) * per_block + self.thread_lin // 32
+        return warp, int(warp.max()) + 1 if self.lanes else 0
+
+    def exit(self, mask: np.ndarray) -> None:
+        self.exited |= mask
+
+    def barrier(self, op: Op, mask: np.ndarray) -> None:
+        active = mask.reshape(self.nb, self.T)
+        live = ~self.exited.reshape(self.nb, self.T)
+        arrived = active.any(axis=1)
+        missing = arrived[:, None] & live & ~active
+        if missing.any():
+            b, t = np.argwhere(missing)[0]
+            waiting = np.argwhere(active[b])[0][0]
+            raise SimError("S0005", f"divergent barrier: {self.who(b * self.T + waiting)} waits here, but "
+                           f"{self.who(b * self.T + t)} (not finished) does not reach this barrier", op)
+        self.epoch[arrived] += 1
+
+    # -- memory
+    def allocate(self, op: Op, space: str, elem: ScalarType, length: int, name: str | None):
+        rows = self.lanes if space == "local" else self.nb
+        mem = Memory(name or str(op.results[0].name or space), space, rows, length * elem.nbytes,
+                     track=(space == "shared"), track_init=(space == "shared"), elem=elem)
+        self.allocations[op] = mem
+        return Ptr.to(mem, self.lanes, elem)
+
+    def table(self, name: str, elem: ScalarType):
+        return Ptr.to(self.tables[name], self.lanes, elem)
+
+    def load(self, op: Op, ptr: Ptr, index: np.ndarray, t, mask: np.ndarray):
+        return to_array(self.access(op, ptr, index, mask, t, "r"), t)
+
+    def store(self, op: Op, ptr: Ptr, index: np.ndarray, t, values, mask: np.ndarray) -> None:
+        self.access(op, ptr, index, mask, t, "w", from_array(values, t, self.lanes))
+
+    def atomic(self, op: Op, ptr: Ptr, index: np.ndarray, t: ScalarType, mask: np.ndarray, update):
+        """Read-modify-write lane by lane, in lane order (the GPU's order is unspecified):
+        `update(old, lane)` gives the new value from the old one (1-element arrays)."""
+        old = np.zeros(self.lanes, dtype=S.dtype(t))
+        lanes = np.nonzero(mask)[0]
+        if lanes.size == 0:
+            return old
+        # bounds/alignment checks and the bytes, through a read (atomics are not race-tracked)
+        saved = self.check_races
+        self.check_races = False
+        try:
+            current = to_array(self.access(op, ptr, index, mask, t, "r"), t)
+            addr = ptr.off + index.astype(np.int64) * ptr.elem.nbytes
+            key = ptr.mid.astype(np.int64) * (1 << 40) + self.row_of(ptr.mems[0]) * (1 << 32) + addr
+            order = lanes[np.argsort(key[lanes], kind="stable")]
+            new_vals = np.array(current, copy=True)
+            k = 0
+            with np.errstate(all="ignore"):
+                while k < len(order):
+                    j = k
+                    while j + 1 < len(order) and key[order[j + 1]] == key[order[k]]:
+                        j += 1
+                    group = order[k:j + 1]
+                    acc = current[group[0]:group[0] + 1]
+                    for lane in group:
+                        old[lane] = acc[0]
+                        acc = np.asarray(update(acc, lane), dtype=old.dtype).reshape(1)
+                    new_vals[group] = acc[0]
+                    k = j + 1
+            self.access(op, ptr, index, mask, t, "w", from_array(new_vals, t, self.lanes))
+        finally:
+            self.check_races = saved
+        return old
 
     def row_of(self, mem: Memory) -> np.ndarray:
         if mem.space == "shared":
@@ -191,188 +281,3 @@ class SimMachine(Machine):
 def _elem(mem: Memory, byte) -> str:
     size = mem.elem.nbytes if mem.elem is not None else 1
     return f"element {int(byte) // size}" if size > 1 else f"byte {int(byte)}"
-
-
-def _coord(which: str):
-    def handler(m: SimMachine, op, args, mask):
-        i = "xyz".index(op.attrs["dim"])
-        if which == "thread":
-            v = m.coords(m.thread_lin, m.block)[i]
-        elif which == "block":
-            v = m.coords(m.block_lin, m.grid)[i]
-        else:
-            v = np.full(m.lanes, (m.block if which == "bdim" else m.grid)[i], dtype=np.int64)
-        return [v.astype(np.uint32)]
-    return handler
-
-
-def _lane_id(m: SimMachine, op, args, mask):
-    return [(m.thread_lin % 32).astype(np.uint32)]
-
-
-def _warp_id(m: SimMachine, op, args, mask):
-    return [(m.thread_lin // 32).astype(np.uint32)]
-
-
-def _exited(m: SimMachine, op, args, mask):
-    m.exited |= mask
-    return []
-
-
-def _barrier(m: SimMachine, op, args, mask):
-    active = mask.reshape(m.nb, m.T)
-    live = ~m.exited.reshape(m.nb, m.T)
-    arrived = active.any(axis=1)
-    missing = arrived[:, None] & live & ~active
-    if missing.any():
-        b, t = np.argwhere(missing)[0]
-        waiting = np.argwhere(active[b])[0][0]
-        raise SimError("S0005", f"divergent barrier: {m.who(b * m.T + waiting)} waits here, but "
-                       f"{m.who(b * m.T + t)} (not finished) does not reach this barrier", op)
-    m.epoch[arrived] += 1
-    return []
-
-
-def _shfl(m: SimMachine, op, args, mask):
-    v, n = args
-    lane = m.thread_lin % 32
-    nn = n.astype(np.int64)
-    mode = op.attrs["mode"]
-    if mode == "down":
-        src = lane + nn
-    elif mode == "xor":
-        src = lane ^ nn
-    else:
-        src = nn % 32
-    own = (src > 31) | (src < 0)
-    src = np.where(own, lane, src)
-    src_lane = np.arange(m.lanes) - lane + src          # same block, same warp
-    src_thread = m.thread_lin - lane + src
-    active = np.nonzero(mask)[0]
-    exists = src_thread[active] < m.T
-    ok = exists.copy()
-    ok[exists] = mask[src_lane[active][exists]]
-    if not ok.all():
-        k = active[np.argmin(ok)]
-        raise SimError("S0006", f"{m.who(k)} shuffles from lane {int(src[k])} of its warp, which is not active here",
-                       op, notes=["a shuffle reads another lane's value; that lane must execute the shuffle too"])
-    out = np.array(v, copy=True)
-    out[active] = v[src_lane[active]]
-    return [out]
-
-
-def _vote(m: SimMachine, op, args, mask):
-    pred = args[0] & mask
-    warp = (np.arange(m.lanes) // m.T) * ((m.T + 31) // 32) + m.thread_lin // 32
-    nwarps = int(warp.max()) + 1 if m.lanes else 0
-    mode = op.attrs["mode"]
-    if mode == "ballot":
-        bits = np.where(pred, np.uint64(1) << (m.thread_lin % 32).astype(np.uint64), np.uint64(0))
-        per_warp = np.bincount(warp, weights=bits.astype(np.float64), minlength=nwarps).astype(np.uint64)
-        return [per_warp[warp].astype(np.uint32)]
-    n_true = np.bincount(warp, weights=pred.astype(np.float64), minlength=nwarps)
-    n_active = np.bincount(warp, weights=mask.astype(np.float64), minlength=nwarps)
-    res = (n_true == n_active) if mode == "all" else (n_true > 0)
-    return [res[warp]]
-
-
-def _alloc(space: str):
-    def handler(m: SimMachine, op, args, mask):
-        t = op.results[0].type
-        n = op.attrs["length"] * t.pointee.nbytes
-        rows = m.lanes if space == "local" else m.nb
-        mem = Memory(op.attrs.get("name") or str(op.results[0].name or space), space, rows, n,
-                     track=(space == "shared"), track_init=(space == "shared"), elem=t.pointee)
-        m.allocations[op] = mem
-        return [Ptr.to(mem, m.lanes, t.pointee)]
-    return handler
-
-
-def _global(m: SimMachine, op, args, mask):
-    return [Ptr.to(m.tables[op.attrs["name"]], m.lanes, op.results[0].type.pointee)]
-
-
-def _offset(m: SimMachine, op, args, mask):
-    return [args[0].offset(args[1])]
-
-
-def _bitcast(m: SimMachine, op, args, mask):
-    return [args[0].reinterpret(op.results[0].type)]
-
-
-def _load(m: SimMachine, op, args, mask):
-    ptr, idx = args
-    t = op.results[0].type
-    raw = m.access(op, ptr, idx, mask, t, "r")
-    return [to_array(raw, t)]
-
-
-def _store(m: SimMachine, op, args, mask):
-    val, ptr, idx = args
-    t = op.operands[0].type
-    m.access(op, ptr, idx, mask, t, "w", from_array(val, t, m.lanes))
-    return []
-
-
-def _atomic(m: SimMachine, op, args, mask):
-    """Applied lane by lane in lane order (the GPU's order is unspecified)."""
-    ptr, idx = args[0], args[1]
-    vals = args[2:]
-    t: ScalarType = op.results[0].type
-    old = np.zeros(m.lanes, dtype=S.dtype(t))
-    lanes = np.nonzero(mask)[0]
-    if lanes.size == 0:
-        return [old]
-    # bounds/alignment checks and the bytes, through a read (atomics are not race-tracked)
-    saved = m.check_races
-    m.check_races = False
-    try:
-        raw = m.access(op, ptr, idx, mask, t, "r")
-        current = to_array(raw, t)
-        addr = ptr.off + idx.astype(np.int64) * ptr.elem.nbytes
-        key = ptr.mid.astype(np.int64) * (1 << 40) + m.row_of(ptr.mems[0]) * (1 << 32) + addr
-        order = lanes[np.argsort(key[lanes], kind="stable")]
-        new_vals = np.array(current, copy=True)
-        k = 0
-        while k < len(order):
-            j = k
-            while j + 1 < len(order) and key[order[j + 1]] == key[order[k]]:
-                j += 1
-            group = order[k:j + 1]
-            acc = current[group[0]]
-            for lane in group:
-                old[lane] = acc
-                acc = _apply(op, t, acc, *[v[lane] for v in vals])
-            new_vals[group] = acc
-            k = j + 1
-        m.access(op, ptr, idx, mask, t, "w", from_array(new_vals, t, m.lanes))
-    finally:
-        m.check_races = saved
-    return [old]
-
-
-def _apply(op, t: ScalarType, acc, *v):
-    kind = op.name if op.name == "mem.cas" else op.attrs["op"]
-    arr = lambda x: np.array([x], dtype=S.dtype(t))  # noqa: E731
-    with np.errstate(all="ignore"):
-        if kind == "mem.cas":
-            return v[1] if acc == v[0] else acc
-        a, b = arr(acc), arr(v[0])
-        r = {"add": lambda: a + b, "min": lambda: np.minimum(a, b), "max": lambda: np.maximum(a, b),
-             "and": lambda: a & b, "or": lambda: a | b, "xor": lambda: a ^ b, "exch": lambda: b}[kind]()
-        return r[0]
-
-
-_HANDLERS = {
-    "gpu.thread_idx": _coord("thread"), "gpu.block_idx": _coord("block"),
-    "gpu.block_dim": _coord("bdim"), "gpu.grid_dim": _coord("gdim"),
-    "gpu.lane_id": _lane_id, "gpu.warp_id": _warp_id, "gpu.exited": _exited,
-    "gpu.barrier": _barrier, "gpu.shfl": _shfl, "gpu.vote": _vote,
-    "mem.alloca": _alloc("local"), "mem.shared": _alloc("shared"), "mem.global": _global,
-    "mem.offset": _offset, "arith.bitcast": _bitcast, "mem.load": _load, "mem.store": _store,
-    "mem.atomic": _atomic, "mem.cas": _atomic,
-}
-
-
-def is_pointer(t) -> bool:
-    return isinstance(t, PtrType)

@@ -4,7 +4,7 @@ interpreter over many lanes and compared with the same logic in Python)."""
 import numpy as np
 
 import ember
-from ember.sim.interp import Interpreter
+from ember.ir.interp import Interpreter
 
 KERNEL = "kernel k(x: *mut global i32) block(32) { x[0] = 0; }\n"
 

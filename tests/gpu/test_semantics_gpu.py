@@ -2,7 +2,7 @@
 
 Each kernel applies a device function `ops(a, b)` to arrays of special and random
 values; the expected results come from running the same function's IR in the
-interpreter (ember.sim.interp, i.e. ember.ir.semantics). This pins down what the
+interpreter (ember.ir.interp, i.e. ember.ir.semantics). This pins down what the
 lowering must preserve: wrapping, division by zero, shift masking, float min/max on
 signed zeros and NaN, saturating float->int conversion and single rounding to every
 float type."""
@@ -62,7 +62,7 @@ kernel k(a: *global {t}, b: *global {t}, {outs}, n: u32) block(256) {{
 
 def _expected(prog, a, b, t):
     from ember.ir import semantics as S
-    from ember.sim.interp import Interpreter
+    from ember.ir.interp import Interpreter
     st = SCALARS[t]
     fn = prog.ir.get("ops")
     args = [S.from_bits(a.astype(np.uint64), st), S.from_bits(b.astype(np.uint64), st)] if t == "bf16" else [a, b]

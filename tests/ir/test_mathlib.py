@@ -3,15 +3,20 @@
 The bounds asserted here are the ones docs/math.md documents. The GPU tests check that
 the GPU computes exactly the same bits as these evaluations."""
 
+import zlib
+
 import numpy as np
 import pytest
 
-from ember.ir import mathlib
+from ember.ir import mathlib  # noqa: F401
+from ember.ir.interp import expansion
 from ember.ir.mathlib import trig
 from ember.ir.types import F32, F64
 
 # function -> (f32 bound, f64 bound) in ulps
-BOUNDS = {"sin": (2, 2), "cos": (2, 2), "tan": (3, 3), "exp": (1, 1), "exp2": (1, 1),
+# (f32, f64) maximum ulp errors, as docs/math.md documents them. f32 exp and tan are
+# computed in f64 and rounded once (they measure 0.5001 ulp): bound 0.51.
+BOUNDS = {"sin": (2, 2), "cos": (2, 2), "tan": (0.51, 3), "exp": (0.51, 1), "exp2": (1, 1),
           "log": (2, 1), "log2": (2, 1), "tanh": (2, 2), "rsqrt": (1.5, 1.5)}
 REF = {"sin": np.sin, "cos": np.cos, "tan": np.tan, "exp": np.exp, "exp2": np.exp2, "log": np.log,
        "log2": np.log2, "tanh": np.tanh, "rsqrt": lambda v: 1 / np.sqrt(v)}
@@ -51,10 +56,10 @@ def ulp_error(got, x, fn, dtype):
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("fn", list(BOUNDS))
 def test_accuracy(fn, dtype):
-    rng = np.random.default_rng(hash(fn) % 1000)
+    rng = np.random.default_rng(zlib.crc32(fn.encode()))    # the same inputs in every process
     x = _domain(fn, dtype, rng, 30000)
     t = F32 if dtype == np.float32 else F64
-    (got,) = mathlib.evaluate(f"math.{fn}", t, [x])
+    (got,) = expansion(f"math.{fn}", t).run([x])
     err = ulp_error(got, x, fn, dtype)
     bound = BOUNDS[fn][0 if dtype == np.float32 else 1]
     assert err <= bound, f"{fn} {t}: {err:.3f} ulp > {bound}"
@@ -64,16 +69,16 @@ def test_accuracy(fn, dtype):
 def test_sincos_matches_sin_and_cos(dtype):
     x = np.random.default_rng(5).uniform(-1e6, 1e6, 5000).astype(dtype)
     t = F32 if dtype == np.float32 else F64
-    s, c = mathlib.evaluate("math.sincos", t, [x])
-    assert np.array_equal(s, mathlib.evaluate("math.sin", t, [x])[0])
-    assert np.array_equal(c, mathlib.evaluate("math.cos", t, [x])[0])
+    s, c = expansion("math.sincos", t).run([x])
+    assert np.array_equal(s, expansion("math.sin", t).run([x])[0])
+    assert np.array_equal(c, expansion("math.cos", t).run([x])[0])
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_special_values(dtype):
     t = F32 if dtype == np.float32 else F64
     x = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0], dtype=dtype)
-    ev = lambda name: mathlib.evaluate(name, t, [x])[0]  # noqa: E731
+    ev = lambda name: expansion(name, t).run([x])[0]  # noqa: E731
     sin = ev("math.sin")
     assert sin[0] == 0 and not np.signbit(sin[0]) and np.signbit(sin[1]) and np.isnan(sin[2:5]).all()
     assert list(ev("math.exp2")[:4]) == [1.0, 1.0, np.inf, 0.0] and np.isnan(ev("math.exp2")[4])
@@ -82,7 +87,7 @@ def test_special_values(dtype):
     assert lg[5] == 0.0
     th = ev("math.tanh")
     assert list(th[2:4]) == [1.0, -1.0] and np.signbit(th[1])
-    rd = mathlib.evaluate("math.round", t, [np.array([0.5, 1.5, 2.5, -2.5, -0.4], dtype=dtype)])[0]
+    rd = expansion("math.round", t).run([np.array([0.5, 1.5, 2.5, -2.5, -0.4], dtype=dtype)])[0]
     assert list(rd) == [1.0, 2.0, 3.0, -3.0, -0.0] and np.signbit(rd[4])
 
 
@@ -90,7 +95,7 @@ def test_sin_near_multiples_of_pi_over_2():
     # the f32 values closest to multiples of pi/2 are the hardest case for range reduction
     k = np.arange(1, 200000, 7, dtype=np.float64)
     x = (k * np.pi / 2).astype(np.float32)
-    (got,) = mathlib.evaluate("math.sin", F32, [x])
+    (got,) = expansion("math.sin", F32).run([x])
     assert ulp_error(got, x, "sin", np.float32) <= 2
 
 

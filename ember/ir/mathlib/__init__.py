@@ -72,7 +72,7 @@ def expansion_module(name: str, t: ScalarType) -> tuple[Module, Function]:
     """A module with one function computing `name` on type t (for evaluation)."""
     from ..ops import OPS
     opdef = OPS[name]
-    results = opdef.infer([t], {})
+    results = opdef.infer_types([t], {})
     body = Region([t], ["x"])
     b = Builder(body)
     outs = emit(b, name, [body.args[0]])
@@ -81,14 +81,3 @@ def expansion_module(name: str, t: ScalarType) -> tuple[Module, Function]:
     callees = {op.attrs["callee"] for op in f.walk() if op.name == "func.call"}
     m = Module([f] + support_functions(callees), list(globals_needed().values()))
     return m, f
-
-
-def evaluate(name: str, t: ScalarType, args) -> tuple:
-    """Run the expansion on lane arrays (the op's semantics for folding and simulation)."""
-    import numpy as np
-
-    from ...sim.interp import Interpreter, Machine
-    m, f = expansion_module(name, t)
-    tables = {g.name: np.array(g.values, dtype=np.uint32) for g in m.globals}
-    lanes = len(args[0])
-    return tuple(Interpreter(m, lanes, Machine(tables)).call(f, list(args)))

@@ -1,20 +1,11 @@
-"""The op table: every IR op is declared exactly once, in one of the dialect modules
-below, with its verifier, result-type inference, text form and numpy semantics.
-Everything else (builder, printer, parser, verifier, folder, simulator, lowering) looks
-ops up here by name."""
+"""The op table: every IR op is defined exactly once, in one of the dialect modules below
+(see `ember.ir.opdef` for what a definition holds). Everything else (builder, printer,
+parser, verifier, passes, interpreter, simulator, lowering, docs, builtins, fuzzer) reads
+it here by name."""
 
 from __future__ import annotations
 
-from ..core import OpDef
-
-OPS: dict[str, OpDef] = {}
-
-
-def defop(name: str, format, verify, **kw) -> OpDef:
-    assert name not in OPS, f"op {name} declared twice"
-    d = OpDef(name=name, format=format, verify=verify, **kw)
-    OPS[name] = d
-    return d
+from ..opdef import OPS, OpDef, defop  # noqa: F401
 
 
 def get(name: str) -> OpDef:

@@ -6,18 +6,14 @@ import numpy as np
 
 from .. import semantics as S
 from ..formats import Cast, Const, Keyword, Operands
-from ..types import BOOL, PtrType, ScalarType, size_of
-from . import checks as C
-from . import defop
+from ..opdef import (ALL_ONES, BOOL_KIND, COMMUTATIVE, FLOAT, FONE, INT, INT_OR_BOOL, NEG_ZERO, ONE, POS_ZERO,
+                     ZERO, Absorbing, Attr, Idempotent, Identity, Involution, SelfInverse, defop, enum)
+from ..types import PtrType, ScalarType, size_of
+from . import canon
 
 
 def _const_verify(op):
-    err = C.arity(op, 0, 1)
-    if err:
-        return err
-    t, v = op.results[0].type, op.attrs.get("value")
-    if not isinstance(t, ScalarType):
-        return f"constant must be a scalar, not {t}"
+    t, v = op.results[0].type, op.value
     if t.is_bool:
         return None if isinstance(v, bool) else "bool constant must be true or false"
     if not isinstance(v, int) or isinstance(v, bool):
@@ -28,93 +24,87 @@ def _const_verify(op):
     return None if lo <= v <= hi else f"{v} is out of range for {t}"
 
 
-defop("arith.const", Const(), _const_verify,
-      eval=lambda op, n=1: (S.const(op.attrs["value"], op.results[0].type, n),),
+defop("arith.const", Const(), results="result: T", attrs={"value": Attr("any")}, verify=_const_verify,
+      eval=lambda op, n=1: (S.const(op.value, op.results[0].type, n),),
+      example="%c = arith.const 1.5 : f32",
       doc="A scalar constant; floats are stored as their bit pattern.")
 
 
-# -- binary arithmetic: one table, one verifier, one evaluator per row.
+# -- binary arithmetic: one table, one evaluator per row.
 
-def _binary(name, kinds, fn, commutative=False, doc=""):
-    check = {"num": C.numeric, "int": C.integer, "intbool": C.int_or_bool}[kinds]
-
-    def verify(op):   # hot: written out
-        if len(op.operands) != 2 or len(op.results) != 1:
-            return C.arity(op, 2, 1)
-        t = op.results[0].type
-        if op.operands[0].type is not t or op.operands[1].type is not t:
-            err = C.same([op.operands[0].type, op.operands[1].type, t])
-            if err:
-                return err
-        return check(t)
-
+def _binary(name, kinds, fn, traits=(), doc="", canonicalize=None):
     def ev(op, a, b):
         t = op.results[0].type
         with np.errstate(all="ignore"):
             r = fn(a, b, t)
         return (S._fix_bf16(r, t) if t.is_float else r,)
 
-    defop(name, Operands(), verify, infer=lambda ts, attrs: [ts[0]], eval=ev,
-          commutative=commutative, doc=doc)
+    defop(name, Operands(), operands=f"lhs: {kinds}, rhs: {kinds}", results=f"result: {kinds}",
+          traits=traits, eval=ev, canonicalize=canonicalize,
+          example=f"%r = {name} %a, %b : u32", example_args="%a: u32, %b: u32", doc=doc)
 
 
 def _div(a, b, t):
     return a / b if t.is_float else S.int_div(a, b, t)
 
 
-def _rem(a, b, t):
-    return S.int_rem(a, b, t)
-
-
 def _minmax(int_fn, float_fn):
     return lambda a, b, t: float_fn(a, b, t) if t.is_float else int_fn(a, b)
 
 
-_binary("arith.add", "num", lambda a, b, t: a + b, True, "Wrapping for integers, IEEE for floats.")
-_binary("arith.sub", "num", lambda a, b, t: a - b)
-_binary("arith.mul", "num", lambda a, b, t: a * b, True)
-_binary("arith.div", "num", _div, doc="Integers truncate; x/0 = -1 (all ones); MIN/-1 = MIN.")
-_binary("arith.rem", "int", _rem, doc="Sign of the dividend; x%0 = x; MIN%-1 = 0.")
-_binary("arith.min", "num", _minmax(np.minimum, S.fmin), True, "Floats: NaN ignored, -0 < +0.")
-_binary("arith.max", "num", _minmax(np.maximum, S.fmax), True, "Floats: NaN ignored, -0 < +0.")
-_binary("arith.and", "intbool", lambda a, b, t: a & b, True)
-_binary("arith.or", "intbool", lambda a, b, t: a | b, True)
-_binary("arith.xor", "intbool", lambda a, b, t: a ^ b, True)
+_binary("arith.add", "N", lambda a, b, t: a + b,
+        (COMMUTATIVE, Identity(ZERO, INT), Identity(NEG_ZERO, FLOAT)),
+        "Wrapping for integers, IEEE for floats.", canon.add)
+_binary("arith.sub", "N", lambda a, b, t: a - b,
+        (Identity(ZERO, INT), Identity(POS_ZERO, FLOAT), SelfInverse(INT)), "Wrapping for integers, IEEE for floats.",
+        canon.sub)
+_binary("arith.mul", "N", lambda a, b, t: a * b,
+        (COMMUTATIVE, Identity(ONE, INT), Identity(FONE, FLOAT), Absorbing(ZERO, INT)),
+        "Wrapping for integers, IEEE for floats.")
+_binary("arith.div", "N", _div, (Identity(ONE, INT), Identity(FONE, FLOAT)),
+        "Integers truncate; x/0 = -1 (all ones); MIN/-1 = MIN.", canon.div)
+_binary("arith.rem", "I", lambda a, b, t: S.int_rem(a, b, t), doc="Sign of the dividend; x%0 = x; MIN%-1 = 0.")
+_binary("arith.min", "N", _minmax(np.minimum, S.fmin), (COMMUTATIVE, Idempotent(INT)),
+        "Floats: NaN ignored, -0 < +0.")
+_binary("arith.max", "N", _minmax(np.maximum, S.fmax), (COMMUTATIVE, Idempotent(INT)),
+        "Floats: NaN ignored, -0 < +0.")
+_binary("arith.and", "B", lambda a, b, t: a & b,
+        (COMMUTATIVE, Identity(ALL_ONES, INT_OR_BOOL), Absorbing(ZERO, INT_OR_BOOL), Idempotent(INT_OR_BOOL)),
+        "Bitwise and (logical for bool).")
+_binary("arith.or", "B", lambda a, b, t: a | b,
+        (COMMUTATIVE, Identity(ZERO, INT_OR_BOOL), Absorbing(ALL_ONES, BOOL_KIND), Idempotent(INT_OR_BOOL)),
+        "Bitwise or (logical for bool).")
+_binary("arith.xor", "B", lambda a, b, t: a ^ b,
+        (COMMUTATIVE, Identity(ZERO, INT_OR_BOOL), SelfInverse(INT)), "Bitwise exclusive or (logical for bool).")
 
 
-def _shift_verify(op):
-    return C.first(lambda: C.arity(op, 2, 1),
-                   lambda: C.integer(op.operands[0].type, "shifted value"),
-                   lambda: C.integer(op.operands[1].type, "shift amount"),
-                   lambda: C.same([op.operands[0].type, op.results[0].type]))
+def _shift(name, fn, doc):
+    defop(name, Operands(), operands="value: I, amount: U", results="result: I",
+          traits=(Identity(ZERO, INT),), verify=lambda op: None if op.amount.type.is_int else
+          "shift amount must be an integer",
+          eval=lambda op, a, b: (fn(a, b, op.results[0].type),),
+          example=f"%r = {name} %a, %n : u32", example_args="%a: u32, %n: u32", doc=doc)
 
 
-defop("arith.shl", Operands(), _shift_verify, infer=lambda ts, a: [ts[0]],
-      eval=lambda op, a, b: (S.shl(a, b, op.results[0].type),),
-      doc="Shift left; the amount is taken modulo the bit width.")
-defop("arith.shr", Operands(), _shift_verify, infer=lambda ts, a: [ts[0]],
-      eval=lambda op, a, b: (S.shr(a, b, op.results[0].type),),
-      doc="Arithmetic for signed types, logical for unsigned; amount modulo the width.")
+_shift("arith.shl", S.shl, "Shift left; the amount is taken modulo the bit width.")
+_shift("arith.shr", S.shr, "Arithmetic for signed types, logical for unsigned; amount modulo the width.")
 
 
 # -- unary
 
-def _unary(name, check, fn, doc=""):
-    def verify(op):
-        return C.first(lambda: C.arity(op, 1, 1),
-                       lambda: C.same([op.operands[0].type, op.results[0].type]),
-                       lambda: check(op.results[0].type))
-
+def _unary(name, kinds, fn, traits=(), doc=""):
     def ev(op, a):
         with np.errstate(all="ignore"):
             return (fn(a),)
 
-    defop(name, Operands(), verify, infer=lambda ts, attrs: [ts[0]], eval=ev, doc=doc)
+    defop(name, Operands(), operands=f"value: {kinds}", results=f"result: {kinds}", traits=traits, eval=ev,
+          example=f"%r = {name} %a : i32", example_args="%a: i32", doc=doc)
 
 
-_unary("arith.neg", C.numeric, np.negative, "Wrapping for integers; flips the sign bit of floats.")
-_unary("arith.not", C.int_or_bool, np.invert, "Bitwise not (logical not for bool).")
-_unary("arith.abs", C.numeric, np.abs, "Wrapping for integers (abs(MIN) = MIN); clears the sign bit of floats.")
+_unary("arith.neg", "N", np.negative, (Involution(INT + FLOAT),),
+       "Wrapping for integers; flips the sign bit of floats.")
+_unary("arith.not", "B", np.invert, (Involution(INT_OR_BOOL),), "Bitwise not (logical not for bool).")
+_unary("arith.abs", "N", np.abs, doc="Wrapping for integers (abs(MIN) = MIN); clears the sign bit of floats.")
 
 
 # -- comparison and select
@@ -123,63 +113,47 @@ PREDICATES = ("eq", "ne", "lt", "le", "gt", "ge")
 _CMP = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
         "gt": np.greater, "ge": np.greater_equal}
 
-
-def _cmp_verify(op):
-    return C.first(lambda: C.arity(op, 2, 1),
-                   lambda: None if op.attrs.get("pred") in PREDICATES else f"unknown predicate {op.attrs.get('pred')}",
-                   lambda: C.scalar(op.operands[0].type),
-                   lambda: C.same([op.operands[0].type, op.operands[1].type]),
-                   lambda: None if op.results[0].type == BOOL else "result must be bool")
-
-
-defop("arith.cmp", Keyword("pred", types_of="operands"), _cmp_verify,
-      infer=lambda ts, attrs: [BOOL],
-      eval=lambda op, a, b: (_CMP[op.attrs["pred"]](a, b),),
+defop("arith.cmp", Keyword("pred", types_of="operands"), operands="lhs: T, rhs: T", results="result: bool",
+      attrs={"pred": enum(*PREDICATES)}, canonicalize=canon.cmp,
+      eval=lambda op, a, b: (_CMP[op.pred](a, b),),
+      example="%b = arith.cmp lt %a, %c : u32", example_args="%a: u32, %c: u32",
       doc="Float comparisons are ordered (false on NaN) except `ne`, which is true on NaN.")
+def _select(c, a, b):
+    if isinstance(a, np.ndarray):
+        return np.where(c, a, b)
+    return type(a).where(c, a, b)      # pointer values (in the simulator)
 
 
-def _select_verify(op):
-    return C.first(lambda: C.arity(op, 3, 1),
-                   lambda: None if op.operands[0].type == BOOL else "condition must be bool",
-                   lambda: C.same([op.operands[1].type, op.operands[2].type, op.results[0].type]))
-
-
-defop("arith.select", Operands(), _select_verify, infer=lambda ts, attrs: [ts[1]],
-      eval=lambda op, c, a, b: (np.where(c, a, b),),
+defop("arith.select", Operands(), operands="cond: bool, if_true: T, if_false: T", results="result: T",
+      canonicalize=canon.select, eval=lambda op, c, a, b: (_select(c, a, b),),
+      example="%r = arith.select %c, %a, %b : f32", example_args="%c: bool, %a: f32, %b: f32",
       doc="Both operands are evaluated.")
 
 
 # -- conversions
 
-def _cast_verify(op):
-    return C.first(lambda: C.arity(op, 1, 1),
-                   lambda: C.scalar(op.operands[0].type),
-                   lambda: C.scalar(op.results[0].type, "result"),
-                   lambda: None if not (op.results[0].type.is_bool and op.operands[0].type.is_float)
-                   else "no conversion from float to bool")
-
-
-defop("arith.cast", Cast(), _cast_verify,
+defop("arith.cast", Cast(), operands="value: T", results="result: U", canonicalize=canon.same_type,
+      verify=lambda op: "no conversion from float to bool" if op.result.type.is_bool and op.value.type.is_float
+      else None,
       eval=lambda op, a: (S.cast(a, op.operands[0].type, op.results[0].type),),
+      example="%f = arith.cast %i : u32 to f32", example_args="%i: u32",
       doc="Numeric conversion: wraps between integers, rounds once to floats, "
           "truncates and saturates to integers (NaN -> 0).")
 
 
-def _bitcast_verify(op):
-    err = C.arity(op, 1, 1)
-    if err:
-        return err
-    src, dst = op.operands[0].type, op.results[0].type
+def bitcast_problem(src, dst) -> str | None:
+    """Why `src` cannot be reinterpreted as `dst` (None if it can): the one rule, read by
+    the verifier and by the type checker."""
     if isinstance(src, PtrType) and isinstance(dst, PtrType):
         if src.space != dst.space:
-            return "pointer bit casts keep the address space"
+            return f"a bit cast cannot change the address space ({src.space} -> {dst.space})"
         if dst.mut and not src.mut:
             return "a bit cast cannot make a read-only pointer mutable"
         return None
     if not (isinstance(src, ScalarType) and isinstance(dst, ScalarType)) or src.is_bool or dst.is_bool:
-        return "bit casts need two non-bool scalars or two pointers"
+        return f"cannot bit cast `{src}` to `{dst}`"
     if size_of(src) != size_of(dst):
-        return f"bit cast between types of different sizes ({src} -> {dst})"
+        return f"cannot bit cast `{src}` ({size_of(src)} bytes) to `{dst}` ({size_of(dst)} bytes)"
     return None
 
 
@@ -190,5 +164,8 @@ def _bitcast_eval(op, a):
     return (S.bitcast(a, src, dst),)
 
 
-defop("arith.bitcast", Cast(), _bitcast_verify, eval=_bitcast_eval,
-      doc="Reinterpret the bits of a value as another type of the same size.")
+defop("arith.bitcast", Cast(), operands="value: any", results="result: any", canonicalize=canon.same_type,
+      verify=lambda op: bitcast_problem(op.value.type, op.result.type), eval=_bitcast_eval,
+      example="%u = arith.bitcast %f : f32 to u32", example_args="%f: f32",
+      doc="Reinterpret the bits of a value as another type of the same size (or a pointer as a "
+          "pointer to another element type in the same address space).")

@@ -1,73 +1,124 @@
 """gpu: the thread's coordinates, and operations across the threads of a warp or block.
 
 Barriers, shuffles and votes are `convergent`: passes never move them into or out of
-control flow, since which threads take part is part of their meaning."""
+control flow, since which threads take part is part of their meaning. Their semantics
+are written here against the machine (`ember.ir.interp.Machine`): the thread's lane in
+its warp, where its warp-mates are, and which lanes are active (the mask).
+"""
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..formats import Keyword, Operands
-from ..types import BOOL, U32
-from . import checks as C
-from . import defop
+from ..opdef import CONVERGENT, SIDE_EFFECT, defop, enum
 
 DIMS = ("x", "y", "z")
-INDEX_OPS = ("gpu.thread_idx", "gpu.block_idx", "gpu.block_dim", "gpu.grid_dim")
+# op -> (what the machine calls the coordinate, doc)
+INDEX_OPS = {
+    "gpu.thread_idx": ("thread", "The thread's index in its block"),
+    "gpu.block_idx": ("block", "The block's index in the grid"),
+    "gpu.block_dim": ("block_dim", "The block's size"),
+    "gpu.grid_dim": ("grid_dim", "The grid's size, in blocks"),
+}
 SHUFFLE_MODES = ("down", "xor", "idx")
 VOTE_MODES = ("all", "any", "ballot")
 
 
-def _dim_verify(op):
-    return C.first(lambda: C.arity(op, 0, 1),
-                   lambda: None if op.attrs.get("dim") in DIMS else "dim must be x, y or z",
-                   lambda: None if op.results[0].type == U32 else "result must be u32")
+def _coordinate(which):
+    return lambda m, op, args, mask: [m.coordinate(which, DIMS.index(op.dim)).astype(np.uint32)]
 
 
-for _name in INDEX_OPS:
-    defop(_name, Keyword("dim"), _dim_verify, infer=lambda ts, attrs: [U32],
-          doc="The thread's coordinates (u32) along one dimension.")
+for _name, (_which, _doc) in INDEX_OPS.items():
+    defop(_name, Keyword("dim"), results="result: u32", attrs={"dim": enum(*DIMS)}, simulate=_coordinate(_which),
+          example=f"%t = {_name} x : u32", doc=f"{_doc} (u32) along one dimension.")
 
-
-def _u32_verify(op):
-    return C.first(lambda: C.arity(op, 0, 1),
-                   lambda: None if op.results[0].type == U32 else "result must be u32")
-
-
-defop("gpu.lane_id", Operands(), _u32_verify, infer=lambda ts, attrs: [U32],
-      doc="The thread's lane in its warp: its linear index in the block modulo 32.")
-defop("gpu.warp_id", Operands(), _u32_verify, infer=lambda ts, attrs: [U32],
+defop("gpu.lane_id", Operands(), results="result: u32",
+      simulate=lambda m, op, args, mask: [m.lane_in_warp().astype(np.uint32)],
+      example="%l = gpu.lane_id : u32", doc="The thread's lane in its warp: its linear index in the block modulo 32.")
+defop("gpu.warp_id", Operands(), results="result: u32",
+      simulate=lambda m, op, args, mask: [m.warp_in_block().astype(np.uint32)],
+      example="%w = gpu.warp_id : u32",
       doc="The index of the thread's warp in its block: its linear index divided by 32.")
-defop("gpu.exited", Operands(), lambda op: C.arity(op, 0, 0), pure=False, speculatable=False,
+
+
+def _exited_sim(m, op, args, mask):
+    m.exit(mask)
+    return []
+
+
+defop("gpu.exited", Operands(), traits=(SIDE_EFFECT,), simulate=_exited_sim, example="gpu.exited",
       doc="Marks the threads that execute it as finished (a kernel's `return`); emits no code. The "
           "structured IR keeps running them under a false flag, so the simulator needs this mark to "
           "know that a barrier need not wait for them.")
-defop("gpu.barrier", Operands(), lambda op: C.arity(op, 0, 0), pure=False, speculatable=False, convergent=True,
+
+
+def _barrier_sim(m, op, args, mask):
+    m.barrier(op, mask)
+    return []
+
+
+defop("gpu.barrier", Operands(), traits=(CONVERGENT, SIDE_EFFECT), simulate=_barrier_sim, example="gpu.barrier",
       doc="Every thread of the block waits here; memory written before it is visible after it.")
 
 
-def _shfl_verify(op):
-    return C.first(lambda: C.arity(op, 2, 1),
-                   lambda: None if op.attrs.get("mode") in SHUFFLE_MODES else "mode must be down, xor or idx",
-                   lambda: C.numeric(op.operands[0].type, "value"),
-                   lambda: None if op.operands[1].type == U32 else "the lane operand must be u32",
-                   lambda: C.same([op.operands[0].type, op.results[0].type]))
+def shuffle_source(mode: str, lane: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """The lane each lane reads: `down` lane+n, `xor` lane^n (a lane past 31 reads itself),
+    `idx` n % 32."""
+    if mode == "down":
+        src = lane + n
+    elif mode == "xor":
+        src = lane ^ n
+    else:
+        src = n % 32
+    return np.where((src > 31) | (src < 0), lane, src)
 
 
-defop("gpu.shfl", Keyword("mode"), _shfl_verify, infer=lambda ts, attrs: [ts[0]], speculatable=False,
-      convergent=True,
+def _shfl_sim(m, op, args, mask):
+    v, n = args
+    lane = m.lane_in_warp()
+    src = shuffle_source(op.mode, lane, n.astype(np.int64))
+    at, exists = m.warp_lane(src)
+    active = np.nonzero(mask)[0]
+    ok = exists[active].copy()
+    ok[ok] = mask[at[active][ok]]
+    if not ok.all():
+        k = active[np.argmin(ok)]
+        m.fail("S0006", f"{m.who(k)} shuffles from lane {int(src[k])} of its warp, which is not active here", op,
+               notes=["a shuffle reads another lane's value; that lane must execute the shuffle too"])
+    out = np.array(v, copy=True)
+    out[active] = v[at[active]]
+    return [out]
+
+
+defop("gpu.shfl", Keyword("mode"), operands="value: N, lane: u32", results="result: N",
+      attrs={"mode": enum(*SHUFFLE_MODES)}, traits=(CONVERGENT,), simulate=_shfl_sim,
+      example="%r = gpu.shfl xor %v, %m : f32", example_args="%v: f32, %m: u32",
       doc="Warp shuffle among the active lanes: `down` reads lane+n, `xor` lane^n (a lane past 31 "
           "reads itself), `idx` lane n%32. Reading an inactive lane is an error.")
 
 
-def _vote_verify(op):
-    mode = op.attrs.get("mode")
-    want = U32 if mode == "ballot" else BOOL
-    return C.first(lambda: C.arity(op, 1, 1),
-                   lambda: None if mode in VOTE_MODES else "mode must be all, any or ballot",
-                   lambda: None if op.operands[0].type == BOOL else "the predicate must be bool",
-                   lambda: None if op.results[0].type == want else f"result must be {want}")
+def _vote_sim(m, op, args, mask):
+    pred = args[0] & mask
+    warp, nwarps = m.warps()
+    if op.mode == "ballot":
+        bits = np.where(pred, np.uint64(1) << m.lane_in_warp().astype(np.uint64), np.uint64(0))
+        per_warp = np.bincount(warp, weights=bits.astype(np.float64), minlength=nwarps).astype(np.uint64)
+        return [per_warp[warp].astype(np.uint32)]
+    n_true = np.bincount(warp, weights=pred.astype(np.float64), minlength=nwarps)
+    n_active = np.bincount(warp, weights=mask.astype(np.float64), minlength=nwarps)
+    res = (n_true == n_active) if op.mode == "all" else (n_true > 0)
+    return [res[warp]]
 
 
-defop("gpu.vote", Keyword("mode"), _vote_verify,
-      infer=lambda ts, attrs: [U32 if attrs.get("mode") == "ballot" else BOOL], speculatable=False,
-      convergent=True,
+def _vote_result(ts, attrs):
+    from ..types import BOOL, U32
+    return [U32 if attrs.get("mode") == "ballot" else BOOL]
+
+
+defop("gpu.vote", Keyword("mode"), operands="pred: bool", results="result: B", attrs={"mode": enum(*VOTE_MODES)},
+      traits=(CONVERGENT,), infer=_vote_result, simulate=_vote_sim,
+      verify=lambda op: None if op.result.type == _vote_result(None, op.attrs)[0]
+      else f"result must be {_vote_result(None, op.attrs)[0]}",
+      example="%b = gpu.vote ballot %p : u32", example_args="%p: bool",
       doc="Warp vote over the active lanes: `all`, `any`, or `ballot` (bit i: lane i's predicate).")

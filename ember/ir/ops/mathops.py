@@ -1,14 +1,16 @@
-"""math: floating-point functions in two flavours.
+"""math: floating-point functions in three flavours.
 
 - native (`sqrt`, `floor`, `ceil`, `trunc`, `rint`, `fma`, `copysign`): one correctly
   rounded hardware instruction each, for every float type;
 - accurate (`sin`, `cos`, `tan`, `sincos`, `exp`, `exp2`, `log`, `log2`, `tanh`, `rsqrt`,
   `round`): f32 and f64, defined by Ember's own implementation in `ember.ir.mathlib` (the
-  `expand-math` pass replaces them by it before lowering); its accuracy is measured and
-  documented per function;
+  `expand-math` pass replaces them by it before lowering, and the interpreter runs the
+  same expansion); its accuracy is measured and documented per function;
 - fast (`fast_sin`, `fast_exp2`, ...): f32 only, the GPU's approximate instructions
-  (`sin.approx.f32`, `ex2.approx.f32`, ...) with the error bounds PTX documents. The
-  simulator returns the correctly rounded value for these, which lies within the bound.
+  (`sin.approx.f32`, `ex2.approx.f32`, ...), whose results PTX does not specify exactly:
+  each op carries the error bound docs/math.md documents (`approx`), which the
+  differential checker and the GPU corpus hold it to. The simulator returns the correctly
+  rounded value, which lies within the bound.
 """
 
 from __future__ import annotations
@@ -17,36 +19,32 @@ import numpy as np
 
 from .. import semantics as S
 from ..formats import Operands
-from ..types import F32, F64
-from . import checks as C
-from . import defop
+from ..opdef import Approx, defop
 
 NATIVE_UNARY = {
-    "sqrt": np.sqrt, "floor": np.floor, "ceil": np.ceil, "trunc": np.trunc, "rint": np.rint,
+    "sqrt": (np.sqrt, "Correctly rounded square root."),
+    "floor": (np.floor, "Round toward -inf."),
+    "ceil": (np.ceil, "Round toward +inf."),
+    "trunc": (np.trunc, "Round toward zero."),
+    "rint": (np.rint, "Round to nearest, ties to even."),
 }
 ACCURATE_UNARY = ("sin", "cos", "tan", "exp", "exp2", "log", "log2", "tanh", "rsqrt", "round")
-# fast op -> (numpy reference of the exact function, number of operands)
+
+_PI = float(np.pi)
+# fast op -> (PTX instruction, f64 reference, number of operands, domain, error kind, bound)
 FAST = {
-    "fast_sin": (np.sin, 1), "fast_cos": (np.cos, 1), "fast_exp2": (np.exp2, 1),
-    "fast_log2": (np.log2, 1), "fast_exp": (np.exp, 1), "fast_log": (np.log, 1),
-    "fast_rsqrt": (lambda x: 1.0 / np.sqrt(x), 1), "fast_sqrt": (np.sqrt, 1),
-    "fast_tanh": (np.tanh, 1), "fast_rcp": (lambda x: 1.0 / x, 1),
-    "fast_div": (lambda a, b: a / b, 2),
+    "fast_sin": ("sin.approx.f32", np.sin, 1, (-_PI, _PI), "abs", 2.0 ** -20),
+    "fast_cos": ("cos.approx.f32", np.cos, 1, (-_PI, _PI), "abs", 2.0 ** -20),
+    "fast_exp2": ("ex2.approx.f32", np.exp2, 1, (-100.0, 100.0), "rel", 2.0 ** -21),
+    "fast_log2": ("lg2.approx.f32", np.log2, 1, (1e-30, 1e30), "abs_or_rel", 2.0 ** -21),
+    "fast_exp": ("ex2.approx.f32 of x*log2(e)", np.exp, 1, (-80.0, 80.0), "rel", 2.0 ** -16),
+    "fast_log": ("lg2.approx.f32 times ln 2", np.log, 1, (1e-30, 1e30), "abs_or_rel", 2.0 ** -20),
+    "fast_rsqrt": ("rsqrt.approx.f32", lambda x: 1.0 / np.sqrt(x), 1, (1e-30, 1e30), "rel", 2.0 ** -21),
+    "fast_sqrt": ("sqrt.approx.f32", np.sqrt, 1, (1e-30, 1e30), "rel", 2.0 ** -21),
+    "fast_tanh": ("tanh.approx.f32", np.tanh, 1, (-10.0, 10.0), "abs", 2.0 ** -10),
+    "fast_rcp": ("rcp.approx.f32", lambda x: 1.0 / x, 1, (1e-30, 1e30), "rel", 2.0 ** -22),
+    "fast_div": ("div.approx.f32", lambda a, b: a / b, 2, None, "rel", 2.0 ** -21),
 }
-
-
-def _float_verify(n, only=None):
-    def verify(op):
-        return C.first(lambda: C.arity(op, n, 1),
-                       lambda: C.same([v.type for v in op.operands] + [op.results[0].type]),
-                       lambda: C.floating(op.results[0].type),
-                       lambda: None if only is None or op.results[0].type in only
-                       else f"`{op.name}` is defined for {', '.join(map(str, only))} only")
-    return verify
-
-
-def _same(ts, attrs):
-    return [ts[0]]
 
 
 def _native_eval(fn):
@@ -60,35 +58,26 @@ def _native_eval(fn):
     return ev
 
 
-for _name, _fn in NATIVE_UNARY.items():
-    defop(f"math.{_name}", Operands(), _float_verify(1), infer=_same, eval=_native_eval(_fn),
-          doc="Correctly rounded.")
+for _name, (_fn, _doc) in NATIVE_UNARY.items():
+    defop(f"math.{_name}", Operands(), operands="x: F", results="result: F", eval=_native_eval(_fn),
+          example=f"%r = math.{_name} %x : f32", example_args="%x: f32", doc=_doc)
 
-defop("math.copysign", Operands(), _float_verify(2), infer=_same,
-      eval=_native_eval(np.copysign), doc="The magnitude of the first, the sign of the second.")
-defop("math.fma", Operands(), _float_verify(3), infer=_same,
+defop("math.copysign", Operands(), operands="magnitude: F, sign: F", results="result: F",
+      eval=_native_eval(np.copysign), example="%r = math.copysign %a, %b : f32", example_args="%a: f32, %b: f32",
+      doc="The magnitude of the first, the sign of the second.")
+defop("math.fma", Operands(), operands="a: F, b: F, c: F", results="result: F",
       eval=lambda op, a, b, c: (S.fma(a, b, c, op.results[0].type),),
+      example="%r = math.fma %a, %b, %c : f32", example_args="%a: f32, %b: f32, %c: f32",
       doc="a*b + c rounded once.")
 
-
-def _accurate_eval(op, *args):
-    from .. import mathlib
-    return mathlib.evaluate(op.name, op.results[0].type, args)
-
-
 for _name in ACCURATE_UNARY:
-    defop(f"math.{_name}", Operands(), _float_verify(1, (F32, F64)), infer=_same,
-          eval=_accurate_eval, doc="Accurate: Ember's implementation (see docs/math.md).")
+    defop(f"math.{_name}", Operands(), operands="x: F{f32,f64}", results="result: F",
+          expanded_by="expand-math", example=f"%r = math.{_name} %x : f32", example_args="%x: f32",
+          doc="Accurate: Ember's implementation (see docs/math.md).")
 
-
-def _sincos_verify(op):
-    return C.first(lambda: C.arity(op, 1, 2),
-                   lambda: C.same([op.operands[0].type] + [r.type for r in op.results]),
-                   lambda: None if op.operands[0].type in (F32, F64) else "`math.sincos` is defined for f32, f64 only")
-
-
-defop("math.sincos", Operands(), _sincos_verify, infer=lambda ts, attrs: [ts[0], ts[0]],
-      eval=_accurate_eval, doc="sin and cos of one argument, sharing the range reduction.")
+defop("math.sincos", Operands(), operands="x: F{f32,f64}", results="sin: F, cos: F", expanded_by="expand-math",
+      example="%s, %c = math.sincos %x : f32, f32", example_args="%x: f32",
+      doc="sin and cos of one argument, sharing the range reduction.")
 
 
 def _fast_eval(fn):
@@ -98,6 +87,9 @@ def _fast_eval(fn):
     return ev
 
 
-for _name, (_fn, _n) in FAST.items():
-    defop(f"math.{_name}", Operands(), _float_verify(_n, (F32,)), infer=_same, eval=_fast_eval(_fn),
-          foldable=False, doc="Hardware approximation; see docs/math.md for its error bound.")
+for _name, (_instr, _fn, _n, _domain, _kind, _bound) in FAST.items():
+    _args = ", ".join(f"%{c}" for c in "ab"[:_n])
+    defop(f"math.{_name}", Operands(), operands=", ".join(f"{c}: f32" for c in "xy"[:_n]), results="result: f32",
+          eval=_fast_eval(_fn), approx=Approx(_fn, _domain, _kind, _bound),
+          example=f"%r = math.{_name} {_args} : f32", example_args=", ".join(f"%{c}: f32" for c in "ab"[:_n]),
+          doc=f"Hardware approximation ({_instr}); see docs/math.md for its error bound.")

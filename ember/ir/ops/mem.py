@@ -1,18 +1,12 @@
-"""mem: loads, stores, pointer offsets and the addresses of constant tables."""
+"""mem: loads, stores, atomics, pointer offsets, arrays and the addresses of constant
+tables. Their simulation goes through the machine (`ember.ir.interp.Machine`), which
+keeps the memory and checks bounds, alignment, initialization and races."""
 
 from __future__ import annotations
 
 from ..formats import Atomic, Load, Operands, Store, Symbol
+from ..opdef import (ALLOCATES, MAY_FAULT, READS_MEMORY, WRITES_MEMORY, Attr, defop, enum)
 from ..types import PtrType, ScalarType, VectorType
-from . import checks as C
-from . import defop
-
-
-def _ptr_index(op, ptr_i: int) -> str | None:
-    ptr, idx = op.operands[ptr_i], op.operands[ptr_i + 1]
-    if not isinstance(ptr.type, PtrType):
-        return f"expects a pointer, not {ptr.type}"
-    return C.integer(idx.type, "index")
 
 
 def _element_ok(ptr_t: PtrType, t) -> str | None:
@@ -23,91 +17,145 @@ def _element_ok(ptr_t: PtrType, t) -> str | None:
     return f"type {t} does not match the pointee type {ptr_t.pointee}"
 
 
-def _load_verify(op):
-    return C.first(lambda: C.arity(op, 2, 1),
-                   lambda: _ptr_index(op, 0),
-                   lambda: _element_ok(op.operands[0].type, op.results[0].type))
+defop("mem.load", Load(), operands="ptr: ptr, index: I", results="result: any", attrs={"align": Attr("int", required=False)},
+      traits=(READS_MEMORY, MAY_FAULT), verify=lambda op: _element_ok(op.ptr.type, op.result.type),
+      simulate=lambda m, op, args, mask: [m.load(op, args[0], args[1], op.results[0].type, mask)],
+      example="%v = mem.load %p[%i] : f32", example_args="%p: *global f32, %i: u32",
+      doc="Load element `index` of a pointer (a vector type loads that many consecutive elements).")
 
 
 def _store_verify(op):
-    return C.first(lambda: C.arity(op, 3, 0),
-                   lambda: _ptr_index(op, 1),
-                   lambda: None if op.operands[1].type.mut else "store through a read-only pointer",
-                   lambda: _element_ok(op.operands[1].type, op.operands[0].type))
+    if not op.ptr.type.mut:
+        return "store through a read-only pointer"
+    return _element_ok(op.ptr.type, op.value.type)
 
 
-defop("mem.load", Load(), _load_verify, speculatable=False, reads_memory=True,
-      doc="Load element `index` of a pointer (a vector type loads that many consecutive elements).")
-defop("mem.store", Store(), _store_verify, pure=False, speculatable=False,
+def _store_sim(m, op, args, mask):
+    m.store(op, args[1], args[2], op.operands[0].type, args[0], mask)
+    return []
+
+
+defop("mem.store", Store(), operands="value: any, ptr: ptr, index: I", attrs={"align": Attr("int", required=False)},
+      traits=(WRITES_MEMORY, MAY_FAULT), verify=_store_verify, simulate=_store_sim,
+      example="mem.store %v, %p[%i] : f32", example_args="%v: f32, %p: *mut global f32, %i: u32",
       doc="Store to element `index` of a mutable pointer.")
 
 
 def _offset_verify(op):
-    return C.first(lambda: C.arity(op, 2, 1),
-                   lambda: _ptr_index(op, 0),
-                   lambda: C.same([op.operands[0].type, op.results[0].type]))
+    want = op.ptr.type.with_align(None)
+    if op.result.type != want:
+        return (f"result must be {want}: a pointer plus an offset claims no alignment of its own "
+                "(what it keeps is derived by ember.ir.analysis.pointers, never inherited)")
+    return None
 
 
-defop("mem.offset", Operands(), _offset_verify, infer=lambda ts, attrs: [ts[0]],
-      doc="Pointer plus an element count (signed for signed index types).")
+defop("mem.offset", Operands(), operands="ptr: ptr, index: I", results="result: ptr", verify=_offset_verify,
+      infer=lambda ts, attrs: [ts[0].with_align(None)] if isinstance(ts[0], PtrType) else None,
+      simulate=lambda m, op, args, mask: [args[0].offset(args[1])],
+      example="%q = mem.offset %p, %i : *global f32", example_args="%p: *global f32 align(16), %i: i64",
+      doc="Pointer plus an element count (signed for signed index types). The result claims no "
+          "alignment beyond its element's: what it keeps is derived from the pointer's and the "
+          "offset's (ember.ir.analysis.pointers), never inherited from the pointer's type.")
 
 
 def _array_verify(space: str):
     """mem.alloca and mem.shared: a `*mut SPACE T` to `length` (> 0) elements."""
     def verify(op):
-        t = op.results[0].type if op.results else None
+        t = op.results[0].type
         if not (isinstance(t, PtrType) and t.space == space and t.mut and isinstance(t.pointee, ScalarType)):
             return f"result must be a `*mut {space} T` pointer"
-        n = op.attrs.get("length")
-        if not isinstance(n, int) or isinstance(n, bool) or n <= 0:
+        if op.length <= 0:
             return "length must be a positive integer"
         return None
     return verify
 
 
-defop("mem.alloca", Operands(), _array_verify("local"), pure=False,
+def _alloc_sim(space):
+    def sim(m, op, args, mask):
+        t = op.results[0].type
+        return [m.allocate(op, space, t.pointee, op.length, op.attrs.get("name"))]
+    return sim
+
+
+defop("mem.alloca", Operands(), results="result: ptr", attrs={"length": Attr("int")}, traits=(ALLOCATES,),
+      verify=_array_verify("local"), simulate=_alloc_sim("local"),
+      example="%a = mem.alloca {length = 4} : *mut local f32",
       doc="A zero-initialized per-thread array of `length` elements (kept in registers when every "
           "index is a constant after unrolling, in local memory otherwise).")
-
-
-defop("mem.shared", Operands(), _array_verify("shared"), pure=False,
+defop("mem.shared", Operands(), results="result: ptr", attrs={"length": Attr("int"), "name": Attr("symbol")},
+      traits=(ALLOCATES,), verify=_array_verify("shared"), simulate=_alloc_sim("shared"),
+      example="%t = mem.shared {length = 256, name = tile} : *mut shared f32",
       doc="A block's shared array of `length` elements (uninitialized), one per kernel declaration.")
 
-ATOMIC_OPS = ("add", "min", "max", "and", "or", "xor", "exch")
+# Atomic read-modify-write operations: kind -> (the arith op that combines the old value
+# with the operand, or None for exchange; the element types it is defined for).
+_INTS = ("i32", "u32", "i64", "u64")
+ATOMIC_KINDS = {
+    "add": ("arith.add", _INTS + ("f32", "f64")),
+    "min": ("arith.min", _INTS),
+    "max": ("arith.max", _INTS),
+    "and": ("arith.and", _INTS),
+    "or": ("arith.or", _INTS),
+    "xor": ("arith.xor", _INTS),
+    "exch": (None, _INTS + ("f32",)),
+}
+CAS_TYPES = _INTS
 
 
 def _atomic_verify(op):
-    return C.first(lambda: C.arity(op, 3, 1),
-                   lambda: _ptr_index(op, 0),
-                   lambda: None if op.attrs.get("op") in ATOMIC_OPS else f"unknown atomic op {op.attrs.get('op')}",
-                   lambda: None if op.operands[0].type.mut and op.operands[0].type.space in ("global", "shared")
-                   else "atomics need a mutable global or shared pointer",
-                   lambda: C.same([op.operands[0].type.pointee, op.operands[2].type, op.results[0].type]))
+    kind = op.attrs.get("op")
+    t = op.result.type
+    if kind in ATOMIC_KINDS and t.name not in ATOMIC_KINDS[kind][1]:
+        return f"atomic {kind} is not defined for {t}"
+    return None
 
 
-defop("mem.atomic", Atomic("op", 1), _atomic_verify, pure=False, speculatable=False,
+def _atomic_sim(m, op, args, mask):
+    """Applied lane by lane in lane order (the GPU's order is unspecified); each update
+    is the combining op's own semantics."""
+    from . import OPS
+    value = args[2]
+    combine = ATOMIC_KINDS[op.attrs["op"]][0]
+    if combine is None:
+        def update(old, lane):
+            return value[lane:lane + 1]
+    else:
+        ev = OPS[combine].eval
+
+        def update(old, lane):
+            return ev(op, old, value[lane:lane + 1])[0]
+    return [m.atomic(op, args[0], args[1], op.result.type, mask, update)]
+
+
+def _cas_sim(m, op, args, mask):
+    expected, new = args[2], args[3]
+
+    def update(old, lane):
+        return new[lane:lane + 1] if old[0] == expected[lane] else old
+    return [m.atomic(op, args[0], args[1], op.result.type, mask, update)]
+
+
+defop("mem.atomic", Atomic("op", 1), operands="ptr: *T, index: I, value: T", results="result: T",
+      attrs={"op": enum(*ATOMIC_KINDS)}, traits=(READS_MEMORY, WRITES_MEMORY, MAY_FAULT),
+      verify=_atomic_verify, simulate=_atomic_sim,
+      example="%old = mem.atomic add %p[%i], %v : u32", example_args="%p: *mut global u32, %i: u32, %v: u32",
       doc="Atomically p[i] = op(p[i], v) (add, min, max, and, or, xor, exch); the result is the old "
           "value. Lanes are applied in lane order by the simulator (the GPU's order is unspecified).")
-
-
-def _cas_verify(op):
-    return C.first(lambda: C.arity(op, 4, 1),
-                   lambda: _ptr_index(op, 0),
-                   lambda: None if op.operands[0].type.mut and op.operands[0].type.space in ("global", "shared")
-                   else "atomics need a mutable global or shared pointer",
-                   lambda: C.same([op.operands[0].type.pointee, op.operands[2].type, op.operands[3].type,
-                                   op.results[0].type]))
-
-
-defop("mem.cas", Atomic(None, 2), _cas_verify, pure=False, speculatable=False,
+defop("mem.cas", Atomic(None, 2), operands=f"ptr: *T{{{','.join(CAS_TYPES)}}}, index: I, expected: T, new: T",
+      results="result: T", traits=(READS_MEMORY, WRITES_MEMORY, MAY_FAULT), simulate=_cas_sim,
+      example="%old = mem.cas %p[%i], %e, %n : u32",
+      example_args="%p: *mut global u32, %i: u32, %e: u32, %n: u32",
       doc="Atomically: if p[i] == expected then p[i] = new; the result is the old value.")
 
 
 def _global_verify(op):
-    t = op.results[0].type if op.results else None
+    t = op.results[0].type
     if not (isinstance(t, PtrType) and t.space == "const" and isinstance(t.pointee, ScalarType)):
         return "result must be a `*const T` pointer"
     return None
 
 
-defop("mem.global", Symbol(), _global_verify, doc="The address of a module-level constant table.")
+defop("mem.global", Symbol(), results="result: ptr", attrs={"name": Attr("symbol")}, verify=_global_verify,
+      simulate=lambda m, op, args, mask: [m.table(op.attrs["name"], op.results[0].type.pointee)],
+      example="global @table : [u32; 2] = [7, 9]\n\nfunc @f() {\n  %t = mem.global @table : *const u32\n  return\n}\n",
+      doc="The address of a module-level constant table.")

@@ -1,63 +1,56 @@
 """cse: common subexpression elimination over the dominance scopes of structured IR.
 
-An op dominates the ops after it in its region and everything nested in them, so one hash
-table per region, inheriting its parent's, finds every redundant op. Merged: pure ops
-that cannot fault, take no other thread part and read no memory, and loads through
-read-only pointers (their memory does not change during a kernel)."""
+An op dominates the ops after it in its region and everything nested in them, so one
+scoped table (entries made inside a region leave with it) finds every redundant op.
+Merged: ops free to move (pure, cannot fault, no other thread involved, no memory read),
+and loads of memory that cannot change during the kernel (a read-only kernel parameter
+or a constant table: `ember.ir.analysis.pointers.unchanging`)."""
 
 from __future__ import annotations
 
-from ..core import Module, Op, Region, Value, replace_uses
-from ..types import PtrType
+from ..analysis.pointers import unchanging
+from ..core import Module, Op
+from ..rewrite import rewrite
 from . import register
 from .util import is_movable
 
 
-@register("cse", "Merge identical computations (and read-only loads) within dominance scopes.")
+@register("cse", "Merge identical computations (and loads of unchanging memory) within dominance scopes.")
 def cse(module: Module) -> bool:
     changed = False
     for f in module.functions:
-        mapping: dict[Value, Value] = {}
-        _scope(f.body, {}, mapping)
-        replace_uses(f.body, mapping)
-        changed |= bool(mapping)
+        table: dict = {}
+        made: list = [[]]      # per open region: the keys it added
+
+        def enter(region):
+            made.append([])
+
+        def leave(region):
+            for key in made.pop():
+                del table[key]
+
+        def visit(op: Op):
+            key = _key(op)
+            if key is None:
+                return None
+            prev = table.get(key)
+            if prev is not None:
+                return [], prev.results
+            table[key] = op
+            made[-1].append(key)
+            return None
+
+        changed |= rewrite(f.body, visit, enter=enter, leave=leave)
     return changed
 
 
-def _key(op: Op, mapping: dict):
+def _key(op: Op):
     if op.regions or not op.results:
         return None
-    readonly_load = (op.name == "mem.load" and isinstance(op.operands[0].type, PtrType)
-                     and not op.operands[0].type.mut and op.operands[0].type.space in ("global", "const"))
-    if not (is_movable(op) or readonly_load):
+    if not (is_movable(op) or (op.name == "mem.load" and unchanging(op.operands[0]))):
         return None
-    operands = [id(_resolve(v, mapping)) for v in op.operands]
+    operands = [id(v) for v in op.operands]
     if op.opdef.commutative:
         operands.sort()
     attrs = tuple(sorted((k, repr(v)) for k, v in op.attrs.items()))
     return (op.name, tuple(operands), attrs, tuple(str(r.type) for r in op.results))
-
-
-def _resolve(v: Value, mapping: dict) -> Value:
-    while v in mapping:
-        v = mapping[v]
-    return v
-
-
-def _scope(region: Region, parent: dict, mapping: dict) -> None:
-    table = dict(parent)
-    kept = []
-    for op in region.ops:
-        op.operands = [_resolve(v, mapping) for v in op.operands]
-        for r in op.regions:
-            _scope(r, table, mapping)
-        key = _key(op, mapping)
-        if key is not None:
-            prev = table.get(key)
-            if prev is not None:
-                for old, new in zip(op.results, prev.results):
-                    mapping[old] = new
-                continue
-            table[key] = op
-        kept.append(op)
-    region.ops = kept

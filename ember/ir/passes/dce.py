@@ -1,9 +1,12 @@
 """dce: remove ops whose results are unused and which have no effect (pure ops,
-allocations, and scf ops whose regions have none), and device functions nothing calls."""
+allocations, and scf ops whose regions have none), and device functions nothing calls.
+
+A worklist over the use lists: an op found dead is erased, which may leave the ops that
+defined its operands unused in turn; each region's op list is filtered once at the end."""
 
 from __future__ import annotations
 
-from ..core import Module, Region, use_counts
+from ..core import Module, Op
 from . import register
 from .util import has_effects
 
@@ -12,8 +15,7 @@ from .util import has_effects
 def dce(module: Module) -> bool:
     changed = False
     for f in module.functions:
-        while _sweep(f.body, use_counts(f.body)):
-            changed = True
+        changed |= _sweep(f)
     called = set()
     for f in module.functions:
         for op in f.walk():
@@ -25,18 +27,27 @@ def dce(module: Module) -> bool:
     return changed
 
 
-def _sweep(region: Region, uses: dict) -> bool:
-    changed = False
-    kept = []
-    for op in reversed(region.ops):
-        for r in op.regions:
-            changed |= _sweep(r, uses)
-        if not op.opdef.terminator and not has_effects(op) and all(uses.get(v, 0) == 0 for v in op.results):
-            for inner in op.walk():
-                for v in inner.operands:
-                    uses[v] = uses.get(v, 0) - 1
-            changed = True
+def _dead(op: Op, memo: dict) -> bool:
+    return (not op.erased and not op.opdef.terminator and not any(r.uses for r in op.results)
+            and not has_effects(op, memo))
+
+
+def _sweep(f) -> bool:
+    memo: dict = {}
+    ops = list(f.walk())
+    work = list(ops)          # popped from the end: later ops first, so chains die in one pass
+    removed = False
+    while work:
+        op = work.pop()
+        if not _dead(op, memo):
             continue
-        kept.append(op)
-    region.ops = kept[::-1]
-    return changed
+        inputs = [v.op for inner in op.walk() for v in inner.operands]
+        op.erase()
+        removed = True
+        for d in inputs:
+            if d is not None and not d.erased:
+                work.append(d)
+    if removed:
+        for region in [f.body] + [r for op in ops if not op.erased for r in op.regions]:
+            region.ops = [o for o in region.ops if not o.erased]
+    return removed

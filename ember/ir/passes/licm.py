@@ -1,36 +1,30 @@
 """licm: hoist loop-invariant computations out of scf.for and scf.while.
 
-Only ops that cannot fault and have no effect are hoisted (so running them when the loop
-runs zero times is harmless); collective ops (shuffles, votes, barriers) never move, since
-which threads take part would change. Inner loops are processed first, so an invariant
-can climb out of several loops."""
+Only ops free to move are hoisted (pure, cannot fault, no memory read, no other thread
+involved), so running them when the loop runs zero times is harmless; collective ops
+(shuffles, votes, barriers) never move, since which threads take part would change.
+Inner loops are processed first, so an invariant can climb out of several loops."""
 
 from __future__ import annotations
 
-from ..core import Module, Op, Region
+from ..core import Module, Op
+from ..rewrite import rewrite
 from . import register
 from .util import is_movable
 
 
 @register("licm", "Hoist loop-invariant pure computations out of loops.")
 def licm(module: Module) -> bool:
-    return any([_region(f.body) for f in module.functions])
+    return any([rewrite(f.body, _visit) for f in module.functions])
 
 
-def _region(region: Region) -> bool:
-    out: list[Op] = []
-    changed = False
-    for op in region.ops:
-        for r in op.regions:
-            changed |= _region(r)
-        if op.name in ("scf.for", "scf.while"):
-            for hoisted in _hoist(op):
-                hoisted.parent = region
-                out.append(hoisted)
-                changed = True
-        out.append(op)
-    region.ops = out
-    return changed
+def _visit(op: Op):
+    if op.name not in ("scf.for", "scf.while"):
+        return None
+    hoisted = _hoist(op)
+    if not hoisted:
+        return None
+    return hoisted + [op], list(op.results)
 
 
 def _hoist(loop: Op) -> list[Op]:

@@ -6,9 +6,11 @@ Loops written `unroll for` are unrolled up to a larger budget."""
 
 from __future__ import annotations
 
-from ..core import Module, Op, Region, Value, clone_op, replace_uses
+from ..analysis.values import const_value
+from ..core import Module, Op, Value, clone_op
+from ..ops.canon import make_const
+from ..rewrite import rewrite
 from . import register
-from .util import const_value, make_const
 
 MAX_TRIPS = 32
 MAX_TRIPS_ASKED = 1024
@@ -17,7 +19,7 @@ MAX_OPS = 2048            # trips x body size (x8 when asked for with `unroll`)
 
 @register("unroll", "Fully unroll loops with a small constant trip count.")
 def unroll(module: Module) -> bool:
-    return any([_region(f.body) for f in module.functions])
+    return any([rewrite(f.body, _visit) for f in module.functions])
 
 
 def trip_count(op: Op, limit: int) -> int | None:
@@ -37,31 +39,17 @@ def trip_count(op: Op, limit: int) -> int | None:
     return n
 
 
-def _region(region: Region) -> bool:
-    out: list[Op] = []
-    mapping: dict[Value, Value] = {}
-    changed = False
-    for op in region.ops:
-        for r in op.regions:
-            changed |= _region(r)
-        if op.name == "scf.for":
-            asked = bool(op.attrs.get("unroll"))
-            n = trip_count(op, MAX_TRIPS_ASKED if asked else MAX_TRIPS)
-            size = sum(1 for _ in op.regions[0].walk())
-            if n is not None and n * size <= (MAX_OPS * 8 if asked else MAX_OPS):
-                copies, results = _expand(op, n)
-                for c in copies:
-                    c.parent = region
-                out.extend(copies)
-                mapping.update(zip(op.results, results))
-                changed = True
-                continue
-        out.append(op)
-    region.ops = out
-    # An unrolled loop's results are used only later in this region (or nested in it):
-    # rewrite them now, before an enclosing loop copies this region.
-    replace_uses(region, mapping)
-    return changed
+def _visit(op: Op):
+    if op.name != "scf.for":
+        return None
+    asked = bool(op.attrs.get("unroll"))
+    n = trip_count(op, MAX_TRIPS_ASKED if asked else MAX_TRIPS)
+    if n is None:
+        return None
+    size = sum(1 for _ in op.regions[0].walk())
+    if n * size > (MAX_OPS * 8 if asked else MAX_OPS):
+        return None
+    return _expand(op, n)
 
 
 def _expand(op: Op, n: int) -> tuple[list[Op], list[Value]]:

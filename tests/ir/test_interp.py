@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from ember.ir.parser import parse_module
-from ember.sim.interp import Interpreter, StepLimitExceeded
+from ember.ir.interp import Interpreter, StepLimitExceeded
 
 
 def test_divergent_if_and_loop():

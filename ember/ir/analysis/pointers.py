@@ -1,0 +1,72 @@
+"""Where a pointer value points, derived by following it back through offsets and bit
+casts to where it came from (its root): a parameter, an array, a constant table.
+
+- `alignment(p)`: the alignment (bytes) the address provably has: the root's (a
+  parameter's declared `align(N)`, an array's placement), kept through each offset only
+  as far as the offset's byte count is a known multiple of it (gcd), never inherited
+  from a type;
+- `unchanging(p)`: the memory cannot change while the kernel runs: the root is a
+  read-only (`*global T`) kernel parameter, which launches keep from overlapping any
+  written buffer, or a constant table. A read-only pointer made by bit-casting a
+  `*mut` one is not.
+"""
+
+from __future__ import annotations
+
+from ..core import Function, Value
+from ..types import PtrType
+from .values import divisibility
+
+# Allocation alignment of arrays as lowering places them.
+SHARED_ALIGN = 16
+
+
+def root(p: Value) -> Value:
+    """The value p was derived from by offsets and bit casts."""
+    while True:
+        op = p.op
+        if op is None or op.name not in ("mem.offset", "arith.bitcast"):
+            return p
+        p = op.operands[0]
+
+
+def alignment(p: Value) -> int:
+    """The alignment in bytes p's address provably has."""
+    chain = []
+    while True:
+        op = p.op
+        if op is None or op.name not in ("mem.offset", "arith.bitcast"):
+            break
+        chain.append(op)
+        p = op.operands[0]
+    align = _root_alignment(p)
+    for op in reversed(chain):
+        if op.name == "mem.offset":
+            step = op.operands[0].type.pointee.nbytes * divisibility(op.operands[1])
+            while align > 1 and step % align:
+                align //= 2
+    return align
+
+
+def _root_alignment(p: Value) -> int:
+    t = p.type
+    op = p.op
+    if op is not None and op.name == "mem.shared":
+        return SHARED_ALIGN
+    if op is not None and op.name == "mem.alloca":
+        return max(t.pointee.nbytes, 4)
+    if isinstance(t, PtrType):
+        return t.alignment          # a parameter's declared promise (checked at launch or call)
+    return 1
+
+
+def unchanging(p: Value) -> bool:
+    """Nothing writes p's memory during the kernel (see the module docstring)."""
+    r = root(p)
+    t = r.type
+    if r.op is not None:
+        return r.op.name == "mem.global"
+    owner = r.owner
+    fn = getattr(owner, "parent", None)
+    return (isinstance(t, PtrType) and not t.mut and t.space == "global" and isinstance(fn, Function)
+            and fn.kind == "kernel")

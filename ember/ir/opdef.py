@@ -1,0 +1,323 @@
+"""An op's definition: everything Ember knows about one op, in one place.
+
+    defop("arith.add", Operands(),
+          operands="lhs: N, rhs: N", results="result: N",
+          traits=(COMMUTATIVE, Identity(ZERO, INT)),
+          eval=lambda op, a, b: (a + b,),
+          example="%r = arith.add %a, %b : u32", example_args="%a: u32, %b: u32",
+          doc="Wrapping for integers, IEEE for floats.")
+
+- schema: named operands and results with type constraints (`ember.ir.signature`, the
+  notation builtins share), attributes with their kinds; each op's instances get
+  accessors for them (`op.lhs`, `op.pred`), so nothing outside the op indexes operands;
+- `verify`: checks beyond the schema; result types are inferred from the constraints
+  (or by `infer`);
+- traits: effects (pure unless it reads or writes memory, allocates, synchronizes
+  threads, ...) and algebraic facts one generic canonicalization reads (identity and
+  absorbing elements, idempotence, self-inverse, involution, commutativity);
+- semantics: `eval` (pure, on lane arrays; also the constant folder), `simulate` (ops that
+  need the machine: memory, the thread's coordinates, its warp and the active mask), or
+  `expanded_by` (replaced by a pass before lowering; evaluated through the expansion);
+- `canonicalize`: the op's own rewrites beyond the traits;
+- `min_sm`: the oldest architecture that has it; `approx`: the documented bound when the
+  hardware does not compute the result exactly (everything else is bitwise);
+- the LLVM lowering is registered by op name in `ember/lowering/` (llvmlite stays there);
+  every op is either lowered or expanded, which the lowering checks when it loads;
+- `doc` and a doc `example` (printed by the op's own printer in docs/ir.md).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+from . import signature as sig
+from .core import Op
+
+OPS: dict = {}
+
+
+# ---------------------------------------------------------------- traits
+
+@dataclass(frozen=True)
+class Effect:
+    """A side effect or constraint on moving the op."""
+
+    name: str
+
+    def __repr__(self):
+        return self.name
+
+
+READS_MEMORY = Effect("reads_memory")        # its result depends on memory
+WRITES_MEMORY = Effect("writes_memory")      # changes memory
+ALLOCATES = Effect("allocates")              # a fresh array: removable when unused, never moved or merged
+CONVERGENT = Effect("convergent")            # involves other threads: never moved across control flow
+MAY_FAULT = Effect("may_fault")              # must not run where the program would not
+SIDE_EFFECT = Effect("side_effect")          # anything else that must stay (marks, calls)
+TERMINATOR = Effect("terminator")
+COMMUTATIVE = Effect("commutative")
+
+# Kinds of types an algebraic fact holds for.
+INT, BOOL_KIND, FLOAT = ("int",), ("bool",), ("float",)
+INT_OR_BOOL = INT + BOOL_KIND
+# Symbolic constants of algebraic facts.
+ZERO, ONE, ALL_ONES = "zero", "one", "all_ones"
+POS_ZERO, NEG_ZERO, FONE = "+0.0", "-0.0", "1.0"
+
+
+@dataclass(frozen=True)
+class Identity:
+    """x op e == x, for the types of `kinds`."""
+
+    value: str
+    kinds: tuple
+
+
+@dataclass(frozen=True)
+class Absorbing:
+    """x op z == z."""
+
+    value: str
+    kinds: tuple
+
+
+@dataclass(frozen=True)
+class Idempotent:
+    """x op x == x."""
+
+    kinds: tuple
+
+
+@dataclass(frozen=True)
+class SelfInverse:
+    """x op x == 0."""
+
+    kinds: tuple
+
+
+@dataclass(frozen=True)
+class Involution:
+    """op(op(x)) == x."""
+
+    kinds: tuple
+
+
+# ---------------------------------------------------------------- attributes
+
+@dataclass(frozen=True)
+class Attr:
+    """An attribute's kind: "enum" (one of `values`), "int", "bool", "symbol" (a name),
+    "ints" (a list of integers) or "any" (checked by the op's verifier)."""
+
+    kind: str
+    values: tuple = ()
+    required: bool = True
+    doc: str = ""
+
+    def check(self, v) -> str | None:
+        if self.kind == "enum":
+            return None if v in self.values else f"must be one of {', '.join(self.values)}"
+        if self.kind == "int":
+            return None if isinstance(v, int) and not isinstance(v, bool) else "must be an integer"
+        if self.kind == "bool":
+            return None if isinstance(v, bool) else "must be true or false"
+        if self.kind == "symbol":
+            return None if isinstance(v, str) and v else "must be a name"
+        if self.kind == "ints":
+            return None if isinstance(v, list) and all(isinstance(x, int) for x in v) else "must be a list of integers"
+        return None
+
+
+def enum(*values: str, doc: str = "") -> Attr:
+    return Attr("enum", tuple(values), doc=doc)
+
+
+# ---------------------------------------------------------------- approximations
+
+@dataclass(frozen=True)
+class Approx:
+    """The documented error of an op whose hardware result is not exactly specified:
+    within `domain`, |got - exact| (kind "abs"), relative ("rel"), or the smaller of the
+    two ("abs_or_rel") is at most `bound`. `exact` computes the reference in f64."""
+
+    exact: Callable
+    domain: tuple | None              # of the first argument; None: everywhere
+    kind: str
+    bound: float
+
+    def errors(self, args: tuple, got):
+        """(in-domain mask, each result's error in the bound's kind, the bound)."""
+        import numpy as np
+        a64 = [np.asarray(a).astype(np.float64) for a in args]
+        inside = np.ones(a64[0].shape, dtype=bool)
+        if self.domain is not None:
+            lo, hi = self.domain
+            inside = (a64[0] >= lo) & (a64[0] <= hi)
+        with np.errstate(all="ignore"):
+            ref = self.exact(*a64)
+            err = np.abs(np.asarray(got).astype(np.float64) - ref)
+            rel = err / np.maximum(np.abs(ref), 1e-300)
+        measured = {"abs": err, "rel": rel, "abs_or_rel": np.minimum(err, rel)}[self.kind]
+        return inside, np.where(inside, measured, 0.0), self.bound
+
+
+# ---------------------------------------------------------------- the definition
+
+@dataclass(eq=False)
+class OpDef:
+    name: str
+    format: object
+    operands: tuple = ()
+    results: tuple = ()
+    attrs: dict = field(default_factory=dict)
+    regions: tuple = ()                    # region names
+    region_types: Callable | None = None   # op -> per region: (argument types, terminator, its operand types)
+    traits: frozenset = frozenset()
+    verify: Callable | None = None         # extra checks: op -> message or None
+    infer: Callable | None = None          # (operand types, attrs) -> result types
+    eval: Callable | None = None           # (op, *lane arrays) -> result arrays
+    simulate: Callable | None = None       # (machine, op, args, mask) -> results
+    canonicalize: Callable | None = None   # op -> None or (new ops, replacement values)
+    expanded_by: str | None = None         # the pass that replaces it before lowering
+    min_sm: int = 0
+    approx: Approx | None = None
+    doc: str = ""
+    example: str = ""
+    example_args: str = ""
+    cls: type | None = None
+
+    # -- traits
+    def has(self, trait) -> bool:
+        return trait in self.traits
+
+    @property
+    def terminator(self) -> bool:
+        return TERMINATOR in self.traits
+
+    @property
+    def commutative(self) -> bool:
+        return COMMUTATIVE in self.traits
+
+    @property
+    def reads_memory(self) -> bool:
+        return READS_MEMORY in self.traits
+
+    @property
+    def writes_memory(self) -> bool:
+        return WRITES_MEMORY in self.traits
+
+    @property
+    def convergent(self) -> bool:
+        return CONVERGENT in self.traits
+
+    @property
+    def allocates(self) -> bool:
+        return ALLOCATES in self.traits
+
+    @property
+    def pure(self) -> bool:
+        """No effect: removable when unused (regions are judged by their contents). A
+        convergent op without other effects (a shuffle) is pure: unused, it goes."""
+        return not (self.traits & {WRITES_MEMORY, SIDE_EFFECT, TERMINATOR}) and not self.regions
+
+    @property
+    def speculatable(self) -> bool:
+        """Free to move, merge or run where the program would not: pure, cannot fault,
+        reads no memory, allocates nothing and involves no other thread."""
+        return self.pure and not (self.traits & {READS_MEMORY, MAY_FAULT, ALLOCATES, CONVERGENT})
+
+    @property
+    def foldable(self) -> bool:
+        """Its semantics (`eval`, or the expansion's) give the bits the GPU computes
+        (approximate ops: no)."""
+        return (self.eval is not None or self.expanded_by is not None) and self.approx is None
+
+    @property
+    def num_regions(self) -> int:
+        return len(self.regions)
+
+    def facts(self, kind):
+        """The algebraic facts of class `kind` (Identity, Absorbing, ...)."""
+        return [t for t in self.traits if isinstance(t, kind)]
+
+    # -- types
+    def infer_types(self, operand_types: list, attrs: dict) -> list | None:
+        """Result types from the operands (None when they cannot be inferred)."""
+        if self.infer is not None:
+            return self.infer(operand_types, attrs)
+        binding: dict = {}
+        if sig.check(self.operands, operand_types, binding, "operand"):
+            return None
+        out = []
+        for s in self.results:
+            t = s.spec.resolve(binding)
+            if t is None:
+                return None
+            out.append(t)
+        return out
+
+    def check_types(self, op: Op) -> str | None:
+        binding: dict = {}
+        return (sig.check(self.operands, [v.type for v in op.operands], binding, "operand")
+                or sig.check(self.results, [v.type for v in op.results], binding, "result"))
+
+    def check_attrs(self, op: Op) -> str | None:
+        for name, spec in self.attrs.items():
+            if name not in op.attrs:
+                if spec.required:
+                    return f"missing attribute `{name}`"
+                continue
+            err = spec.check(op.attrs[name])
+            if err:
+                return f"attribute `{name}` {err}"
+        return None
+
+
+def _operand_accessor(i: int, variadic: bool):
+    if variadic:
+        return property(lambda self: self._operands[i:], doc="the variadic operands")
+    return property(lambda self: self._operands[i])
+
+
+def _result_accessor(i: int):
+    return property(lambda self: self.results[i])
+
+
+def _attr_accessor(name: str):
+    return property(lambda self: self.attrs.get(name))
+
+
+def _region_accessor(i: int):
+    return property(lambda self: self.regions[i])
+
+
+def _op_class(d: OpDef) -> type:
+    """The op's own subclass of Op, with a property per named operand, result, attribute
+    and region."""
+    ns: dict = {"__slots__": ()}
+    taken = set(dir(Op))
+    for i, s in enumerate(d.operands):
+        if s.name not in taken:
+            ns[s.name] = _operand_accessor(i, s.variadic)
+    for i, s in enumerate(d.results):
+        if s.name not in taken and s.name not in ns:
+            ns[s.name] = _result_accessor(i)
+    for name in d.attrs:
+        if name not in taken and name not in ns:
+            ns[name] = _attr_accessor(name)
+    for i, name in enumerate(d.regions):
+        if name not in taken and name not in ns:
+            ns[name] = _region_accessor(i)
+    cls_name = "".join(p.capitalize() for p in d.name.replace(".", "_").split("_")) + "Op"
+    return type(cls_name, (Op,), ns)
+
+
+def defop(name: str, format, *, operands: str = "", results: str = "", attrs: dict | None = None,
+          regions: tuple = (), traits: tuple = (), **kw) -> OpDef:
+    assert name not in OPS, f"op {name} declared twice"
+    d = OpDef(name=name, format=format, operands=sig.parse_slots(operands), results=sig.parse_slots(results),
+              attrs=dict(attrs or {}), regions=tuple(regions), traits=frozenset(traits), **kw)
+    d.cls = _op_class(d)
+    OPS[name] = d
+    return d

@@ -1,0 +1,176 @@
+"""Type constraints of op operands and results, in one notation that both the IR verifier
+and the language's builtin checking read (a builtin that is one op takes its signature
+from the op).
+
+    u32, bool, f32, ...   exactly that type
+    F                     any float type          I   any integer type
+    N                     any number              B   an integer or bool
+    T, U                  any scalar
+    F{f32,f64}            a variable restricted to some types
+    *T                    a mutable global or shared pointer whose element type is T
+    ptr                   any pointer              vec  any vector
+    any                   anything (checked by the op's own verifier)
+
+Every occurrence of one variable in a signature stands for the same type.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .types import SCALARS, PtrType, ScalarType, Type, VectorType
+
+KINDS = {
+    "F": ("a float", lambda t: t.is_float),
+    "I": ("an integer", lambda t: t.is_int),
+    "N": ("a number", lambda t: t.is_numeric),
+    "B": ("an integer or bool", lambda t: not t.is_float),
+    "T": ("a scalar", lambda t: True),
+    "U": ("a scalar", lambda t: True),
+}
+
+
+class Spec:
+    """One operand's or result's constraint."""
+
+    def match(self, t: Type, binding: dict) -> str | None:
+        """None if `t` satisfies the constraint (binding its variables), else why not."""
+        raise NotImplementedError
+
+    def resolve(self, binding: dict) -> Type | None:
+        """The type the constraint stands for once its variables are bound (None if open)."""
+        return None
+
+
+@dataclass(frozen=True)
+class Exact(Spec):
+    type: ScalarType
+
+    def match(self, t, binding):
+        return None if t == self.type else f"must be {self.type}, not {t}"
+
+    def resolve(self, binding):
+        return self.type
+
+    def __str__(self):
+        return str(self.type)
+
+
+@dataclass(frozen=True)
+class Var(Spec):
+    letter: str
+    allowed: tuple | None = None       # type names, when restricted
+
+    @property
+    def words(self) -> str:
+        return KINDS[self.letter][0]
+
+    def admits(self, t: Type) -> bool:
+        return (isinstance(t, ScalarType) and KINDS[self.letter][1](t)
+                and (self.allowed is None or t.name in self.allowed))
+
+    def match(self, t, binding):
+        bound = binding.get(self.letter)
+        if bound is not None:
+            return None if t == bound else f"must be {bound} (like the other `{self.letter}`), not {t}"
+        if not self.admits(t):
+            if self.allowed is not None and isinstance(t, ScalarType) and KINDS[self.letter][1](t):
+                return f"is defined for {', '.join(self.allowed)} only, not {t}"
+            return f"must be {self.words}, not {t}"
+        binding[self.letter] = t
+        return None
+
+    def resolve(self, binding):
+        return binding.get(self.letter)
+
+    def __str__(self):
+        return self.letter + ("{" + ",".join(self.allowed) + "}" if self.allowed else "")
+
+
+@dataclass(frozen=True)
+class PointerTo(Spec):
+    """`*T`: a mutable global or shared pointer to elements of type T."""
+
+    var: Var
+
+    def match(self, t, binding):
+        if not (isinstance(t, PtrType) and t.mut and t.space in ("global", "shared")):
+            return f"must be a `*mut global` or `*mut shared` pointer, not {t}"
+        return self.var.match(t.pointee, binding)
+
+    def __str__(self):
+        return f"*{self.var}"
+
+
+@dataclass(frozen=True)
+class Kind(Spec):
+    """`ptr`, `vec` or `any`."""
+
+    kind: str
+
+    def match(self, t, binding):
+        if self.kind == "ptr" and not isinstance(t, PtrType):
+            return f"must be a pointer, not {t}"
+        if self.kind == "vec" and not isinstance(t, VectorType):
+            return f"must be a vector, not {t}"
+        return None
+
+    def __str__(self):
+        return self.kind
+
+
+_SPEC = re.compile(r"^(\*?)([A-Za-z_][A-Za-z0-9_]*)(?:\{([a-z0-9, ]+)\})?$")
+
+
+def parse_spec(text: str) -> Spec:
+    m = _SPEC.match(text.strip())
+    if m is None:
+        raise ValueError(f"bad type constraint `{text}`")
+    star, word, allowed = m.groups()
+    allowed = tuple(a.strip() for a in allowed.split(",")) if allowed else None
+    if word in ("ptr", "vec", "any") and not star:
+        return Kind(word)
+    if word in SCALARS and not star and not allowed:
+        return Exact(SCALARS[word])
+    if word in KINDS:
+        var = Var(word, allowed)
+        return PointerTo(var) if star else var
+    raise ValueError(f"bad type constraint `{text}`")
+
+
+@dataclass(frozen=True)
+class Slot:
+    """A named operand or result: `name: spec`, or `*name: spec` for a variadic tail."""
+
+    name: str
+    spec: Spec
+    variadic: bool = False
+
+
+def parse_slots(text: str) -> tuple:
+    """`"lhs: N, rhs: N"` -> (Slot, ...); an empty text is no slots."""
+    slots = []
+    for part in filter(None, (p.strip() for p in re.split(r",(?![^{]*\})", text))):
+        name, _, spec = part.partition(":")
+        name = name.strip()
+        variadic = name.startswith("*")
+        slots.append(Slot(name.lstrip("*"), parse_spec(spec), variadic))
+    if any(s.variadic for s in slots[:-1]):
+        raise ValueError(f"only the last slot may be variadic: `{text}`")
+    return tuple(slots)
+
+
+def check(slots: tuple, types: list, binding: dict, what: str) -> str | None:
+    """Check `types` against `slots` (binding variables); the first problem, or None."""
+    fixed = [s for s in slots if not s.variadic]
+    variadic = slots[-1] if slots and slots[-1].variadic else None
+    if len(types) < len(fixed) or (variadic is None and len(types) != len(fixed)):
+        want = f"at least {len(fixed)}" if variadic else str(len(fixed))
+        return f"expects {want} {what}(s), has {len(types)}"
+    for i, t in enumerate(types):
+        slot = fixed[i] if i < len(fixed) else variadic
+        err = slot.spec.match(t, binding)
+        if err:
+            return f"{what} `{slot.name}` {err}"
+    return None

@@ -1,0 +1,92 @@
+"""Lowering of the gpu ops: special registers, barriers, shuffles and votes."""
+
+from __future__ import annotations
+
+import llvmlite.ir as ll
+
+from . import lowers
+from .llvm_lower import I1, I32, I64, lltype
+
+
+_SREG = {"gpu.thread_idx": "tid", "gpu.block_idx": "ctaid", "gpu.block_dim": "ntid", "gpu.grid_dim": "nctaid"}
+
+
+def _sreg_value(L, reg: str):
+    return L.intrinsic(f"llvm.nvvm.read.ptx.sreg.{reg}", [], [], ret=I32)
+
+
+@lowers("gpu.lane_id")
+def _lane_id(L, op, args):
+    return [_sreg_value(L, "laneid")]
+
+
+@lowers("gpu.warp_id")
+def _warp_id(L, op, args):
+    """The linear thread index / 32 (%warpid is a hardware slot, not this)."""
+    b = L.b
+    block = L.f.attrs.get("block")
+    linear = _sreg_value(L, "tid.x")
+    if not (block and block[1] == 1 and block[2] == 1):
+        y, z = _sreg_value(L, "tid.y"), _sreg_value(L, "tid.z")
+        nx, ny = _sreg_value(L, "ntid.x"), _sreg_value(L, "ntid.y")
+        linear = b.add(linear, b.mul(nx, b.add(y, b.mul(ny, z))))
+    return [b.lshr(linear, ll.Constant(I32, 5))]
+
+
+@lowers("gpu.exited")
+def _exited(L, op, args):
+    return []   # the structured control flow already skips the rest; this only informs the simulator
+
+
+@lowers("gpu.barrier")
+def _barrier(L, op, args):
+    L.intrinsic("llvm.nvvm.barrier0", [], [], ret=ll.VoidType())
+    return []
+
+
+_SHFL_MODE = {"down": "down", "xor": "bfly", "idx": "idx"}
+
+
+def _shfl32(L, mode: str, v, lane):
+    """One 32-bit shuffle among the active lanes (c = 31: a whole warp)."""
+    mask = L.intrinsic("llvm.nvvm.activemask", [], [], ret=I32)
+    suffix = "f32" if str(v.type) == "float" else "i32"
+    return L.intrinsic(f"llvm.nvvm.shfl.sync.{_SHFL_MODE[mode]}.{suffix}", [],
+                       [mask, v, lane, ll.Constant(I32, 31)], ret=v.type)
+
+
+@lowers("gpu.shfl")
+def _shfl(L, op, args):
+    b = L.b
+    v, lane = args
+    t = op.results[0].type
+    mode = op.attrs["mode"]
+    if t.bits == 32:
+        return [_shfl32(L, mode, v, lane)]
+    if t.bits == 64:   # two 32-bit halves
+        bits = b.bitcast(v, I64) if t.is_float else v
+        lo = _shfl32(L, mode, b.trunc(bits, I32), lane)
+        hi = _shfl32(L, mode, b.trunc(b.lshr(bits, ll.Constant(I64, 32)), I32), lane)
+        r = b.or_(b.zext(lo, I64), b.shl(b.zext(hi, I64), ll.Constant(I64, 32)))
+        return [b.bitcast(r, lltype(t)) if t.is_float else r]
+    # 8- and 16-bit values travel in a 32-bit register
+    narrow = ll.IntType(t.bits)
+    bits = b.bitcast(v, narrow) if t.is_float else v
+    r = b.trunc(_shfl32(L, mode, b.zext(bits, I32), lane), narrow)
+    return [b.bitcast(r, lltype(t)) if t.is_float else r]
+
+
+@lowers("gpu.vote")
+def _vote(L, op, args):
+    mask = L.intrinsic("llvm.nvvm.activemask", [], [], ret=I32)
+    mode = op.attrs["mode"]
+    ret = I32 if mode == "ballot" else I1
+    return [L.intrinsic(f"llvm.nvvm.vote.{mode}.sync", [], [mask, args[0]], ret=ret)]
+
+
+@lowers(*_SREG)
+def _sreg(L, op, args):
+    name = f"llvm.nvvm.read.ptx.sreg.{_SREG[op.name]}.{op.attrs['dim']}"
+    return [L.intrinsic(name, [], [], ret=I32)]
+
+

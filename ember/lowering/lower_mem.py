@@ -1,0 +1,146 @@
+"""Lowering of the mem and vec ops: addresses, loads and stores (invariant where the
+memory cannot change during the kernel), arrays, constant tables and atomics."""
+
+from __future__ import annotations
+
+import llvmlite.ir as ll
+
+from . import lowers
+from ..ir.analysis.pointers import unchanging
+from ..ir.core import Value
+from ..ir.types import ADDRESS_SPACES, VectorType
+from .llvm_lower import I1, I8, I32, I64, lltype
+
+
+def _index64(L, idx_value: Value, idx):
+    t = idx_value.type
+    if t.bits == 64:
+        return idx
+    return L.b.sext(idx, I64) if t.signed else L.b.zext(idx, I64)
+
+
+def _element_address(L, ptr_value: Value, ptr, idx_value: Value, idx):
+    elem = lltype(ptr_value.type.pointee)
+    addr = L.b.gep(ptr, [_index64(L, idx_value, idx)], source_etype=elem)
+    # llvmlite gives the address the type of `ptr`, typed (`float addrspace(3)*`) when ptr is
+    # a shared array or an alloca; Ember's pointers are opaque, so that a pointer bit-cast to
+    # another element type can be loaded from and stored to as that type.
+    addr.type = ll.PointerType(addrspace=ptr.type.addrspace)
+    return addr
+
+
+@lowers("mem.load")
+def _load(L, op, args):
+    addr = _element_address(L, op.operands[0], args[0], op.operands[1], args[1])
+    t = op.results[0].type
+    align = op.attrs.get("align") or _natural(t)
+    if isinstance(t, VectorType):
+        addr = L.b.bitcast(addr, ll.PointerType(lltype(t), addr.type.addrspace))
+    v = L.b.load(addr, typ=lltype(t), align=align)
+    if unchanging(op.operands[0]):      # memory nothing writes during the kernel
+        v.set_metadata("invariant.load", L.L.ll.add_metadata([]))
+    return [v]
+
+
+@lowers("mem.store")
+def _store(L, op, args):
+    val = op.operands[0]
+    addr = _element_address(L, op.operands[1], args[1], op.operands[2], args[2])
+    align = op.attrs.get("align") or _natural(val.type)
+    if isinstance(val.type, VectorType):
+        addr = L.b.bitcast(addr, ll.PointerType(lltype(val.type), addr.type.addrspace))
+    L.b.store(args[0], addr, align=align)
+    return []
+
+
+def _natural(t) -> int:
+    if isinstance(t, VectorType):
+        return t.elem.nbytes * t.length   # the vectorizer proved this alignment
+    return t.nbytes
+
+
+@lowers("vec.pack")
+def _vec_pack(L, op, args):
+    t = op.results[0].type
+    v = ll.Constant(lltype(t), ll.Undefined)
+    for i, x in enumerate(args):
+        v = L.b.insert_element(v, x, ll.Constant(I32, i))
+    return [v]
+
+
+@lowers("vec.extract")
+def _vec_extract(L, op, args):
+    return [L.b.extract_element(args[0], ll.Constant(I32, op.attrs["index"]))]
+
+
+@lowers("mem.offset")
+def _offset(L, op, args):
+    return [_element_address(L, op.operands[0], args[0], op.operands[1], args[1])]
+
+
+@lowers("mem.alloca")
+def _alloca(L, op, args):
+    t = op.results[0].type
+    n = op.attrs["length"]
+    entry = L.llf.entry_basic_block
+    saved = L.b.block
+    # allocas belong in the entry block (so SROA can promote them to registers)
+    with L.b.goto_entry_block():
+        first = entry.instructions[0] if entry.instructions else None
+        if first is not None:
+            L.b.position_before(first)
+        slot = L.b.alloca(lltype(t.pointee), size=ll.Constant(I32, n))
+        slot.align = max(_natural(t.pointee), 4)
+    L.b.position_at_end(saved)
+    nbytes = ll.Constant(I64, n * _natural(t.pointee))
+    # llvmlite types pointers by their element; the one memset declaration takes i8*
+    raw = L.b.bitcast(slot, I8.as_pointer())
+    L.intrinsic("llvm.memset", [ll.PointerType(), I64], [raw, ll.Constant(I8, 0), nbytes, ll.Constant(I1, 0)],
+                ret=ll.VoidType())
+    return [slot]
+
+
+@lowers("mem.global")
+def _global(L, op, args):
+    return [L.L.globals[op.attrs["name"]]]
+
+
+@lowers("mem.shared")
+def _shared(L, op, args):
+    t = op.results[0].type
+    name = f"{L.f.name}.{op.attrs.get('name', 'shared')}"
+    n = 0
+    while name in L.L.ll.globals:
+        n += 1
+        name = f"{L.f.name}.{op.attrs.get('name', 'shared')}.{n}"
+    gv = ll.GlobalVariable(L.L.ll, ll.ArrayType(lltype(t.pointee), op.attrs["length"]), name,
+                           addrspace=ADDRESS_SPACES["shared"])
+    gv.linkage = "internal"
+    gv.align = 16
+    gv.initializer = ll.Constant(gv.value_type, ll.Undefined)
+    return [gv.gep([ll.Constant(I32, 0), ll.Constant(I32, 0)])]   # a pointer to element 0
+
+
+_ATOMIC = {"add": ("add", "fadd"), "and": ("and", None), "or": ("or", None), "xor": ("xor", None),
+           "exch": ("xchg", "xchg")}
+
+
+@lowers("mem.atomic")
+def _atomic(L, op, args):
+    t = op.results[0].type
+    addr = _element_address(L, op.operands[0], args[0], op.operands[1], args[1])
+    kind = op.attrs["op"]
+    if kind in ("min", "max"):
+        name = kind if t.signed else "u" + kind
+    else:
+        name = _ATOMIC[kind][1 if t.is_float else 0]
+    return [L.b.atomic_rmw(name, addr, args[2], "monotonic")]
+
+
+@lowers("mem.cas")
+def _cas(L, op, args):
+    addr = _element_address(L, op.operands[0], args[0], op.operands[1], args[1])
+    pair = L.b.cmpxchg(addr, args[2], args[3], "monotonic", "monotonic")
+    return [L.b.extract_value(pair, 0)]
+
+
