@@ -432,7 +432,7 @@ def _run(args) -> int:
 
     from . import driver
     from .diagnostics import CompileError
-    from .runtime.args import LaunchError
+    from .abi import LaunchError
     from .sim import SimError, StepLimitExceeded, load
     if args.step_limit <= 0:
         raise UsageError(f"--step-limit must be positive, got {args.step_limit}")

@@ -5,13 +5,13 @@
     mod.rope(x, positions, 28, 1e6, grid=(7, 1))       # numpy arrays are copied in and out
 
 Arguments are checked against the kernel's signature before the launch (see
-ember.runtime.args): buffer element types, alignment, writability, scalar ranges, the
+ember.abi): buffer element types, alignment, writability, scalar ranges, the
 block size, and that read-only buffers do not overlap written ones.
 """
 
 from __future__ import annotations
 
-from .args import LaunchError
+from ..abi import LaunchError
 
 
 def load(program, device: str = "cuda"):

@@ -8,7 +8,7 @@ import threading
 
 import numpy as np
 
-from .args import (Buffer, KernelTable, LaunchError, check_buffers, check_launch, elem_name_of_typestr,
+from ..abi import (Buffer, KernelTable, LaunchError, check_buffers, check_launch, elem_name_of_typestr,
                    host_groups, require_contiguous, scalar_bytes)
 from .interop import borrow
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ctypes
 
-from .args import Buffer, LaunchError, elem_name_of_typestr
+from ..abi import Buffer, LaunchError, elem_name_of_typestr
 
 _DL_CUDA, _DL_CUDA_MANAGED = 2, 13
 _DL_CODES = {(0, 8): "i8", (0, 16): "i16", (0, 32): "i32", (0, 64): "i64", (1, 8): "u8", (1, 16): "u16",

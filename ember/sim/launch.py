@@ -14,7 +14,7 @@ import numpy as np
 
 from ..ir import semantics as S
 from ..ir.core import Function, Module
-from ..runtime.args import (Buffer, KernelTable, LaunchError, check_buffers, check_launch, elem_name_of_typestr,
+from ..abi import (Buffer, KernelTable, LaunchError, check_buffers, check_launch, elem_name_of_typestr,
                             host_groups, require_contiguous, scalar_bytes)
 from .errors import SimError
 from ..ir.interp import Interpreter

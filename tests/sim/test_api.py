@@ -1,6 +1,6 @@
 """The simulator takes the same launch as the GPU: `ember.runtime.load(prog, device=...)`
 with "sim" or "cuda", the same positional arguments, grid and block, and the same
-argument checks (ember.runtime.args) before anything runs."""
+argument checks (ember.abi) before anything runs."""
 
 import numpy as np
 import pytest

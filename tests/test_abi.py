@@ -6,7 +6,7 @@ import pytest
 
 from ember.driver import KernelInfo, ParamInfo
 from ember.ir.types import F16, F32, I32, U32, PtrType
-from ember.runtime.args import Buffer, LaunchError, check_buffers, check_launch, scalar_bytes
+from ember.abi import Buffer, LaunchError, check_buffers, check_launch, scalar_bytes
 
 K = KernelInfo("k", (ParamInfo("x", PtrType(F32, "global", False)),
                      ParamInfo("y", PtrType(F32, "global", True, 16)),

@@ -1,4 +1,5 @@
-"""Checking launch arguments against a kernel's signature, before anything runs.
+"""The launch ABI: how arguments are passed to a kernel and checked against its signature
+before anything runs, shared by the GPU runtime and the simulator.
 
 Used by every device (the GPU and the simulator) so a launch is validated the same way:
 argument count; each buffer's element type, contiguity, alignment and writability;
@@ -13,7 +14,7 @@ import math
 import struct
 from dataclasses import dataclass
 
-from ..ir.types import PtrType, ScalarType
+from .ir.types import PtrType, ScalarType
 
 # numpy dtype string (dtype.str without byte order) -> Ember element type name
 _TYPESTR = {"b1": "u8", "i1": "i8", "i2": "i16", "i4": "i32", "i8": "i64", "u1": "u8", "u2": "u16",
@@ -107,7 +108,7 @@ def scalar_bytes(value, t: ScalarType, kernel: str, pname: str) -> bytes:
     if t.is_float:
         if not isinstance(value, (int, float)):
             raise LaunchError(f"{kernel}: `{pname}` is `{t}`, got {type(value).__name__}")
-        from .. import floats
+        from . import floats
         try:
             x = float(value)
         except OverflowError:
