@@ -65,6 +65,9 @@ CODES: dict[str, str] = {
     "E0404": "invalid value for a const parameter",
     "E0405": "too much shared memory",
     "E0406": "too much per-thread memory",
+    # the target
+    "E0501": "not available on the target architecture",
+    "E0502": "program too large once inlined",
     # later stages
     "E0902": "PTX validation failed",
     # the simulator (errors found while running a kernel)

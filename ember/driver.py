@@ -147,11 +147,11 @@ def compile(source_or_path, arch: str = "sm_90", defines: dict | None = None, op
 
     def ast_text():
         from .frontend.astdump import dump
-        return dump(module_ast)
+        return dump(prog)
 
     stages["ast"] = ast_text
-    kernels = {k.node.name: KernelInfo(k.node.name, tuple(ParamInfo(s.name, s.ty) for s in k.params),
-                                       k.block, {n: v for n, (_, v) in k.consts.items()})
+    kernels = {k.name: KernelInfo(k.name, tuple(ParamInfo(s.name, s.ty) for s in k.params),
+                                  k.block, {n: v for n, (_, v) in k.consts.items()})
                for k in prog.kernels}
     result = Program(file.name, target.arch, target.ptx_text, opt, "", kernels, warnings, timings,
                      None, stages)

@@ -1,11 +1,13 @@
-"""The abstract syntax tree. Every node has a `span`; the type checker fills in `ty` on
-expressions and `sym` on names."""
+"""The abstract syntax tree, as parsed: every node has a `span`. The type checker reads it
+and produces the typed AST (`ember.frontend.typed`); it writes nothing here.
+
+`children(n)` lists a node's child nodes and `walk(n)` visits a tree iteratively (a
+program may nest as deep as it likes), for every traversal that needs no types."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any
 
 from ..source import SourceFile, Span
 
@@ -45,14 +47,12 @@ class TupleTypeExpr(Node):
 
 @dataclass(eq=False, slots=True)
 class Expr(Node):
-    ty: Any = field(default=None, init=False)
-    const: Any = field(default=None, init=False)   # the value, when the checker folded it
+    pass
 
 
 @dataclass(eq=False, slots=True)
 class Name(Expr):
     id: str
-    sym: Any = field(default=None, init=False)
 
 
 @dataclass(eq=False, slots=True)
@@ -91,7 +91,6 @@ class Call(Expr):
     name: str
     name_span: Span
     args: list
-    target: Any = field(default=None, init=False)  # set by the checker
 
 
 @dataclass(eq=False, slots=True)
@@ -131,7 +130,6 @@ class Let(Node):
     is_tuple: bool
     type: Node | None
     value: Expr
-    syms: list = field(default_factory=list, init=False)
 
 
 @dataclass(eq=False, slots=True)
@@ -140,7 +138,6 @@ class Var(Node):
     name_span: Span
     type: Node | None
     value: Expr | None       # None only for arrays (zero-initialized)
-    sym: Any = field(default=None, init=False)
 
 
 @dataclass(eq=False, slots=True)
@@ -148,7 +145,6 @@ class SharedDecl(Node):
     name: str
     name_span: Span
     type: Node
-    sym: Any = field(default=None, init=False)
 
 
 @dataclass(eq=False, slots=True)
@@ -175,7 +171,6 @@ class For(Node):
     step: Expr | None
     body: Block
     unroll: bool
-    sym: Any = field(default=None, init=False)
 
 
 @dataclass(eq=False, slots=True)
@@ -212,7 +207,6 @@ class GenericParam(Node):
     name_span: Span
     type: Node
     default: Expr | None
-    sym: Any = field(default=None, init=False)
 
 
 @dataclass(eq=False, slots=True)
@@ -221,7 +215,6 @@ class Param(Node):
     name_span: Span
     type: Node
     align: int | None
-    sym: Any = field(default=None, init=False)
 
 
 @dataclass(eq=False, slots=True)
@@ -249,3 +242,24 @@ class Module:
     file: SourceFile
     items: list
     broken_items: set = field(default_factory=set)  # names of items that failed to parse
+
+
+def children(n) -> list:
+    """The child nodes of `n`, in source order."""
+    out = []
+    for name in n.__dataclass_fields__:
+        v = getattr(n, name)
+        if isinstance(v, Node):
+            out.append(v)
+        elif isinstance(v, list):
+            out.extend(x for x in v if isinstance(x, Node))
+    return out
+
+
+def walk(n):
+    """`n` and every node below it, pre-order, iteratively."""
+    stack = [n]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(reversed(children(node)))

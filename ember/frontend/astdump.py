@@ -1,72 +1,25 @@
-"""`--emit ast`: the typed AST as an indented tree, one node per line.
+"""`--emit ast`: the typed AST (the checker's result) as an indented tree, one node per line.
 
     Let head : u32 <8:5>
-      Field x : u32 <8:16>
+      Special block_idx.x : u32 <8:16>
 
-Each line names the node, its key fields, the checker's type (after `:`), the folded
-constant (after `=`) and its line:column.
+Each line names the node, its key fields, its type (after `:`), the constant a folded
+expression has (after `=`, with the expression it was folded from below it) and its
+line:column.
 """
 
 from __future__ import annotations
 
 import dataclasses
 
-from . import ast as A
-
-
-def _label(n) -> str:
-    if isinstance(n, A.KernelDef):
-        return f"KernelDef {n.name}"
-    if isinstance(n, A.FnDef):
-        return f"FnDef {n.name}"
-    if isinstance(n, A.GenericParam):
-        s = f"ConstParam {n.name}"
-        if n.sym is not None:
-            s += f" : {n.sym.ty}"
-            if n.sym.value is not None:
-                s += f" = {_value(n.sym.value)}"
-        return s
-    if isinstance(n, A.Param):
-        return f"Param {n.name}" + (f" : {n.sym.ty}" if n.sym is not None else "")
-    if isinstance(n, A.Let):
-        names = ", ".join(x for x, _ in n.names)
-        types = ", ".join(str(s.ty) for s in n.syms)
-        return f"Let {'(' + names + ')' if n.is_tuple else names}" + (f" : {types}" if types else "")
-    if isinstance(n, A.Var):
-        return f"Var {n.name}" + (f" : {n.sym.ty}" if n.sym is not None else "")
-    if isinstance(n, A.SharedDecl):
-        return f"Shared {n.name}" + (f" : {n.sym.ty}" if n.sym is not None else "")
-    if isinstance(n, A.Assign):
-        return f"Assign {n.op if n.op == '=' else n.op + '='}"
-    if isinstance(n, A.For):
-        return f"{'Unroll' if n.unroll else ''}For {n.var}" + (f" : {n.sym.ty}" if n.sym is not None else "")
-    if isinstance(n, A.Name):
-        return f"Name {n.id}"
-    if isinstance(n, (A.IntLit, A.FloatLit)):
-        return f"{type(n).__name__} {_value(n.value)}{'_' + n.suffix if n.suffix else ''}"
-    if isinstance(n, A.BoolLit):
-        return f"BoolLit {'true' if n.value else 'false'}"
-    if isinstance(n, A.Binary):
-        return f"Binary {n.op}"
-    if isinstance(n, A.Unary):
-        return f"Unary {n.op}"
-    if isinstance(n, A.Call):
-        kind = n.target[0] if n.target else "?"
-        return f"Call {n.name} ({kind})"
-    if isinstance(n, A.Field):
-        return f"Field {n.name}"
-    if isinstance(n, A.TypeName):
-        return f"Type {n.name}"
-    if isinstance(n, A.PtrTypeExpr):
-        return f"PtrType {'mut ' if n.mut else ''}{n.space}"
-    return type(n).__name__
+from ..floats import describe
+from . import typed as T
 
 
 def _value(v) -> str:
     from fractions import Fraction
     if isinstance(v, bool):
         return "true" if v else "false"
-    from ..floats import describe
     if isinstance(v, Fraction):
         if v.denominator == 1:
             return describe(v.numerator)
@@ -79,34 +32,81 @@ def _value(v) -> str:
     return repr(v) if isinstance(v, float) else str(v)
 
 
-def _children(n):
-    """Every field holding a node (or a list of nodes), in declaration order."""
-    for f in dataclasses.fields(n):
-        v = getattr(n, f.name)
-        if isinstance(v, A.Node):
-            yield f.name, v
+def _label(n) -> str:
+    ty = f" : {n.ty}" if isinstance(n, T.TExpr) else ""
+    if isinstance(n, T.TConst):
+        inner = n.folded
+        if inner is not None:
+            return _label(inner).split(" : ")[0] + f"{ty} = {_value(n.value)}"
+        return f"Const {_value(n.value)}{ty}"
+    if isinstance(n, T.TVar):
+        return f"Name {n.sym.name}{ty}"
+    if isinstance(n, T.TSpecial):
+        return f"Special {n.op.split('.')[1]}{'.' + n.dim if n.dim else ''}{ty}"
+    if isinstance(n, (T.TUnary, T.TBinary, T.TLogic)):
+        return f"{type(n).__name__[1:]} {n.op}{ty}"
+    if isinstance(n, T.TCall):
+        return f"Call {n.fn} (fn){ty}"
+    if isinstance(n, T.TBuiltin):
+        return f"Call {n.builtin.name} (builtin){ty}"
+    if isinstance(n, T.TCast):
+        return f"Call {n.ty} (cast){ty}"
+    if isinstance(n, T.TLet):
+        names = ", ".join(s.name for s in n.syms)
+        types = ", ".join(str(s.ty) for s in n.syms)
+        return f"Let {'(' + names + ')' if len(n.syms) > 1 else names} : {types}"
+    if isinstance(n, T.TVarDecl):
+        return f"Var {n.sym.name} : {n.sym.ty}"
+    if isinstance(n, T.TArray):
+        return f"{'Shared' if n.sym.kind == 'shared' else 'Array'} {n.sym.name} : {n.sym.ty}"
+    if isinstance(n, T.TAssign):
+        return f"Assign {n.sym.name}"
+    if isinstance(n, T.TStore):
+        return f"Store{' ' + n.op + '=' if n.op else ''}"
+    if isinstance(n, T.TFor):
+        return f"{'Unroll' if n.unroll else ''}For {n.sym.name} : {n.sym.ty}"
+    return f"{type(n).__name__[1:]}{ty}"
+
+
+def _children(n) -> list:
+    if isinstance(n, T.TConst):
+        f = n.folded
+        return [] if f is None else _children(f)
+    out = []
+    for field in dataclasses.fields(n):
+        if field.name in ("span", "ty", "folded"):
+            continue
+        v = getattr(n, field.name)
+        if isinstance(v, (T.TExpr, T.TStmt)):
+            out.append(v)
         elif isinstance(v, list):
-            for x in v:
-                if isinstance(x, A.Node):
-                    yield f.name, x
+            out.extend(x for x in v if isinstance(x, (T.TExpr, T.TStmt)))
+    return out
 
 
-def dump(module: A.Module) -> str:
-    out: list[str] = []
-
-    def visit(n, depth: int, role: str = "") -> None:
+def _tree(root, depth: int, out: list) -> None:
+    stack = [(root, depth)]
+    while stack:
+        n, d = stack.pop()
         line, col = n.span.line_col
-        s = "  " * depth + _label(n)
-        if isinstance(n, A.Expr) and n.ty is not None:
-            s += f" : {n.ty}"
-            if n.const is not None and not isinstance(n, (A.IntLit, A.FloatLit, A.BoolLit)):
-                s += f" = {_value(n.const)}"
-        if isinstance(n, A.KernelDef) and n.block is not None:
-            s += " block"
-        out.append(f"{s} <{line}:{col}>")
-        for r, c in _children(n):
-            visit(c, depth + 1, r)
+        out.append(f"{'  ' * d}{_label(n)} <{line}:{col}>")
+        stack.extend((c, d + 1) for c in reversed(_children(n)))
 
-    for item in module.items:
-        visit(item, 0)
+
+def dump(prog: T.TProgram) -> str:
+    out: list[str] = []
+    for k in prog.kernels:
+        out.append(f"KernelDef {k.name}")
+        for name, (t, v) in k.consts.items():
+            out.append(f"  ConstParam {name}" + (f" : {t} = {_value(v)}" if t is not None else f" : type = {v}"))
+        for p in k.params:
+            out.append(f"  Param {p.name} : {p.ty}")
+        if k.body is not None:
+            _tree(k.body, 1, out)
+    for f in prog.fns.values():
+        out.append(f"FnDef {f.name} -> {f.ret}")
+        for p in f.params:
+            out.append(f"  Param {p.name} : {p.ty}")
+        if f.body is not None:
+            _tree(f.body, 1, out)
     return "\n".join(out) + "\n"

@@ -59,6 +59,7 @@ class Machine:
       lane of each lane's warp-mate `src`, and whether that thread exists), `warps()`
       (each lane's warp number and the count), `exit(mask)`, `barrier(op, mask)`;
     - memory: `allocate(op, space, elem, length, name)`, `table(name, elem)`,
+      `wild_pointer(type)` (points nowhere),
       `load(op, ptr, index, type, mask)`, `store(op, ptr, index, type, values, mask)`,
       `atomic(op, ptr, index, type, mask, update)` (update(old, lane) -> new, applied
       lane by lane);

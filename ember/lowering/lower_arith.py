@@ -11,6 +11,11 @@ from ..ir.types import PtrType, ScalarType
 from .llvm_lower import I1, I32, FLOATS, const, const_int, lltype
 
 
+@lowers("arith.undef")
+def _undef(L, op, args):
+    return [ll.Constant(lltype(op.results[0].type), ll.Undefined)]
+
+
 @lowers("arith.const")
 def _const(L, op, args):
     return [const(op.results[0].type, op.attrs["value"])]

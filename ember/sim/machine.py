@@ -107,6 +107,13 @@ class SimMachine(Machine):
         self.allocations[op] = mem
         return Ptr.to(mem, self.lanes, elem)
 
+    def wild_pointer(self, t):
+        """A pointer that points nowhere (any access through it is out of bounds)."""
+        mem = Memory("(no buffer)", "global", 1, 0, track=False, elem=t.pointee)
+        p = Ptr.to(mem, self.lanes, t.pointee)
+        p.wild[:] = True
+        return p
+
     def table(self, name: str, elem: ScalarType):
         return Ptr.to(self.tables[name], self.lanes, elem)
 

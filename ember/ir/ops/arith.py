@@ -30,6 +30,20 @@ defop("arith.const", Const(), results="result: T", attrs={"value": Attr("any")},
       doc="A scalar constant; floats are stored as their bit pattern.")
 
 
+def _undef_sim(m, op, args, mask):
+    t = op.result.type
+    if isinstance(t, PtrType):
+        return [m.wild_pointer(t)]
+    return [S.const(0, t, m.lanes)]
+
+
+defop("arith.undef", Operands(), results="result: any", simulate=_undef_sim,
+      example="%u = arith.undef : *global f32",
+      doc="A value with no meaning yet: the placeholder IR generation gives a function's result "
+          "before a `return` sets it (for types without constants, such as pointers). Reading it "
+          "is never done by generated code; the simulator makes any access through it an error.")
+
+
 # -- binary arithmetic: one table, one evaluator per row.
 
 def _binary(name, kinds, fn, traits=(), doc="", canonicalize=None):

@@ -1,0 +1,208 @@
+"""Checking calls: conversions `T(x)`, device function calls, and builtin calls, whose
+signatures are their ops' constraints (ember.frontend.builtins, ember.ir.signature)."""
+
+from __future__ import annotations
+
+from .. import floats
+from ..ir import signature as sig
+from ..ir.types import F32, I32, SCALARS, VOID, ArrayType, PtrType, ScalarType, TupleType
+from . import ast as A
+from . import typed as T
+from .builtins import BUILTINS, Builtin
+from .check_types import ERROR, UNTYPED, UNTYPED_FLOAT, UNTYPED_INT, snippet
+from .consteval import wrap
+
+
+def _error(e) -> T.TExpr:
+    return T.TConst(e.span, ERROR, None)
+
+
+class CallChecker:
+    """Part of the Checker (ember.frontend.checker)."""
+
+    def check_args(self, e: A.Call):
+        """Check the arguments of a call that is already in error (to report their own)."""
+        for a in e.args:
+            yield self.expr(a)
+
+    def expr_Call(self, e: A.Call, expected):
+        name = e.name
+        if name in SCALARS:
+            return (yield self.cast(e, SCALARS[name]))
+        if name in self.type_params:
+            if self.type_params[name] is ERROR:
+                yield self.check_args(e)
+                return _error(e)
+            return (yield self.cast(e, self.type_params[name]))
+        if self.lookup(name) is not None:
+            self.diags.error("E0104", f"`{name}` is a variable, not a function", e.name_span)
+            yield self.check_args(e)
+            return _error(e)
+        if name in self.fns:
+            return (yield self.user_call(e, self.fns[name]))
+        b = BUILTINS.get(name)
+        if b is not None:
+            return (yield self.builtin_call(e, b, expected))
+        yield self.check_args(e)
+        if name in self.module.broken_items:
+            return _error(e)
+        kernel_names = [k.name for k in self.module.items if isinstance(k, A.KernelDef)]
+        if name in kernel_names:
+            self.diags.error("E0104", f"`{name}` is a kernel; kernels cannot be called", e.name_span,
+                             help="move the shared code into an `fn`")
+            return _error(e)
+        self.diags.error("E0104", f"unknown function `{name}`", e.name_span, label="not found",
+                         help=self._suggest(name, list(self.fns) + list(BUILTINS) + list(SCALARS)))
+        return _error(e)
+
+    # ------------------------------------------------------------------ conversions
+    def cast(self, e: A.Call, target: ScalarType):
+        if len(e.args) != 1:
+            self.diags.error("E0206", f"`{target}(...)` converts exactly one value", e.span)
+            yield self.check_args(e)
+            return _error(e)
+        arg = yield self.expr(e.args[0])
+        src = arg.ty
+        if src is ERROR:
+            return _error(e)
+        if src in UNTYPED:
+            if target.is_bool:
+                self.diags.error("E0204", "cannot convert a number to `bool`", e.span,
+                                 help="compare with zero instead: `x != 0`")
+                return _error(e)
+            if src is UNTYPED_FLOAT and target.is_int:
+                self.diags.error("E0204", f"cannot convert the float constant {floats.describe(arg.const)} to "
+                                 f"`{target}`", e.span, help="write an integer literal")
+                return _error(e)
+            arg = self.coerce(arg, target)
+            if arg.ty is ERROR:
+                return _error(e)
+            return T.TConst(e.span, target, arg.const, T.TCast(e.span, target, arg))
+        if not isinstance(src, ScalarType):
+            self.diags.error("E0204", f"cannot convert `{src}` to `{target}`", e.span,
+                             help="use `bitcast<T>(p)` to reinterpret a pointer" if isinstance(src, PtrType) else None)
+            return _error(e)
+        if target.is_bool and not src.is_bool:
+            self.diags.error("E0204", f"cannot convert `{src}` to `bool`", e.span,
+                             help=f"compare instead: `{snippet(e.args[0])} != 0`")
+            return _error(e)
+        if src.is_bool and target.is_float:
+            self.diags.error("E0204", "cannot convert `bool` to a float", e.span,
+                             help=f"go through an integer: `{target}(u32({snippet(e.args[0])}))`")
+            return _error(e)
+        node = T.TCast(e.span, target, arg)
+        if arg.const is not None and not target.is_float and not src.is_float:
+            v = int(arg.const)
+            return T.TConst(e.span, target, bool(v) if target.is_bool else wrap(v, target), node)
+        return node
+
+    # ------------------------------------------------------------------ device functions
+    def user_call(self, e: A.Call, info: T.TFunction):
+        self.calls.append((info.name, e.name_span))
+        if len(e.args) != len(info.params):
+            self.diags.error("E0206", f"`{e.name}` takes {len(info.params)} argument(s) but {len(e.args)} "
+                             "were given", e.span)
+            yield self.check_args(e)
+            return _error(e) if info.ret is ERROR else T.TConst(e.span, info.ret, None)
+        args = []
+        for a, p in zip(e.args, info.params):
+            if p.ty is ERROR:
+                yield self.expr(a)
+                args.append(_error(a))
+                continue
+            t = yield self.typed(a, p.ty)
+            if t.ty is not ERROR and not _decays_to(t.ty, p.ty):
+                t = self.expect(t, p.ty)
+            args.append(t)
+        return T.TCall(e.span, info.ret, info.name, args)
+
+    # ------------------------------------------------------------------ builtins
+    def builtin_call(self, e: A.Call, b: Builtin, expected):
+        if len(e.args) != len(b.params):
+            self.diags.error("E0206", f"`{b.name}` takes {len(b.params)} argument(s) but {len(e.args)} "
+                             "were given", e.span)
+            yield self.check_args(e)
+            return _error(e)
+        args = []
+        for a in e.args:
+            args.append((yield self.expr(a)))
+        if any(a.ty is ERROR for a in args):
+            return _error(e)
+        binding: dict = {}
+        for p, a in zip(b.params, args):
+            t = a.ty
+            if isinstance(p, sig.PointerTo):
+                elem = _pointer_element(t)
+                if elem is None:
+                    self.diags.error("E0201", f"`{b.name}` needs a `*mut global` or `*mut shared` pointer "
+                                     f"(or a shared array), found `{t}`", a.span)
+                    return _error(e)
+                if p.var.allowed is not None and elem.name not in p.var.allowed:
+                    self.diags.error("E0201", f"`{b.name}` is not available for `{elem}`", a.span,
+                                     help="it works on " + ", ".join(f"`{x}`" for x in p.var.allowed))
+                    return _error(e)
+                binding[p.var.letter] = elem
+                continue
+            if isinstance(p, sig.Var) and t not in UNTYPED:
+                if not (isinstance(t, ScalarType) and sig.KINDS[p.letter][1](t)):
+                    self.diags.error("E0201", f"`{b.name}` expects {p.words} here, found `{t}`", a.span)
+                    return _error(e)
+                if p.allowed is not None and t.name not in p.allowed:
+                    self.diags.error("E0201", f"`{b.name}` is not available for `{t}`", a.span,
+                                     help="it works on " + ", ".join(f"`{x}`" for x in p.allowed))
+                    return _error(e)
+                if p.letter in binding and binding[p.letter] != t:
+                    self.diags.error("E0201", f"mismatched types in `{b.name}`", a.span,
+                                     label=f"expected `{binding[p.letter]}`, found `{t}`")
+                    return _error(e)
+                binding.setdefault(p.letter, t)
+        for p, a in zip(b.params, args):     # untyped constants: the context, else the default
+            if isinstance(p, sig.Var) and p.letter not in binding:
+                t = a.ty
+                first = b.results[0] if b.results else None
+                if (isinstance(first, sig.Var) and first.letter == p.letter and isinstance(expected, ScalarType)
+                        and p.admits(expected) and not (expected.is_int and t is UNTYPED_FLOAT)):
+                    binding[p.letter] = expected
+                elif t is UNTYPED_FLOAT or p.letter == "F":
+                    binding[p.letter] = F32
+                elif t is UNTYPED_INT:
+                    binding[p.letter] = I32
+                elif isinstance(t, ScalarType):
+                    binding[p.letter] = t
+        checked = []
+        for p, a in zip(b.params, args):
+            if isinstance(p, sig.PointerTo):
+                checked.append(a)
+                continue
+            want = binding.get(p.letter) if isinstance(p, sig.Var) else p.resolve(binding)
+            if a.ty in UNTYPED:
+                a = self.coerce(a, want)
+            if a.ty is ERROR:
+                return _error(e)
+            if a.ty != want:
+                self.mismatch(a, want, a.ty)
+                return _error(e)
+            checked.append(a)
+        if b.min_sm > self.target.sm:
+            self.diags.error("E0501", f"`{b.name}` needs sm_{b.min_sm} or newer; the target is {self.target.arch}",
+                             e.name_span, help=f"compile with --arch sm_{b.min_sm} (or newer)")
+            return _error(e)
+        results = [r.resolve(binding) for r in b.results]
+        ty = VOID if not results else results[0] if len(results) == 1 else TupleType(tuple(results))
+        return T.TBuiltin(e.span, ty, b, binding, checked)
+
+
+def _pointer_element(t) -> ScalarType | None:
+    """The element type of something atomics can update: a mutable global or shared
+    pointer, or a shared array."""
+    if isinstance(t, PtrType) and t.mut and t.space in ("global", "shared"):
+        return t.pointee
+    if isinstance(t, ArrayType) and t.space == "shared":
+        return t.elem
+    return None
+
+
+def _decays_to(t, param) -> bool:
+    """An array passed where a pointer to its elements (in its address space) is expected."""
+    return (isinstance(t, ArrayType) and isinstance(param, PtrType) and param.pointee == t.elem
+            and param.space == t.space and param.mut)

@@ -1,0 +1,405 @@
+"""Checking expressions: names, literals, operators, indexing, fields, tuples and bit casts
+(calls and conversions are in check_calls.py). Each returns its typed node; constant
+expressions over literals, const parameters and typed integers fold to one constant.
+Every method that checks a subexpression is a generator (see ember.trampoline)."""
+
+from __future__ import annotations
+
+from ..ir.ops.arith import bitcast_problem
+from ..ir.types import BOOL, I32, I64, SCALARS, U32, VOID, ArrayType, PtrType, ScalarType, TupleType
+from ..trampoline import run
+from . import ast as A
+from . import typed as T
+from .builtins import INDEX_VALUES, PLAIN_VALUES
+from .check_types import ERROR, UNTYPED, UNTYPED_FLOAT, UNTYPED_INT, snippet
+from .consteval import ConstError, int_binop, int_unop, untyped_binop
+
+ARITH_OPS = ("+", "-", "*", "/", "%")
+BIT_OPS = ("&", "|", "^")
+CMP_OPS = ("==", "!=", "<", "<=", ">", ">=")
+SHIFT_OPS = ("<<", ">>")
+LOGIC_OPS = ("&&", "||")
+
+
+def _const(e: T.TExpr, ty, value) -> T.TConst:
+    """e folded to a constant (the folded expression is kept for --emit ast)."""
+    return T.TConst(e.span, ty, value, e)
+
+
+class ExprChecker:
+    """Part of the Checker (ember.frontend.checker)."""
+
+    def expr(self, e: A.Expr, expected=None):
+        return (yield getattr(self, "expr_" + type(e).__name__)(e, expected))
+
+    def typed(self, e: A.Expr, expected=None):
+        """Check e and give an untyped constant a concrete type (the expected one, or the default)."""
+        t = yield self.expr(e, expected)
+        return self.default_type(t, expected)
+
+    def const_value(self, e: A.Expr, t, what: str):
+        """Check e as a constant of type t; the value, or None (after an error)."""
+        got = run(self.typed(e, t))
+        if got.ty is ERROR or t is ERROR:
+            return None
+        if got.ty != t:
+            self.mismatch(got, t, got.ty)
+            return None
+        if got.const is None:
+            self.diags.error("E0401", f"{what} must be a constant expression", e.span,
+                             help="use literals and const parameters only")
+            return None
+        zero = _division_by_zero(e, got)
+        if zero is not None:
+            self.diags.error("E0403", f"division by zero in {what}", zero.span,
+                             label=f"`{snippet(zero.rhs)}` is 0",
+                             notes=["in code, x / 0 is defined (all ones), but a constant that depends on "
+                                    "it is almost certainly a mistake"])
+            return None
+        return got.const
+
+    def bad_operand(self, e, op: str, t):
+        self.diags.error("E0202", f"`{op}` is not defined for `{t}`", e.span)
+        return T.TConst(e.span, ERROR, None)
+
+    def undefined(self, e: A.Name) -> None:
+        if e.id in INDEX_VALUES:
+            self.diags.error("E0105", f"`{e.id}` has components; use `{e.id}.x`, `.y` or `.z`", e.span)
+            return
+        cands = self.visible_names() + list(INDEX_VALUES)
+        self.diags.error("E0101", f"cannot find `{e.id}` in this scope", e.span, label="not found",
+                         help=self._suggest(e.id, cands))
+
+    # ------------------------------------------------------------------ leaves
+    def expr_Name(self, e: A.Name, expected):
+        sym = self.lookup(e.id)
+        if sym is None and e.id in PLAIN_VALUES:
+            return T.TSpecial(e.span, U32, PLAIN_VALUES[e.id], None)
+        if sym is None:
+            if e.id not in self.module.broken_items:
+                self.undefined(e)
+            return T.TConst(e.span, ERROR, None)
+        if sym.kind == "type":
+            self.diags.error("E0104", f"`{e.id}` is a type ({sym.value}), not a value", e.span,
+                             help=f"convert a value to it with `{e.id}(x)`")
+            return T.TConst(e.span, ERROR, None)
+        if sym.kind == "const" and sym.value is not None:
+            return T.TConst(e.span, sym.ty, sym.value, T.TVar(e.span, sym.ty, sym))
+        return T.TVar(e.span, sym.ty, sym)
+        yield  # a generator, like every expr_ method
+
+    def expr_IntLit(self, e: A.IntLit, expected):
+        lit = T.TConst(e.span, UNTYPED_INT, e.value)
+        if e.suffix:
+            return self.coerce(lit, SCALARS[e.suffix])
+        return lit
+        yield
+
+    def expr_FloatLit(self, e: A.FloatLit, expected):
+        lit = T.TConst(e.span, UNTYPED_FLOAT, e.value)
+        if e.suffix:
+            return self.coerce(lit, SCALARS[e.suffix])
+        return lit
+        yield
+
+    def expr_BoolLit(self, e: A.BoolLit, expected):
+        return T.TConst(e.span, BOOL, e.value)
+        yield
+
+    # ------------------------------------------------------------------ operators
+    def expr_Unary(self, e: A.Unary, expected):
+        lit = e.operand
+        if e.op == "-" and isinstance(lit, A.IntLit) and lit.suffix:
+            # `-128i8` is the literal -128 of type i8 (negating 128i8 would not fit)
+            t = SCALARS[lit.suffix]
+            if not t.signed:
+                self.diags.error("E0202", f"cannot negate an unsigned `{t}`", e.span,
+                                 help=f"write a signed type: `-{lit.value}{'i' + lit.suffix[1:]}`")
+                return T.TConst(e.span, ERROR, None)
+            return self.coerce(T.TConst(e.span, UNTYPED_INT, -lit.value), t)
+        x = yield self.expr(e.operand, expected)
+        t = x.ty
+        if t is ERROR:
+            return x
+        c = x.const
+        node = T.TUnary(e.span, t, e.op, x)
+        if e.op == "-":
+            if t in UNTYPED:
+                return _const(node, t, -c)
+            if not (isinstance(t, ScalarType) and t.is_numeric):
+                return self.bad_operand(e, "-", t)
+            if t.is_int and not t.signed:
+                self.diags.error("E0202", f"cannot negate an unsigned `{t}`", e.span,
+                                 help=f"subtract from zero for wrapping negation: `0 - {snippet(e.operand)}`")
+                return T.TConst(e.span, ERROR, None)
+            if c is not None and t.is_int:
+                return _const(node, t, int_unop("-", c, t))
+            return node
+        # ! and ~
+        if t is UNTYPED_INT:
+            return _const(node, t, ~c)
+        if e.op == "!" and t == BOOL:
+            return _const(node, t, not c) if c is not None else node
+        if isinstance(t, ScalarType) and t.is_int:
+            return _const(node, t, int_unop("~", c, t)) if c is not None else node
+        return self.bad_operand(e, e.op, t)
+
+    def expr_Binary(self, e: A.Binary, expected):
+        hint = BOOL if e.op in LOGIC_OPS else (None if e.op in CMP_OPS else expected)
+        lhs = yield self.expr(e.lhs, hint)
+        return (yield self.binary(e.op, e.op_span, lhs, e.rhs, expected, e.span))
+
+    def binary(self, op: str, op_span, lhs: T.TExpr, rhs_node: A.Expr, expected, span, compound=False):
+        """`lhs op rhs` with lhs checked already (for a compound assignment, lhs is the
+        target, whose type is fixed)."""
+        if op in LOGIC_OPS:
+            lhs = self.default_type(lhs, BOOL)
+            rhs = yield self.typed(rhs_node, BOOL)
+            for side in (lhs, rhs):
+                if side.ty is not ERROR and side.ty != BOOL:
+                    self.diags.error("E0202", f"`{op}` needs `bool` operands, found `{side.ty}`", side.span)
+                    return T.TConst(span, ERROR, None)
+            if ERROR in (lhs.ty, rhs.ty):
+                return T.TConst(span, ERROR, None)
+            node = T.TLogic(span, BOOL, op, lhs, rhs, eager=_safe_to_speculate(rhs))
+            if lhs.const is not None and rhs.const is not None:
+                return _const(node, BOOL, (lhs.const and rhs.const) if op == "&&" else (lhs.const or rhs.const))
+            return node
+
+        if op in SHIFT_OPS:
+            rhs = yield self.typed(rhs_node, U32)
+            lt, rt = lhs.ty, rhs.ty
+            if ERROR in (lt, rt):
+                return T.TConst(span, ERROR, None)
+            if not (isinstance(rt, ScalarType) and rt.is_int):
+                self.diags.error("E0202", f"shift amounts must be integers, not `{rt}`", rhs.span)
+                return T.TConst(span, ERROR, None)
+            if lt is UNTYPED_INT:
+                if rhs.const is not None and not compound:
+                    try:
+                        value = untyped_binop(op, lhs.const, rhs.const)
+                    except ConstError as err:
+                        self.diags.error("E0403", str(err), span)
+                        return T.TConst(span, ERROR, None)
+                    return _const(T.TBinary(span, UNTYPED_INT, op, lhs, rhs), UNTYPED_INT, value)
+                target = expected if isinstance(expected, ScalarType) and expected.is_int else I32
+                lhs = self.coerce(lhs, target)
+                lt = lhs.ty
+            if lt is ERROR:
+                return T.TConst(span, ERROR, None)
+            if not (isinstance(lt, ScalarType) and lt.is_int):
+                self.diags.error("E0202", f"`{op}` needs an integer on the left, not `{lt}`", lhs.span)
+                return T.TConst(span, ERROR, None)
+            node = T.TBinary(span, lt, op, lhs, rhs)
+            if lhs.const is not None and rhs.const is not None and not compound:
+                return _const(node, lt, int_binop(op, lhs.const, rhs.const, lt))
+            return node
+
+        # arithmetic, bitwise and comparison: both sides one type
+        hint = None if op in CMP_OPS else expected
+        lt = lhs.ty
+        rhs = yield self.expr(rhs_node, lt if lt not in UNTYPED else hint)
+        rt = rhs.ty
+        if ERROR in (lt, rt):
+            return T.TConst(span, ERROR, None)
+        for side in (lhs, rhs):
+            if isinstance(side.ty, TupleType):
+                self.diags.error("E0212", f"a tuple `{side.ty}` is not a single value", side.span,
+                                 label=f"`{op}` needs one value here", help="destructure it first: `let (a, b) = ...;`")
+                return T.TConst(span, ERROR, None)
+            if side.ty is VOID:
+                self.diags.error("E0213", "this call has no result", side.span)
+                return T.TConst(span, ERROR, None)
+        # pointer arithmetic: p + i, p - i
+        if isinstance(lt, PtrType) and op in ("+", "-"):
+            if rt in UNTYPED:
+                rhs = self.coerce(rhs, I64)
+                rt = rhs.ty
+            if rt is ERROR:
+                return T.TConst(span, ERROR, None)
+            if not (isinstance(rt, ScalarType) and rt.is_int):
+                self.diags.error("E0202", f"a pointer offset must be an integer, not `{rt}`", rhs.span)
+                return T.TConst(span, ERROR, None)
+            if op == "-" and not rt.signed:
+                self.diags.error("E0202", "subtracting an unsigned offset from a pointer", rhs.span,
+                                 help="add a signed offset instead: `p + (-i64(n))`")
+                return T.TConst(span, ERROR, None)
+            # an offset pointer promises no alignment of its own (none is inherited)
+            return T.TOffset(span, lt.with_align(None), lhs, rhs, op == "-")
+        if lt in UNTYPED and rt in UNTYPED:
+            try:
+                value = untyped_binop(op, lhs.const, rhs.const)
+            except ConstError as err:
+                self.diags.error("E0403", str(err), span)
+                return T.TConst(span, ERROR, None)
+            ty = BOOL if op in CMP_OPS else (UNTYPED_FLOAT if UNTYPED_FLOAT in (lt, rt) else UNTYPED_INT)
+            return _const(T.TBinary(span, ty, op, lhs, rhs), ty, value)
+        if lt in UNTYPED:
+            lhs = self.coerce(lhs, rt)
+        elif rt in UNTYPED:
+            rhs = self.coerce(rhs, lt)
+        lt, rt = lhs.ty, rhs.ty
+        if ERROR in (lt, rt):
+            return T.TConst(span, ERROR, None)
+        if lt != rt:
+            self.diags.error("E0201", f"mismatched types in `{op}`", op_span, label=f"`{lt}` {op} `{rt}`",
+                             help=self._convert_help(rhs, lt, rt))
+            return T.TConst(span, ERROR, None)
+        t = lt
+        where = lhs if compound else T.TConst(span, t, None)
+        if not isinstance(t, ScalarType):
+            return self.bad_operand(where, op, t)
+        if op in CMP_OPS:
+            if t.is_bool and op not in ("==", "!="):
+                return self.bad_operand(where, op, t)
+            node = T.TBinary(span, BOOL, op, lhs, rhs)
+            if lhs.const is not None and rhs.const is not None and not t.is_float and not compound:
+                return _const(node, BOOL, int_binop(op, lhs.const, rhs.const, t))
+            return node
+        if op in BIT_OPS:
+            if t.is_float:
+                return self.bad_operand(where, op, t)
+        elif t.is_bool:
+            return self.bad_operand(where, op, t)
+        elif op == "%" and t.is_float:
+            self.diags.error("E0202", "`%` is not defined for floats", op_span,
+                             help="compute it explicitly, e.g. `x - trunc(x / y) * y`")
+            return T.TConst(span, ERROR, None)
+        node = T.TBinary(span, t, op, lhs, rhs)
+        if lhs.const is not None and rhs.const is not None and not t.is_float and not compound:
+            return _const(node, t, int_binop(op, lhs.const, rhs.const, t))
+        return node
+
+
+    @staticmethod
+    def _convert_help(rhs, lt, rt) -> str | None:
+        if isinstance(lt, ScalarType) and isinstance(rt, ScalarType) and lt.is_numeric and rt.is_numeric:
+            return f"convert one side explicitly, e.g. `{lt}({snippet(rhs)})`"
+        return None
+
+    # ------------------------------------------------------------------ memory and structure
+    def expr_Index(self, e: A.Index, expected):
+        return (yield self.index(e, store=False))
+
+    def index(self, e: A.Index, store: bool):
+        """The base and index of `p[i]`, checked; returns a TLoad whose type is the element."""
+        base = yield self.expr(e.base)
+        idx = yield self.expr(e.index)
+        if idx.ty in UNTYPED:
+            idx = self.coerce(idx, I64)
+        it = idx.ty
+        if it is not ERROR and not (isinstance(it, ScalarType) and it.is_int):
+            self.diags.error("E0208", f"an index must be an integer, not `{it}`", idx.span)
+        bt = base.ty
+        if bt is ERROR:
+            return T.TConst(e.span, ERROR, None)
+        if isinstance(bt, PtrType):
+            if store and not bt.mut:
+                self.diags.error("E0210", "cannot store through a read-only pointer", e.span,
+                                 label=f"`{snippet(e.base)}` is `{bt}`",
+                                 help="declare the parameter `*mut " + f"{bt.space} {bt.pointee}`")
+            return T.TLoad(e.span, bt.pointee, base, idx)
+        if isinstance(bt, ArrayType):
+            if idx.const is not None and not 0 <= idx.const < bt.length:
+                self.diags.error("E0216", f"index {idx.const} is out of bounds for `{bt}`", idx.span,
+                                 label=f"valid indices are 0..{bt.length - 1}")
+            return T.TLoad(e.span, bt.elem, base, idx)
+        self.diags.error("E0207", f"`{bt}` cannot be indexed", e.base.span,
+                         help="only pointers and shared arrays can be indexed")
+        return T.TConst(e.span, ERROR, None)
+
+    def expr_Field(self, e: A.Field, expected):
+        base = e.base
+        if isinstance(base, A.Name) and base.id in INDEX_VALUES and self.lookup(base.id) is None:
+            if e.name not in ("x", "y", "z"):
+                self.diags.error("E0105", f"`{base.id}` has no component `{e.name}`", e.name_span,
+                                 help="the components are `.x`, `.y` and `.z`")
+                return T.TConst(e.span, ERROR, None)
+            return T.TSpecial(e.span, U32, INDEX_VALUES[base.id], e.name)
+        t = yield self.expr(base)
+        if t.ty is not ERROR:
+            self.diags.error("E0105", f"`{t.ty}` has no field `{e.name}`", e.name_span)
+        return T.TConst(e.span, ERROR, None)
+
+    def expr_TupleExpr(self, e: A.TupleExpr, expected):
+        hints = expected.elems if isinstance(expected, TupleType) and len(expected.elems) == len(e.elems) \
+            else [None] * len(e.elems)
+        elems = []
+        for x, h in zip(e.elems, hints):
+            elems.append((yield self.typed(x, h)))
+        types = [x.ty for x in elems]
+        if ERROR in types:
+            return T.TConst(e.span, ERROR, None)
+        for x in elems:
+            if isinstance(x.ty, TupleType) or x.ty is VOID:
+                self.diags.error("E0212", "tuples cannot contain tuples or calls without a result", x.span)
+                return T.TConst(e.span, ERROR, None)
+        return T.TTuple(e.span, TupleType(tuple(types)), elems)
+
+    def expr_BitCast(self, e: A.BitCast, expected):
+        target = self.resolve_type(e.type)
+        value = yield self.typed(e.value)
+        src = value.ty
+        if ERROR in (target, src):
+            return T.TConst(e.span, ERROR, None)
+        if isinstance(src, ArrayType) and isinstance(target, PtrType):
+            src = PtrType(src.elem, src.space, True)    # an array decays to a pointer to its elements
+        problem = bitcast_problem(src, target)
+        if problem:
+            help_ = None
+            if "bytes" in problem:
+                help_ = "the sizes must be equal"
+            elif not (isinstance(src, PtrType) and isinstance(target, PtrType)):
+                help_ = "bit casts take two non-bool scalars of one size, or two pointers"
+            self.diags.error("E0205", problem, e.span, help=help_)
+            return T.TConst(e.span, ERROR, None)
+        return T.TBitcast(e.span, target, value)
+
+
+def _safe_to_speculate(e: T.TExpr) -> bool:
+    """No loads and no user calls: evaluating it when not needed changes nothing."""
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, (T.TLoad, T.TCall)):
+            return False
+        if isinstance(x, T.TBuiltin):
+            stack.extend(x.args)
+        elif isinstance(x, (T.TBinary, T.TLogic)):
+            stack += (x.lhs, x.rhs)
+        elif isinstance(x, T.TUnary):
+            stack.append(x.operand)
+        elif isinstance(x, (T.TBitcast, T.TCast)):
+            stack.append(x.value)
+        elif isinstance(x, T.TOffset):
+            stack += (x.ptr, x.offset)
+        elif isinstance(x, T.TTuple):
+            stack.extend(x.elems)
+    return True
+
+
+def _division_by_zero(e: A.Expr, typed: T.TExpr):
+    """The first `/` or `%` by a constant zero inside a folded constant expression."""
+    stack = [typed]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, T.TConst):
+            if x.folded is not None:
+                stack.append(x.folded)
+            continue
+        if isinstance(x, T.TBinary):
+            if x.op in ("/", "%") and x.rhs.const == 0 and not isinstance(x.rhs.const, bool):
+                return _Zero(x.span, x.rhs)
+            stack += (x.rhs, x.lhs)
+        elif isinstance(x, T.TUnary):
+            stack.append(x.operand)
+        elif isinstance(x, (T.TCast, T.TBitcast)):
+            stack.append(x.value)
+    return None
+
+
+class _Zero:
+    __slots__ = ("span", "rhs")
+
+    def __init__(self, span, rhs):
+        self.span, self.rhs = span, rhs

@@ -1,0 +1,205 @@
+"""The checker's types: resolving written types, parameters, giving untyped constants a
+type, assignability, and the messages that report a mismatch."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from .. import floats
+from ..ir.types import (ADDRESS_SPACES, BOOL, F32, I32, SCALARS, ArrayType, PtrType, ScalarType, TupleType,
+                        Type, natural_align)
+from . import ast as A
+from . import typed as T
+
+
+class _Pseudo(Type):
+    __slots__ = ("name",)
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __str__(self) -> str:
+        return self.name
+
+
+UNTYPED_INT = _Pseudo("{integer}")
+UNTYPED_FLOAT = _Pseudo("{float}")
+ERROR = _Pseudo("{error}")
+UNTYPED = (UNTYPED_INT, UNTYPED_FLOAT)
+# The address spaces a program may name (the IR also has `const`, for Ember's own tables).
+LANGUAGE_SPACES = ("global", "shared", "local")
+
+
+def assignable(t: Type, want: Type) -> bool:
+    """A value of type t may be used where `want` is expected: the same type, or a
+    pointer that promises at least the alignment `want` does (the promise is dropped)."""
+    if t == want:
+        return True
+    return (isinstance(t, PtrType) and isinstance(want, PtrType) and t.with_align(None) == want.with_align(None)
+            and t.alignment % want.alignment == 0)
+
+
+def snippet(e: A.Node) -> str:
+    text = e.span.file.text[e.span.start:e.span.end]
+    return text if len(text) <= 40 and "\n" not in text else "..."
+
+
+class TypeChecker:
+    """Part of the Checker (ember.frontend.checker)."""
+
+    def resolve_type(self, node: A.Node, allow_array: bool = False, allow_tuple: bool = False) -> Type:
+        if isinstance(node, A.TypeName):
+            t = SCALARS.get(node.name) or self.type_params.get(node.name)
+            if t is ERROR:
+                return ERROR    # a type parameter without a valid value: reported already
+            if t is None:
+                self.diags.error("E0103", f"unknown type `{node.name}`", node.span, label="not a type",
+                                 help=self._suggest(node.name, SCALARS) or
+                                 "the scalar types are bool, i8..i64, u8..u64, f16, bf16, f32, f64")
+                return ERROR
+            return t
+        if isinstance(node, A.PtrTypeExpr):
+            if node.space not in LANGUAGE_SPACES:
+                if node.space in ADDRESS_SPACES:   # const and generic exist in the IR only
+                    self.diags.error("E0214", f"`{node.space}` pointers are not part of the language",
+                                     node.space_span, help="pointers point to `global` memory (parameters: "
+                                     "`*global T` is read-only and cached), `shared` or `local` memory")
+                else:
+                    self.diags.error("E0214", f"unknown address space `{node.space}`", node.space_span,
+                                     help="address spaces are: " + ", ".join(LANGUAGE_SPACES))
+                return ERROR
+            pointee = self.resolve_type(node.pointee)
+            if pointee is ERROR:
+                return ERROR
+            if not isinstance(pointee, ScalarType) or pointee.is_bool:
+                self.diags.error("E0214", f"pointers must point to a non-bool scalar, not `{pointee}`",
+                                 node.pointee.span, help="store flags as `u8`" if pointee == BOOL else None)
+                return ERROR
+            return PtrType(pointee, node.space, node.mut)
+        if isinstance(node, A.ArrayTypeExpr):
+            elem = self.resolve_type(node.elem)
+            n = self.const_value(node.length, SCALARS["u32"], "an array length")
+            if elem is ERROR or n is None:
+                return ERROR
+            if not allow_array:
+                self.diags.error("E0214", "array types are only allowed for `var` and `shared` arrays", node.span)
+                return ERROR
+            if not isinstance(elem, ScalarType) or elem.is_bool:
+                self.diags.error("E0214", f"array elements must be non-bool scalars, not `{elem}`", node.elem.span)
+                return ERROR
+            if n <= 0:
+                self.diags.error("E0402", "an array needs at least one element", node.length.span)
+                return ERROR
+            return ArrayType(elem, n)
+        if isinstance(node, A.TupleTypeExpr):
+            if not allow_tuple:
+                self.diags.error("E0214", "a tuple type is only allowed as a function's result type",
+                                 node.span, help="destructure tuple values with `let (a, b) = ...;`")
+                return ERROR
+            elems = tuple(self.resolve_type(e) for e in node.elems)
+            if ERROR in elems:
+                return ERROR
+            for e, t in zip(node.elems, elems):
+                if not isinstance(t, (ScalarType, PtrType)):
+                    self.diags.error("E0214", f"tuple elements must be scalars or pointers, not `{t}`", e.span)
+                    return ERROR
+            return TupleType(elems)
+        raise AssertionError(node)
+
+    def params(self, params: list, kernel: bool) -> list:
+        out, seen = [], {}
+        for p in params:
+            t = self.resolve_type(p.type)
+            if p.name in seen:
+                self.diags.error("E0102", f"parameter `{p.name}` is declared twice", p.name_span)
+            seen[p.name] = p
+            if t is not ERROR:
+                if kernel and t == BOOL:
+                    self.diags.error("E0214", "kernel parameters cannot be `bool`", p.type.span,
+                                     help="pass a `u32` and compare it with 0")
+                    t = ERROR
+                elif kernel and isinstance(t, PtrType) and t.space != "global":
+                    self.diags.error("E0214", f"a kernel cannot take a `{t.space}` pointer", p.type.span,
+                                     help="kernel pointer parameters point to `global` memory")
+                    t = ERROR
+            if p.align is not None and t is not ERROR:
+                t = self.param_align(p, t)
+            out.append(T.Symbol(p.name, "param", t, p.name_span))
+        return out
+
+    def param_align(self, p: A.Param, t: Type) -> Type:
+        if not isinstance(t, PtrType):
+            self.diags.error("E0214", "`align(N)` applies to pointer parameters only", p.span)
+            return t
+        n = p.align
+        if n <= 0 or n & (n - 1) or n > 256:
+            self.diags.error("E0214", f"`align({n})` must be a power of two no larger than 256", p.span)
+            return t
+        if n < natural_align(t.pointee):
+            self.diags.error("E0214", f"`align({n})` is below the natural alignment of `{t.pointee}` "
+                             f"({natural_align(t.pointee)})", p.span)
+            return t
+        return t.with_align(n)
+
+    # ------------------------------------------------------------------ constants
+    def coerce(self, e: T.TExpr, target: Type) -> T.TExpr:
+        """Give an untyped constant the type `target` (checking it fits); typed
+        expressions are returned as they are."""
+        t = e.ty
+        if t not in UNTYPED or target is ERROR:
+            return e
+        if not isinstance(target, ScalarType) or target.is_bool:
+            self.mismatch(e, target, I32 if t is UNTYPED_INT else F32)
+            return self.error_expr(e)
+        v = e.value
+        if target.is_int:
+            if t is UNTYPED_FLOAT:
+                whole = v == int(v)
+                self.diags.error("E0201", "mismatched types", e.span,
+                                 label=f"expected `{target}`, found a float constant",
+                                 help=(f"write an integer: `{floats.describe(int(v))}`" if whole else
+                                       "use an integer, or convert the other operand to a float type"))
+                return self.error_expr(e)
+            lo, hi = target.int_range()
+            if not lo <= v <= hi:
+                self.diags.error("E0203", f"the constant {floats.describe(v)} does not fit in `{target}` "
+                                 f"({lo}..{hi})", e.span, label=f"out of range for `{target}`")
+                return self.error_expr(e)
+            return T.TConst(e.span, target, v, e.folded)
+        x = floats.round_fraction(Fraction(v), target.name)
+        if x in (float("inf"), float("-inf")):
+            self.diags.error("E0203", f"the constant {floats.describe(v)} overflows `{target}`", e.span)
+            return self.error_expr(e)
+        return T.TConst(e.span, target, x, e.folded)
+
+    def default_type(self, e: T.TExpr, expected: Type | None = None) -> T.TExpr:
+        """An untyped constant gets the expected type (if numeric) or its default."""
+        t = e.ty
+        if t not in UNTYPED:
+            return e
+        target = expected if isinstance(expected, ScalarType) and expected.is_numeric else (
+            I32 if t is UNTYPED_INT else F32)
+        if t is UNTYPED_FLOAT and isinstance(expected, ScalarType) and expected.is_int:
+            target = F32   # report the mismatch with the float's default type
+        return self.coerce(e, target)
+
+    @staticmethod
+    def error_expr(e: T.TExpr) -> T.TExpr:
+        return T.TConst(e.span, ERROR, None)
+
+    # ------------------------------------------------------------------ messages
+    def mismatch(self, e, want: Type, got: Type) -> None:
+        help_ = None
+        if isinstance(want, ScalarType) and isinstance(got, ScalarType) and want.is_numeric and got.is_numeric:
+            help_ = f"convert explicitly: `{want}({snippet(e)})`"
+        self.diags.error("E0201", "mismatched types", e.span, label=f"expected `{want}`, found `{got}`", help=help_)
+
+    def expect(self, e: T.TExpr, want: Type) -> T.TExpr:
+        """e (already given an untyped constant's type) where a `want` is needed: an error
+        if it is not assignable, a conversion when a pointer drops an alignment promise."""
+        if e.ty is ERROR or want is ERROR or e.ty == want:
+            return e
+        if assignable(e.ty, want):
+            return T.TBitcast(e.span, want, e)
+        self.mismatch(e, want, e.ty)
+        return self.error_expr(e)
