@@ -16,6 +16,9 @@ from hypothesis import settings
 
 import ember
 from ember import driver
+from ember.ir import verifier
+
+verifier.CHECK_USES = True     # every IR the tests make has its use lists checked after every pass
 
 # CI runs are reproducible (derandomized); HYPOTHESIS_PROFILE=explore searches afresh.
 settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)

@@ -30,7 +30,9 @@ class ExprChecker:
     """Part of the Checker (ember.frontend.checker)."""
 
     def expr(self, e: A.Expr, expected=None):
-        return (yield getattr(self, "expr_" + type(e).__name__)(e, expected))
+        """The typed node of e: a generator when e has subexpressions (run it with
+        `yield`), the node itself for a leaf (the trampoline passes it straight back)."""
+        return getattr(self, "expr_" + type(e).__name__)(e, expected)
 
     def typed(self, e: A.Expr, expected=None):
         """Check e and give an untyped constant a concrete type (the expected one, or the default)."""
@@ -86,25 +88,21 @@ class ExprChecker:
         if sym.kind == "const" and sym.value is not None:
             return T.TConst(e.span, sym.ty, sym.value, T.TVar(e.span, sym.ty, sym))
         return T.TVar(e.span, sym.ty, sym)
-        yield  # a generator, like every expr_ method
 
     def expr_IntLit(self, e: A.IntLit, expected):
         lit = T.TConst(e.span, UNTYPED_INT, e.value)
         if e.suffix:
             return self.coerce(lit, SCALARS[e.suffix])
         return lit
-        yield
 
     def expr_FloatLit(self, e: A.FloatLit, expected):
         lit = T.TConst(e.span, UNTYPED_FLOAT, e.value)
         if e.suffix:
             return self.coerce(lit, SCALARS[e.suffix])
         return lit
-        yield
 
     def expr_BoolLit(self, e: A.BoolLit, expected):
         return T.TConst(e.span, BOOL, e.value)
-        yield
 
     # ------------------------------------------------------------------ operators
     def expr_Unary(self, e: A.Unary, expected):

@@ -53,6 +53,7 @@ class Facts:
 
     def __init__(self):
         self.memo: dict[int, dict] = {}
+        self.suffixes: dict[int, list] = {}
 
     def events(self, s) -> dict:
         memo = self.memo
@@ -87,6 +88,20 @@ class Facts:
             out.pop(_BREAK, None)
             out.pop(_CONTINUE, None)
         return out
+
+    def suffix(self, stmts: list, start: int) -> dict:
+        """The events of stmts[start:], in order, from unions computed once per list."""
+        key = id(stmts)
+        table = self.suffixes.get(key)
+        if table is None:
+            table = [None] * (len(stmts) + 1)
+            table[len(stmts)] = {}
+            for i in range(len(stmts) - 1, -1, -1):
+                d = dict(self.events(stmts[i]))
+                d.update(table[i + 1])
+                table[i] = d
+            self.suffixes[key] = table
+        return table[start]
 
     def exits(self, s) -> set:
         ev = self.events(s)
@@ -148,25 +163,30 @@ class FnGen:
     # ------------------------------------------------------------------ analysis
     def assigned(self, nodes) -> list:
         """Keys (symbols and flags) that `nodes` may assign and that exist outside them."""
-        out: dict = {}
+        events: dict = {}
         for n in nodes:
-            if n is None:
-                continue
-            for ev in self.facts.events(n):
-                if ev[0] == "var":
-                    if ev[1].kind == "var":
-                        out[ev[1]] = None
-                elif ev == _BREAK:
-                    if self.loops and self.loops[-1].brk is not None:
-                        out[self.loops[-1].brk] = None
-                elif ev == _CONTINUE:
-                    if self.loops and self.loops[-1].cont is not None:
-                        out[self.loops[-1].cont] = None
-                else:
-                    if self.ret is not None:
-                        out[self.ret] = None
-                    for f in self.retval:
-                        out[f] = None
+            if n is not None:
+                events.update(self.facts.events(n))
+        return self.keys(events)
+
+    def keys(self, events: dict) -> list:
+        """The symbols and flags that events (in order) assign and that exist here."""
+        out: dict = {}
+        for ev in events:
+            if ev[0] == "var":
+                if ev[1].kind == "var":
+                    out[ev[1]] = None
+            elif ev == _BREAK:
+                if self.loops and self.loops[-1].brk is not None:
+                    out[self.loops[-1].brk] = None
+            elif ev == _CONTINUE:
+                if self.loops and self.loops[-1].cont is not None:
+                    out[self.loops[-1].cont] = None
+            else:
+                if self.ret is not None:
+                    out[self.ret] = None
+                for f in self.retval:
+                    out[f] = None
         return [k for k in out if k in self.env]
 
     # ------------------------------------------------------------------ regions
@@ -197,17 +217,17 @@ class FnGen:
             self.env[k] = v
 
     # ------------------------------------------------------------------ statements
-    def stmts(self, stmts: list):
-        for i, s in enumerate(stmts):
+    def stmts(self, stmts: list, start: int = 0):
+        for i in range(start, len(stmts)):
+            s = stmts[i]
             yield self.stmt(s)
             if isinstance(s, (T.TBreak, T.TContinue, T.TReturn)):
                 return  # what follows is unreachable (the checker warned)
-            rest = stmts[i + 1:]
             exits = self.facts.exits(s)
-            if rest and exits:
+            if i + 1 < len(stmts) and exits:
                 guard = self.b.not_(self.any_flag(exits))
-                keys = self.assigned(rest)
-                yield self.gen_if(guard, keys, self.stmts(rest), None)
+                keys = self.keys(self.facts.suffix(stmts, i + 1))
+                yield self.gen_if(guard, keys, self.stmts(stmts, i + 1), None)
                 return
 
     def any_flag(self, exits: set) -> Value:
@@ -428,27 +448,32 @@ class FnGen:
     # ------------------------------------------------------------------ expressions
     def expr(self, e: T.TExpr):
         vals = yield self.expr_any(e)
-        assert len(vals) == 1, e
         return vals[0]
 
     def expr_any(self, e: T.TExpr):
+        """The values of e: a generator for expressions with subexpressions, the list
+        itself for leaves (the trampoline passes it straight back)."""
+        cls = e.__class__
+        if cls is T.TConst or cls is T.TVar or cls is T.TSpecial:
+            old = self.b.loc
+            self.b.loc = e.span
+            if cls is T.TConst:
+                out = [self.b.const(e.ty, e.value)]
+            elif cls is T.TVar:
+                out = [self.env[e.sym]]
+            else:
+                out = [self.b.value(e.op, attrs={"dim": e.dim} if e.dim is not None else None, type=e.ty)]
+            self.b.loc = old
+            return out
+        return self._expr_any(e)
+
+    def _expr_any(self, e: T.TExpr):
         old = self.b.loc
         self.b.loc = e.span
         try:
-            if isinstance(e, T.TConst):
-                return [self.b.const(e.ty, e.value)]
             return (yield getattr(self, "expr_" + type(e).__name__)(e))
         finally:
             self.b.loc = old
-
-    def expr_TVar(self, e: T.TVar):
-        return [self.env[e.sym]]
-        yield
-
-    def expr_TSpecial(self, e: T.TSpecial):
-        attrs = {"dim": e.dim} if e.dim is not None else None
-        return [self.b.value(e.op, attrs=attrs, type=e.ty)]
-        yield
 
     def expr_TUnary(self, e: T.TUnary):
         x = yield self.expr(e.operand)

@@ -29,7 +29,7 @@ from .types import Type
 class Value:
     """An SSA value: the result of an op or an argument of a region."""
 
-    __slots__ = ("type", "name", "owner", "index", "uses")
+    __slots__ = ("type", "name", "owner", "index", "uses", "op")
 
     def __init__(self, type: Type, name: str | None = None, owner: Any = None, index: int = 0):
         self.type = type
@@ -37,11 +37,7 @@ class Value:
         self.owner = owner    # the defining Op, or the Region for an argument
         self.index = index
         self.uses: dict = {}  # Op -> number of its operands that are this value
-
-    @property
-    def op(self) -> "Op | None":
-        owner = self.owner
-        return owner if isinstance(owner, Op) else None
+        self.op = owner if isinstance(owner, Op) else None   # the defining op (None: an argument)
 
     @property
     def users(self):
@@ -75,22 +71,28 @@ def _drop_uses(op: "Op", values) -> None:
 
 class Op:
     """An operation. Instances are of the op's own subclass (`opdef.cls`), which adds
-    accessors for its named operands, results and attributes."""
+    accessors for its named operands, results and attributes.
+
+    `operands` is a tuple read directly (every pass reads it in its inner loop); it is
+    changed only through `set_operands`/`set_operand`/`replace_operand`, which keep the
+    use lists right (the verifier catches a write behind their back)."""
 
     # `name` is a copy of opdef.name: read in every pass's inner loop, so not a property.
-    __slots__ = ("opdef", "name", "_operands", "results", "attrs", "regions", "loc", "parent", "erased")
-
-    def __new__(cls, opdef=None, *args, **kwargs):
-        sub = getattr(opdef, "cls", None)
-        return object.__new__(sub if sub is not None else cls)
+    __slots__ = ("opdef", "name", "operands", "results", "attrs", "regions", "loc", "parent", "erased",
+                 "verified")
 
     def __init__(self, opdef, operands, result_types, attrs: dict | None = None,
                  regions: list["Region"] | None = None, loc: Span | None = None,
                  result_names: list | None = None):
+        cls = opdef.cls
+        if cls is not None and self.__class__ is not cls:
+            self.__class__ = cls
         self.opdef = opdef
         self.name = opdef.name
-        self._operands = tuple(operands)
-        _add_uses(self, self._operands)
+        self.operands = operands = tuple(operands)
+        for v in operands:
+            uses = v.uses
+            uses[self] = uses.get(self, 0) + 1
         if result_names:
             self.results = [Value(t, n, self, i) for i, (t, n) in enumerate(zip(result_types, result_names))]
         else:
@@ -102,36 +104,32 @@ class Op:
         self.loc = loc
         self.parent: Region | None = None
         self.erased = False
+        self.verified = None   # the operands the verifier last found this op right with
 
     # -- operands, with use tracking
-    @property
-    def operands(self) -> tuple:
-        return self._operands
-
-    @operands.setter
-    def operands(self, values) -> None:
+    def set_operands(self, values) -> None:
         values = tuple(values)
-        _drop_uses(self, self._operands)
-        self._operands = values
+        _drop_uses(self, self.operands)
+        self.operands = values
         _add_uses(self, values)
 
     def set_operand(self, i: int, v: Value) -> None:
-        ops = list(self._operands)
+        ops = list(self.operands)
         ops[i] = v
-        self.operands = ops
+        self.set_operands(ops)
 
     def replace_operand(self, old: Value, new: Value) -> None:
         """Every occurrence of `old` among the operands becomes `new`."""
         n = old.uses.pop(self, 0)
         if n:
-            self._operands = tuple(new if v is old else v for v in self._operands)
+            self.operands = tuple(new if v is old else v for v in self.operands)
             new.uses[self] = new.uses.get(self, 0) + n
 
     def erase(self) -> None:
         """Take this op (and everything nested in it) out of the IR's use lists. The
         caller removes it from its region's op list."""
         for op in self.walk():
-            _drop_uses(op, op._operands)
+            _drop_uses(op, op.operands)
             op.erased = True
 
     @property

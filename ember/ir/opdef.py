@@ -186,56 +186,41 @@ class OpDef:
     example: str = ""
     example_args: str = ""
     cls: type | None = None
+    _type_verdicts: dict = field(default_factory=dict, repr=False)
+    _fast_types: Callable | None = field(default=None, repr=False)
 
-    # -- traits
+    def __post_init__(self) -> None:
+        self.derive()
+
+    def derive(self) -> None:
+        """The flags passes read in their inner loops, from the traits (computed once)."""
+        t = self.traits
+        self.terminator = TERMINATOR in t
+        self.commutative = COMMUTATIVE in t
+        self.reads_memory = READS_MEMORY in t
+        self.writes_memory = WRITES_MEMORY in t
+        self.convergent = CONVERGENT in t
+        self.allocates = ALLOCATES in t
+        # No effect: removable when unused (regions are judged by their contents). A
+        # convergent op without other effects (a shuffle) is pure: unused, it goes.
+        self.pure = not (t & {WRITES_MEMORY, SIDE_EFFECT, TERMINATOR}) and not self.regions
+        # Free to move, merge or run where the program would not: pure, cannot fault,
+        # reads no memory, allocates nothing and involves no other thread.
+        self.speculatable = self.pure and not (t & {READS_MEMORY, MAY_FAULT, ALLOCATES, CONVERGENT})
+        # Its semantics (`eval`, or the expansion's) give the bits the GPU computes.
+        self.foldable = (self.eval is not None or self.expanded_by is not None) and self.approx is None
+        self.num_regions = len(self.regions)
+        self._fast_types = _fast_type_check(self.operands, self.results)
+        self.identities = tuple(f for f in t if isinstance(f, Identity))
+        self.absorbing = tuple(f for f in t if isinstance(f, Absorbing))
+        self.idempotent = tuple(f for f in t if isinstance(f, Idempotent))
+        self.self_inverse = tuple(f for f in t if isinstance(f, SelfInverse))
+        self.involution = tuple(f for f in t if isinstance(f, Involution))
+        self.has_facts = bool(self.identities or self.absorbing or self.idempotent or self.self_inverse
+                              or self.involution)
+
     def has(self, trait) -> bool:
         return trait in self.traits
-
-    @property
-    def terminator(self) -> bool:
-        return TERMINATOR in self.traits
-
-    @property
-    def commutative(self) -> bool:
-        return COMMUTATIVE in self.traits
-
-    @property
-    def reads_memory(self) -> bool:
-        return READS_MEMORY in self.traits
-
-    @property
-    def writes_memory(self) -> bool:
-        return WRITES_MEMORY in self.traits
-
-    @property
-    def convergent(self) -> bool:
-        return CONVERGENT in self.traits
-
-    @property
-    def allocates(self) -> bool:
-        return ALLOCATES in self.traits
-
-    @property
-    def pure(self) -> bool:
-        """No effect: removable when unused (regions are judged by their contents). A
-        convergent op without other effects (a shuffle) is pure: unused, it goes."""
-        return not (self.traits & {WRITES_MEMORY, SIDE_EFFECT, TERMINATOR}) and not self.regions
-
-    @property
-    def speculatable(self) -> bool:
-        """Free to move, merge or run where the program would not: pure, cannot fault,
-        reads no memory, allocates nothing and involves no other thread."""
-        return self.pure and not (self.traits & {READS_MEMORY, MAY_FAULT, ALLOCATES, CONVERGENT})
-
-    @property
-    def foldable(self) -> bool:
-        """Its semantics (`eval`, or the expansion's) give the bits the GPU computes
-        (approximate ops: no)."""
-        return (self.eval is not None or self.expanded_by is not None) and self.approx is None
-
-    @property
-    def num_regions(self) -> int:
-        return len(self.regions)
 
     def facts(self, kind):
         """The algebraic facts of class `kind` (Identity, Absorbing, ...)."""
@@ -258,9 +243,20 @@ class OpDef:
         return out
 
     def check_types(self, op: Op) -> str | None:
+        fast = self._fast_types
+        if fast is not None and fast(op):
+            return None
+        # The verdict depends only on the types (interned, hashable): computed once per
+        # combination, as the verifier runs after every pass.
+        key = (tuple([v.type for v in op.operands]), tuple([v.type for v in op.results]))
+        cache = self._type_verdicts
+        if key in cache:
+            return cache[key]
         binding: dict = {}
-        return (sig.check(self.operands, [v.type for v in op.operands], binding, "operand")
-                or sig.check(self.results, [v.type for v in op.results], binding, "result"))
+        verdict = (sig.check(self.operands, list(key[0]), binding, "operand")
+                   or sig.check(self.results, list(key[1]), binding, "result"))
+        cache[key] = verdict
+        return verdict
 
     def check_attrs(self, op: Op) -> str | None:
         for name, spec in self.attrs.items():
@@ -274,10 +270,47 @@ class OpDef:
         return None
 
 
+def _fast_type_check(operands: tuple, results: tuple):
+    """A quick `op -> True` for the common signatures (every slot one unrestricted
+    variable, `lhs: N, rhs: N -> result: N`; or every slot an exact type); None when
+    only the general check applies. False means "ask the general check"."""
+    slots = operands + results
+    if not slots or any(s.variadic for s in slots):
+        return None
+    n_ops, n_res = len(operands), len(results)
+    specs = [s.spec for s in slots]
+    if all(isinstance(p, sig.Var) and p.letter == specs[0].letter and p.allowed is None for p in specs):
+        pred = sig.KINDS[specs[0].letter][1]
+
+        def same_var(op) -> bool:
+            o, r = op.operands, op.results
+            if len(o) != n_ops or len(r) != n_res:
+                return False
+            t = (o[0] if o else r[0]).type
+            for v in o:
+                if v.type is not t:
+                    return False
+            for v in r:
+                if v.type is not t:
+                    return False
+            return t.__class__ is sig.ScalarType and pred(t)
+        return same_var
+    if all(isinstance(p, sig.Exact) for p in specs):
+        want = [p.type for p in specs]
+
+        def exact(op) -> bool:
+            o, r = op.operands, op.results
+            if len(o) != n_ops or len(r) != n_res:
+                return False
+            return all(v.type is t for v, t in zip(list(o) + list(r), want))
+        return exact
+    return None
+
+
 def _operand_accessor(i: int, variadic: bool):
     if variadic:
-        return property(lambda self: self._operands[i:], doc="the variadic operands")
-    return property(lambda self: self._operands[i])
+        return property(lambda self: self.operands[i:], doc="the variadic operands")
+    return property(lambda self: self.operands[i])
 
 
 def _result_accessor(i: int):

@@ -4,15 +4,20 @@ Checks each op against its definition (operand and result types, attributes, the
 own verifier, what its regions take and yield) and the structure around it: values are
 defined before use and only used where visible (structured dominance), every region ends
 in the terminator its op expects, calls match their callee, kernels return nothing, and
-every value's use list matches the IR (a pass that dropped an op without erasing it, or
-rewired an operand behind the use lists' back, is caught here). Iterative: nesting depth
-costs no recursion.
+(with CHECK_USES, which the test suite sets) every value's use list matches the IR (a pass
+that dropped an op without erasing it, or rewired an operand behind the use lists' back,
+is caught here). Iterative: nesting depth costs no recursion.
 """
 
 from __future__ import annotations
 
 from ..source import Span
 from .core import Function, Module, Op, Region
+
+# The use-list check (every value's use list matches the IR) is an internal consistency
+# check, like LLVM's expensive checks: the test suite turns it on; a compile does not pay
+# for it.
+CHECK_USES = False
 
 
 class VerifyError(Exception):
@@ -21,7 +26,8 @@ class VerifyError(Exception):
         super().__init__("\n".join(f"{loc}: {msg}" if loc else msg for msg, loc in errors))
 
 
-def verify_module(m: Module) -> None:
+def verify_module(m: Module, functions=None) -> None:
+    """Verify the module (or only `functions` of it: a pass that changed a few)."""
     errors: list[tuple[str, Span | None]] = []
     names = set()
     for f in m.functions:
@@ -33,7 +39,8 @@ def verify_module(m: Module) -> None:
         if not all(isinstance(v, int) for v in g.values):
             errors.append((f"global @{g.name} has a non-integer entry", g.loc))
     for f in m.functions:
-        _Verifier(m, globals_, errors).function(f)
+        if functions is None or f in functions:
+            _Verifier(m, globals_, errors).function(f)
     if errors:
         raise VerifyError(errors)
 
@@ -54,47 +61,55 @@ class _Verifier:
             self.err(f"unknown function kind {f.kind}", None, f)
         if f.kind == "kernel" and f.result_types:
             self.err(f"kernel @{f.name} must not return values", None, f)
-        self.uses: dict = {}
-        self.values: set = set()
-        visible: set = set()
-        # Frames: (region, position, ids this region made visible, expected terminator).
-        stack = [self.enter(f.body, visible, "func.return", list(f.result_types), f)]
+        counts: dict = {}
+        self.uses = counts
+        values: set = set(f.args)
+        self.values = values
+        visible: set = set(f.args)
+        check_op = self.check_op
+        # Each frame: an iterator over a region's ops (resumed after a nested region is
+        # done), the region, the values it made visible, and its expected terminator. A
+        # frame ("results", op, added) makes an op's results visible after its regions.
+        stack = [(iter(enumerate(f.body.ops)), f.body, [], "func.return", list(f.result_types), f)]
         while stack:
             frame = stack[-1]
-            region, added, (term, term_types), fn = frame[0], frame[2], frame[3], frame[4]
-            ops = region.ops
-            i = frame[1]
-            if i == len(ops):
-                if not ops:
+            if frame[0] == "results":
+                _, op, added = stack.pop()
+                for v in op.results:
+                    visible.add(v)
+                    values.add(v)
+                    added.append(v)
+                continue
+            it, region, added, term, term_types, fn = frame
+            last = len(region.ops) - 1
+            for i, op in it:
+                for v in op.operands:
+                    if v not in visible:
+                        self.err(f"operand {v!r} is used where it is not defined or not visible", op)
+                    counts[v] = counts.get(v, 0) + 1
+                check_op(op, region, i == last, term, term_types)
+                if op.regions or op.opdef.num_regions:
+                    stack.append(("results", op, added))
+                    for r, (arg_types, r_term, r_types) in reversed(list(zip(op.regions, self.region_rules(op)))):
+                        if [a.type for a in r.args] != list(arg_types):
+                            self.err("region arguments must be (" + ", ".join(map(str, arg_types)) + ")", op)
+                        r_added = list(r.args)
+                        visible.update(r_added)
+                        values.update(r_added)
+                        stack.append((iter(enumerate(r.ops)), r, r_added, r_term, r_types, None))
+                    break
+                for v in op.results:
+                    visible.add(v)
+                    values.add(v)
+                    added.append(v)
+            else:
+                if last < 0:
                     self.err(f"empty region (expected a `{term}` terminator)",
                              region.parent if isinstance(region.parent, Op) else None, fn)
                 visible.difference_update(added)
                 stack.pop()
-                continue
-            op = ops[i]
-            if frame[5] is not op:           # first visit: check the op, then its regions
-                frame[5] = op
-                self.check_op(op, region, visible, last=i == len(ops) - 1, term=term, term_types=term_types)
-                rules = self.region_rules(op)
-                for r, (arg_types, r_term, r_types) in reversed(list(zip(op.regions, rules))):
-                    if [a.type for a in r.args] != list(arg_types):
-                        self.err("region arguments must be (" + ", ".join(map(str, arg_types)) + ")", op)
-                    stack.append(self.enter(r, visible, r_term, r_types, None))
-                if op.regions:
-                    continue
-            # after its regions: its results become visible
-            for v in op.results:
-                visible.add(id(v))
-                added.append(id(v))
-                self.values.add(v)
-            frame[1] = i + 1
-        self.check_uses(f)
-
-    def enter(self, r: Region, visible: set, term: str, term_types: list, fn) -> list:
-        added = [id(a) for a in r.args]
-        visible.update(added)
-        self.values.update(r.args)
-        return [r, 0, added, (term, term_types), fn, None]
+        if CHECK_USES:
+            self.check_uses(f)
 
     def region_rules(self, op: Op) -> list:
         d = op.opdef
@@ -110,24 +125,25 @@ class _Verifier:
         except (AttributeError, IndexError, TypeError):   # malformed op: reported by check_op
             return [([a.type for a in r.args], "scf.yield", []) for r in op.regions]
 
-    def check_op(self, op: Op, region: Region, visible: set, last: bool, term: str, term_types: list) -> None:
+    def check_op(self, op: Op, region: Region, last: bool, term: str, term_types: list) -> None:
         if op.parent is not region:
             self.err("op's parent link is wrong", op)
         if op.erased:
             self.err("op was erased but is still in the IR", op)
-        for v in op.operands:
-            if id(v) not in visible:
-                self.err(f"operand {v!r} is used where it is not defined or not visible", op)
-            self.uses[(id(v), op)] = self.uses.get((id(v), op), 0) + 1
         d = op.opdef
-        msg = d.check_types(op) or d.check_attrs(op)
-        if not msg and d.verify is not None:
-            try:
-                msg = d.verify(op)
-            except (AttributeError, IndexError, TypeError, KeyError) as e:
-                msg = f"malformed: {type(e).__name__}: {e}"
-        if msg:
-            self.err(msg, op)
+        if op.verified is not op.operands:
+            # The op's own checks depend only on its operands (its attributes and result
+            # types do not change): repeated after every pass only for ops whose operands did.
+            msg = d.check_types(op) or (d.check_attrs(op) if d.attrs else None)
+            if not msg and d.verify is not None:
+                try:
+                    msg = d.verify(op)
+                except (AttributeError, IndexError, TypeError, KeyError) as e:
+                    msg = f"malformed: {type(e).__name__}: {e}"
+            if msg:
+                self.err(msg, op)
+            else:
+                op.verified = op.operands
         if d.terminator and not last:
             self.err("terminator in the middle of a region", op)
         if last:
@@ -160,16 +176,18 @@ class _Verifier:
             self.err(f"results do not match @{callee.name}'s result types", op)
 
     def check_uses(self, f: Function) -> None:
-        """Every value's use list names exactly the ops of this function that use it."""
+        """Every value's use list counts exactly its uses by ops of this function."""
+        counts = self.uses
         for v in self.values:
-            for user, n in v.uses.items():
-                if self.uses.get((id(v), user), 0) != n:
-                    where = "an op outside the IR" if user.erased or (id(v), user) not in self.uses else "an op"
-                    self.err(f"use list of {v!r} is stale: it counts {n} use(s) by {where} "
-                             f"(`{user.name}`), the IR has {self.uses.get((id(v), user), 0)}", user)
-                    return
-        for (vid, user), n in self.uses.items():
-            v = next((x for x in user.operands if id(x) == vid), None)
-            if v is not None and v.uses.get(user, 0) != n:
-                self.err(f"use list of {v!r} misses {n - v.uses.get(user, 0)} use(s) by this op", user)
+            uses = v.uses
+            if sum(uses.values()) != counts.get(v, 0) or any(u.erased for u in uses):
+                stale = next((u for u in uses if u.erased), None) or next(iter(uses), None)
+                self.err(f"use list of {v!r} is stale: it counts {sum(uses.values())} use(s), the IR has "
+                         f"{counts.get(v, 0)}" + (f" (one by an erased `{stale.name}`)" if stale and stale.erased
+                                                    else ""), stale)
+                return
+        for v, n in counts.items():
+            if v not in self.values and sum(v.uses.values()) != n:
+                self.err(f"use list of {v!r} (defined elsewhere) counts {sum(v.uses.values())} use(s), "
+                         f"the IR has {n}", None, f)
                 return

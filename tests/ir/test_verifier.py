@@ -71,7 +71,7 @@ def test_use_lists_must_match_the_ir():
         verify_module(m)
     m = parse_module("kernel @k(%x: u32) {\n  %y = arith.add %x, %x : u32\n  return\n}\n")
     op = m.functions[0].body.ops[0]
-    op._operands = (op.operands[0], op.operands[0])  # rewired behind the use lists' back
+    op.operands = (op.operands[0], op.operands[0])  # rewired behind the use lists' back
     x = m.functions[0].args[0]
     x.uses[op] = 1
     with pytest.raises(VerifyError, match="use list"):

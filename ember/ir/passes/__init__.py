@@ -1,6 +1,6 @@
 """The pass manager. A pass is a named function `run(module)` that rewrites the IR in
-place and returns whether it changed anything; `-O` levels are lists of pass names; the
-verifier runs after every pass that changed the IR."""
+place and returns the set of functions it changed (or True/False); `-O` levels are lists
+of pass names; the verifier runs after every pass on what it changed."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from ..verifier import VerifyError, verify_module
 @dataclass(frozen=True)
 class Pass:
     name: str
-    run: Callable[[Module], bool]     # rewrites in place; returns whether anything changed
+    run: Callable[[Module], object]   # rewrites in place; returns the functions it changed (or a bool)
     doc: str
 
 
@@ -58,10 +58,10 @@ def run_passes(module: Module, names: list[str], *, verify: bool = True,
         changed = p.run(module)
         if timings is not None:
             timings[f"pass:{name}"] = timings.get(f"pass:{name}", 0.0) + time.perf_counter() - t0
-        if verify and changed is not False:   # an unchanged module was verified already
+        if verify and changed:   # an unchanged module (or function) was verified already
             t0 = time.perf_counter()
             try:
-                verify_module(module)
+                verify_module(module, changed if isinstance(changed, set) else None)
             except VerifyError as e:
                 raise PassFailed(name, e) from e
             if timings is not None:

@@ -18,13 +18,14 @@ Nothing here names an op: it reads each op's definition.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from .. import semantics as S
 from ..core import Module, Op
 from ..interp import evaluate
-from ..opdef import (ALL_ONES, FONE, NEG_ZERO, ONE, POS_ZERO, ZERO, Absorbing, Idempotent, Identity,
-                     Involution, SelfInverse)
+from ..opdef import ALL_ONES, FONE, NEG_ZERO, ONE, POS_ZERO, ZERO
 from ..ops import OPS
 from ..ops.canon import const_value, make_const
 from ..rewrite import rewrite
@@ -36,13 +37,13 @@ IF_CONVERT_LIMIT = 6
 
 
 @register("canonicalize", "Fold constants, apply exact algebraic identities, simplify control flow.")
-def canonicalize(module: Module) -> bool:
-    changed = False
+def canonicalize(module: Module) -> set:
+    changed = set()
     for f in module.functions:
         for _ in range(MAX_ROUNDS):
             if not rewrite(f.body, _visit):
                 break
-            changed = True
+            changed.add(f)
     return changed
 
 
@@ -91,17 +92,12 @@ def _commute(op: Op):
     as kept, so the walk counts a change)."""
     ops = op.operands
     if op.opdef.commutative and len(ops) == 2 and const_value(ops[0]) is not None and const_value(ops[1]) is None:
-        op.operands = [ops[1], ops[0]]
+        op.set_operands([ops[1], ops[0]])
         return [op], list(op.results)
     return None
 
 
-def _kind(t) -> str | None:
-    if not isinstance(t, ScalarType):
-        return None
-    return t.kind
-
-
+@lru_cache(maxsize=None)
 def _symbol_bits(symbol: str, t: ScalarType):
     """The constant an algebraic fact names, as the IR stores it for type t."""
     if t.is_float:
@@ -125,31 +121,34 @@ def _facts(op: Op):
     """The op's algebraic facts (identity, absorbing element, idempotence, self-inverse,
     involution) that apply to these operands."""
     d = op.opdef
+    if not d.has_facts:
+        return None
     t = op.results[0].type
-    kind = _kind(t)
+    kind = t.kind if isinstance(t, ScalarType) else None
     ops = op.operands
     if len(ops) == 2:
         a, b = ops
         cb = const_value(b)
-        for fact in d.facts(Identity):
-            if kind in fact.kinds and _matches(cb, fact.value, t):
-                return [], [a]
-        for fact in d.facts(Absorbing):
-            if kind in fact.kinds and _matches(cb, fact.value, t):
-                c = make_const(t, _symbol_bits(fact.value, t), op.loc)
-                return [c], [c.results[0]]
+        if cb is not None:
+            for fact in d.identities:
+                if kind in fact.kinds and _matches(cb, fact.value, t):
+                    return [], [a]
+            for fact in d.absorbing:
+                if kind in fact.kinds and _matches(cb, fact.value, t):
+                    c = make_const(t, _symbol_bits(fact.value, t), op.loc)
+                    return [c], [c.results[0]]
         if a is b:
-            for fact in d.facts(SelfInverse):
+            for fact in d.self_inverse:
                 if kind in fact.kinds:
                     c = make_const(t, 0, op.loc)
                     return [c], [c.results[0]]
-            for fact in d.facts(Idempotent):
+            for fact in d.idempotent:
                 if kind in fact.kinds:
                     return [], [a]
-    if len(ops) == 1:
+    elif len(ops) == 1:
         inner = ops[0].op
         if inner is not None and inner.opdef is d:
-            for fact in d.facts(Involution):
+            for fact in d.involution:
                 if kind in fact.kinds:
                     return [], [inner.operands[0]]
     return None

@@ -16,8 +16,8 @@ from .util import is_movable
 
 
 @register("cse", "Merge identical computations (and loads of unchanging memory) within dominance scopes.")
-def cse(module: Module) -> bool:
-    changed = False
+def cse(module: Module) -> set:
+    changed = set()
     for f in module.functions:
         table: dict = {}
         made: list = [[]]      # per open region: the keys it added
@@ -40,7 +40,8 @@ def cse(module: Module) -> bool:
             made[-1].append(key)
             return None
 
-        changed |= rewrite(f.body, visit, enter=enter, leave=leave)
+        if rewrite(f.body, visit, enter=enter, leave=leave):
+            changed.add(f)
     return changed
 
 

@@ -12,19 +12,15 @@ from .util import has_effects
 
 
 @register("dce", "Remove unused ops without side effects, and functions nothing calls.")
-def dce(module: Module) -> bool:
-    changed = False
-    for f in module.functions:
-        changed |= _sweep(f)
+def dce(module: Module) -> set:
+    changed = {f for f in module.functions if _sweep(f)}
     called = set()
     for f in module.functions:
         for op in f.walk():
             if op.name == "func.call":
                 called.add(op.attrs["callee"])
-    kept = [f for f in module.functions if f.kind == "kernel" or f.name in called]
-    changed |= len(kept) != len(module.functions)
-    module.functions = kept
-    return changed
+    module.functions = [f for f in module.functions if f.kind == "kernel" or f.name in called]
+    return {f for f in changed if f in module.functions} or (len(changed) > 0)
 
 
 def _dead(op: Op, memo: dict) -> bool:

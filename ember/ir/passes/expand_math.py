@@ -23,18 +23,17 @@ def _visit(op: Op):
 
 
 @register("expand-math", "Replace accurate math ops by Ember's own implementations (needed by lowering).")
-def expand_math(module: Module) -> bool:
+def expand_math(module: Module) -> set:
     from .. import mathlib
-    changed = False
-    for f in module.functions:
-        changed |= rewrite(f.body, _visit)
+    changed = {f for f in module.functions if rewrite(f.body, _visit)}
     if not changed:
-        return False
+        return changed
     called = {op.attrs["callee"] for f in module.functions for op in f.walk() if op.name == "func.call"}
     for helper in mathlib.support_functions(c for c in called if module.get(c) is None):
         module.functions.append(helper)
+        changed.add(helper)
     used = {op.attrs["name"] for f in module.functions for op in f.walk() if op.name == "mem.global"}
     for name, g in mathlib.globals_needed().items():
         if name in used and module.get_global(name) is None:
             module.globals.append(g)
-    return True
+    return changed

@@ -24,17 +24,14 @@ class InlineTooLarge(Exception):
 
 
 @register("inline", "Inline calls of device functions (all but `noinline` helpers).")
-def inline(module: Module) -> bool:
+def inline(module: Module) -> set:
     functions = {f.name: f for f in module.functions}
     sizes = inlined_sizes(module)
     for f in module.kernels:
         if sizes[f.name] > MAX_INLINED_OPS:
             raise InlineTooLarge(f"inlining into @{f.name} would make {sizes[f.name]} ops "
                                  f"(more than {MAX_INLINED_OPS})")
-    changed = False
-    for f in _bottom_up(module):
-        changed |= rewrite(f.body, lambda op: _visit(op, functions))
-    return changed
+    return {f for f in _bottom_up(module) if rewrite(f.body, lambda op: _visit(op, functions))}
 
 
 def _inlinable(op: Op, functions: dict) -> Function | None:

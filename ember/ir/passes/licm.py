@@ -14,8 +14,8 @@ from .util import is_movable
 
 
 @register("licm", "Hoist loop-invariant pure computations out of loops.")
-def licm(module: Module) -> bool:
-    return any([rewrite(f.body, _visit) for f in module.functions])
+def licm(module: Module) -> set:
+    return {f for f in module.functions if rewrite(f.body, _visit)}
 
 
 def _visit(op: Op):

@@ -18,8 +18,8 @@ MAX_OPS = 2048            # trips x body size (x8 when asked for with `unroll`)
 
 
 @register("unroll", "Fully unroll loops with a small constant trip count.")
-def unroll(module: Module) -> bool:
-    return any([rewrite(f.body, _visit) for f in module.functions])
+def unroll(module: Module) -> set:
+    return {f for f in module.functions if rewrite(f.body, _visit)}
 
 
 def trip_count(op: Op, limit: int) -> int | None:

@@ -21,13 +21,13 @@ from . import register
 
 
 @register("vectorize", "Merge adjacent aligned loads and stores into 64/128-bit vector accesses.")
-def vectorize(module: Module) -> bool:
-    changed = False
+def vectorize(module: Module) -> set:
+    changed = set()
     for f in module.functions:
         regions = [f.body] + [r for op in f.walk() for r in op.regions]
         for region in reversed(regions):     # inner regions first
-            changed |= _merge(region, "load")
-            changed |= _merge(region, "store")
+            if _merge(region, "load") | _merge(region, "store"):
+                changed.add(f)
     return changed
 
 
