@@ -116,6 +116,7 @@ def render(d: Diagnostic) -> str:
         gutter = " " * len(str(line))
         # Carets cover the span on its first line (at least one caret).
         width = (end_col - col + 1) if end_line == line else max(len(text) - col + 1, 1)
+        text, col, width = _window(text, col, width)
         out.append(f"{gutter} |")
         out.append(f"{line} | {text}")
         caret = " " * (col - 1) + "^" * max(width, 1)
@@ -127,6 +128,24 @@ def render(d: Diagnostic) -> str:
     if d.help:
         out.append(f"{gutter} = help: {d.help}")
     return "\n".join(out)
+
+
+MAX_LINE = 120
+
+
+def _window(text: str, col: int, width: int) -> tuple[str, int, int]:
+    """A long source line (generated code) shown as a window around the span, with `...`
+    where it is cut; the span's carets are cut to the window too."""
+    if len(text) <= MAX_LINE:
+        return text, col, width
+    start = max(col - 1 - 40, 0)
+    end = min(start + MAX_LINE, len(text))
+    shown = text[start:end]
+    prefix = "..." if start > 0 else ""
+    suffix = "..." if end < len(text) else ""
+    new_col = col - start + len(prefix)
+    new_width = max(min(width, end - (col - 1)), 1)
+    return prefix + shown + suffix, new_col, new_width
 
 
 class Diagnostics:

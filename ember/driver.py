@@ -165,6 +165,7 @@ def compile(source_or_path, arch: str = "sm_90", defines: dict | None = None, op
         verify_module(module)
     except VerifyError as e:
         raise InternalError("irgen", str(e)) from e
+    _check_inlined_size(module, diags)
     # The IR text is made on request: rerunning IR generation is cheaper than a copy.
     stages["ir"] = lambda: print_module(irgen.generate(prog, Diagnostics()))
     result.ir = module
@@ -195,6 +196,22 @@ def compile(source_or_path, arch: str = "sm_90", defines: dict | None = None, op
     for hook in compile_hooks:
         hook(result)
     return result
+
+
+def _check_inlined_size(module, diags) -> None:
+    """A kernel that inlining would blow up (every level of calls multiplies) is the
+    program's error, reported with its call chain before any pass runs."""
+    from .ir.passes.inline import MAX_INLINED_OPS, too_large
+    for kernel, size, chain in too_large(module):
+        notes = [f"`{caller.name}` calls `{callee.name}` {n} time(s), and `{callee.name}` is {csize} ops inlined"
+                 for caller, callee, n, csize in chain[:12]]
+        if len(chain) > 12:
+            notes.append(f"... and {len(chain) - 12} more levels")
+        diags.error("E0502", f"kernel `{kernel.name}` would be {size} IR ops once its device functions are "
+                    f"inlined (the limit is {MAX_INLINED_OPS})", kernel.loc, label="this kernel", notes=notes,
+                    help="call the function from a loop instead of several times, or split the kernel")
+    if diags.has_errors:
+        raise CompileError(diags)
 
 
 def _check_lowerable(module, pass_list) -> None:

@@ -5,10 +5,10 @@ copy is spliced before the call and the call's results become the returned value
 Functions marked `noinline` (Ember's own out-of-line helpers) stay calls.
 
 Callees are inlined bottom-up (a callee's own calls first), so each function's body is
-copied once per call site. The inlined size of every function is computed first: a
-program whose inlining would exceed MAX_INLINED_OPS ops (a chain of functions each
-calling the next twice doubles per level) is refused, as the type checker reports it
-with the call chain (E0407) before any IR is built."""
+copied once per call site. A kernel whose inlining would exceed MAX_INLINED_OPS ops (a
+chain of functions each calling the next twice doubles per level: 18 levels are 2^18
+copies) is refused before any pass runs: the driver reports it as error E0502 with the
+call chain (`too_large`), and this pass refuses it too."""
 
 from __future__ import annotations
 
@@ -79,6 +79,32 @@ def _bottom_up(module: Module) -> list[Function]:
                 state[callee] = 1
                 stack.append((h, iter(_calls(h))))
     return order
+
+
+def too_large(module: Module) -> list:
+    """Kernels whose inlined size would exceed MAX_INLINED_OPS: (kernel, size, chain),
+    the chain being the heaviest path of calls as (caller, callee, calls, callee's size)."""
+    functions = {f.name: f for f in module.functions}
+    sizes = inlined_sizes(module)
+    out = []
+    for k in module.kernels:
+        if sizes[k.name] <= MAX_INLINED_OPS:
+            continue
+        chain, f, seen = [], k, set()
+        while f is not None and f.name not in seen:
+            seen.add(f.name)
+            counts: dict = {}
+            for op in f.walk():
+                callee = _inlinable(op, functions)
+                if callee is not None:
+                    counts[callee.name] = counts.get(callee.name, 0) + 1
+            if not counts:
+                break
+            heaviest = max(counts, key=lambda c: counts[c] * sizes[c])
+            chain.append((f, functions[heaviest], counts[heaviest], sizes[heaviest]))
+            f = functions[heaviest]
+        out.append((k, sizes[k.name], chain))
+    return out
 
 
 def inlined_sizes(module: Module) -> dict:
