@@ -302,7 +302,8 @@ def _compile(args) -> int:
         try:
             prog = driver.compile(source, arch=args.arch, defines=defines, opt=args.opt,
                                   ptx_version=args.ptx_version, passes=passes,
-                                  after_pass=_print_after(args), llvm_pipeline=args.llvm_pipeline)
+                                  after_pass=_print_after(args), llvm_pipeline=args.llvm_pipeline,
+                                  stop_after=None if args.check or args.emit == "ptx" else args.emit)
         except driver.PipelineError as e:
             raise UsageError(str(e)) from None
         except CompileError as e:

@@ -190,6 +190,8 @@ def compile(source_or_path, arch: str = "sm_90", defines: dict | None = None, op
         return result
     optimized = timed("llvm-opt", ptxmod.optimize, llvm_text, target, opt, llvm_pipeline)
     stages["llvm-opt"] = lambda: str(optimized)
+    if stop_after == "llvm-opt":
+        return result
     ptx = timed("codegen", ptxmod.emit_ptx, optimized, target, opt)
     stages["ptx"] = ptx
     result.ptx = ptx

@@ -348,7 +348,8 @@ def _parse_int(text: str) -> tuple[int, str | None]:
     if len(body.lstrip("0")) * bits_per_digit > MAX_INT_LITERAL_BITS + 4:
         raise LiteralTooLarge(f"integer literal `{text[:20]}...` is too large "
                               f"(literals have at most {MAX_INT_LITERAL_BITS} bits)")
-    value = int(digits, 0) if body else 0
+    base = {"0x": 16, "0b": 2}.get(digits[:2], 10)     # decimal even with leading zeros (`007`)
+    value = int(body, base) if body else 0
     if value.bit_length() > MAX_INT_LITERAL_BITS:
         raise LiteralTooLarge(f"integer literal `{text[:20]}...` is too large "
                               f"(literals have at most {MAX_INT_LITERAL_BITS} bits)")

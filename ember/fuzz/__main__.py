@@ -8,8 +8,14 @@
         print program SEED
     python -m ember.fuzz corpus --count 500 --out FILE
         check programs and save them with their simulator results (gzip JSON lines)
+    python -m ember.fuzz refresh FILE
+        re-simulate the stored programs of a corpus and rewrite their digests (after an
+        intended change of results); prints every program whose digest moved
     python -m ember.fuzz gpu FILE [--limit N] [--opt 3,0]
         run a corpus on the GPU and compare with the simulator's results
+    python -m ember.fuzz cli --count 10000 [--start 0] [--jobs 2]
+        mutate programs and command lines; every `ember compile`/`ember run` must end with
+        exit status 0, 1 or 2, no traceback, within the time limit
 """
 
 from __future__ import annotations
@@ -64,6 +70,16 @@ def cmd_corpus(a) -> int:
     return 0 if len(entries) == a.count else 1
 
 
+def cmd_refresh(a) -> int:
+    from .differential import reference
+    entries, changed = C.refresh(C.read(a.corpus), reference)
+    for seed, names in changed:
+        print(f"seed {seed}: {', '.join(names)} changed")
+    C.write(a.corpus, entries)
+    print(f"{len(entries)} programs re-simulated, {len(changed)} changed, written to {a.corpus}")
+    return 0
+
+
 def cmd_gpu(a) -> int:
     from ember.runtime import cuda
     entries = C.read(a.corpus)
@@ -108,6 +124,25 @@ def _explain(program, gpu: dict, dump: str | None) -> None:
         np.savez(dump, **{f"sim_{k}": v for k, v in ref.items()}, **{f"gpu_{k}": v for k, v in gpu.items()})
 
 
+def cmd_cli(a) -> int:
+    from . import cli_fuzz
+    t0 = time.time()
+    failures, statuses = [], {}
+    seeds = range(a.start, a.start + a.count)
+    for done, (seed, code, problem, argv) in enumerate(_map(cli_fuzz.check_seed, list(seeds), a.jobs), 1):
+        statuses[code] = statuses.get(code, 0) + 1
+        if problem:
+            failures.append(seed)
+            print(f"seed {seed}: ember {' '.join(argv)[:200]}: {problem[:400]}", flush=True)
+        if done % 500 == 0 or done == a.count:
+            print(f"[{done}/{a.count}] {len(failures)} failing, {time.time() - t0:.0f} s", file=sys.stderr, flush=True)
+    print(f"{a.count} command lines (seeds {a.start}..{a.start + a.count - 1}): exit statuses "
+          f"{dict(sorted(statuses.items()))}, {len(failures)} problems, {time.time() - t0:.0f} s")
+    if failures:
+        print(f"reproduce: python -m ember.fuzz cli --start {failures[0]} --count 1 --jobs 1")
+    return 1 if failures else 0
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m ember.fuzz", description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__.split("\n\n", 1)[1])
@@ -124,6 +159,8 @@ def main(argv=None) -> int:
     c.add_argument("--start", type=int, default=0)
     c.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     c.add_argument("--out", required=True)
+    rf = sub.add_parser("refresh", help="recompute a corpus's simulator digests from its stored programs")
+    rf.add_argument("corpus")
     g = sub.add_parser("gpu", help="run a corpus on the GPU against its simulator results")
     g.add_argument("corpus")
     g.add_argument("--limit", type=int, default=None)
@@ -131,8 +168,12 @@ def main(argv=None) -> int:
     g.add_argument("--out", help="write a JSON report here")
     g.add_argument("--seeds", help="only these comma-separated seeds")
     g.add_argument("--dump", help="save the simulator's and the GPU's outputs of failing programs here (.npz)")
+    cl = sub.add_parser("cli", help="mutation-fuzz the ember command")
+    cl.add_argument("--count", type=int, default=1000)
+    cl.add_argument("--start", type=int, default=0)
+    cl.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     a = p.parse_args(argv)
-    return {"run": cmd_run, "show": cmd_show, "corpus": cmd_corpus, "gpu": cmd_gpu}[a.command](a)
+    return {"run": cmd_run, "show": cmd_show, "corpus": cmd_corpus, "refresh": cmd_refresh, "gpu": cmd_gpu, "cli": cmd_cli}[a.command](a)
 
 
 if __name__ == "__main__":

@@ -101,6 +101,21 @@ def check_outputs(e: dict, outputs: dict) -> str | None:
     return None
 
 
+def refresh(entries: list, simulate) -> tuple[list, list]:
+    """Recompute every entry's digests from its stored source with `simulate(program)`
+    (the sources stay as they are: a corpus is a fixed set of programs, not a seed range).
+    Returns (entries, [(seed, names whose digest changed)])."""
+    fresh, changed = [], []
+    for e in entries:
+        program = program_of(e)
+        now = digests(simulate(program), initial_outputs(program), program)
+        moved = sorted(n for n in now if e["outputs"].get(n) != now[n])
+        if moved:
+            changed.append((e["seed"], moved))
+        fresh.append(dict(e, outputs=now))
+    return fresh, changed
+
+
 def run_on_gpu(entries: list, levels=(3, 0), on_failure=None) -> list:
     """Compile each entry's program for this GPU at each -O level, run it and compare with
     the simulator's results. Returns [(seed, level, what differs)]."""

@@ -34,21 +34,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-INTS = ["i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64"]
-FLOATS = ["f16", "bf16", "f32", "f64"]
-NUMERIC = INTS + FLOATS
-BITS = {"i8": 8, "u8": 8, "i16": 16, "u16": 16, "f16": 16, "bf16": 16, "i32": 32, "u32": 32, "f32": 32,
-        "i64": 64, "u64": 64, "f64": 64}
+from .progen_features import Features
+from .vocab import (ACCURATE, ATOMIC_OPS, ATOMIC_TYPES, BITS, FAST, FLOATS, INTS, NUMERIC, ROUNDING,
+                    SHUFFLES, VOTES)
+
 INT_BINOPS = ["+", "-", "*", "/", "%", "&", "|", "^", "<<", ">>", "min", "max"]
 FLOAT_BINOPS = ["+", "-", "*", "/", "min", "max", "copysign"]
 COMPOUND_INT = ["+", "-", "*", "/", "%", "&", "|", "^", "<<", ">>"]
 COMPOUND_FLOAT = ["+", "-", "*", "/"]
-ROUNDING = ["abs", "sqrt", "floor", "ceil", "trunc", "rint", "round"]
-ACCURATE = ["sin", "cos", "exp2", "log2", "exp", "log", "tanh", "tan", "rsqrt"]
-FAST = ["fast_sin", "fast_cos", "fast_exp2", "fast_log2", "fast_exp", "fast_log", "fast_rsqrt",
-        "fast_sqrt", "fast_tanh", "fast_rcp"]
-ATOMIC_TYPES = ["u32", "i32", "u64", "i64"]
-ATOMIC_OPS = ["add", "min", "max", "and", "or", "xor"]
 FLOAT_LITERALS = {"f16": [0.0, 1.0, 0.5, 2.0, 3.0, 0.1, 100.0, 1e-3, 65504.0, 6e-5],
                   "bf16": [0.0, 1.0, 0.5, 2.0, 3.0, 0.1, 1e30, 1e-30, 3e38],
                   "f32": [0.0, 1.0, 0.5, 2.0, 3.0, 0.1, 1e30, 1e-30, 3e38, 1e-45, 16777217.0],
@@ -162,7 +155,7 @@ class _Var:
         self.name, self.type, self.mutable = name, type, mutable
 
 
-class Generator:
+class Generator(Features):
     def __init__(self, source, max_statements: int = 24, max_depth: int = 3):
         self.r = source
         self.max_statements = max_statements
@@ -200,6 +193,7 @@ class Generator:
 
     # ------------------------------------------------------------------ program
     def program(self) -> Program:
+        self.setup_features()
         self.block = self.choice([32, 64, 128])
         self.grid = self.integer(1, 3)
         self.length = self.block * self.grid
@@ -222,11 +216,11 @@ class Generator:
         for v in [v for v in self.visible() if v.type in NUMERIC][-4:]:
             self.store(v.type, v.name)
         slots = max(self.slots_used, 1)
-        params = [f"in_{t}: *global {t}" for t in NUMERIC] + [f"out_{t}: *mut global {t}" for t in NUMERIC]
-        head = f"kernel fuzz({', '.join(params)}, n: u32, s: i32) block({self.block}) {{"
+        head = f"kernel fuzz({', '.join(self.param_list())}, n: u32, s: i32) block({self.block}) {{"
         body = "\n".join(self.lines).replace("SLOTS", str(slots))
         seed = self.integer(0, 2 ** 31 - 1)
-        return Program(head + "\n" + body + "\n}\n", self.block, self.grid, slots, seed, self.approx,
+        helpers = "".join(h + "\n" for h in self.helpers)
+        return Program(helpers + head + "\n" + body + "\n}\n", self.block, self.grid, slots, seed, self.approx,
                        [t for t in self.types])
 
     def emit(self, line: str) -> None:
@@ -270,18 +264,22 @@ class Generator:
 
     # ------------------------------------------------------------------ statements
     def top_level_collective(self) -> None:
-        kind = self.weighted([("plain", 3), ("shuffle", 3), ("vote", 2), ("shared", 2), ("atomic", 2)])
+        kind = self.weighted([("plain", 3), ("shuffle", 3), ("vote", 2), ("shared", 2), ("atomic", 2),
+                              ("cast_shared", 1), ("big_shared", 1)])
         self.statements += 1
         if kind == "plain":
             self.statement(allow_return=False)
+        elif kind == "cast_shared":
+            self.collective_cast_shared()
+        elif kind == "big_shared":
+            self.collective_big_shared()
         elif kind == "shuffle":
             t = self.choice(self.types)
-            mode = self.choice(["xor", "down", "idx"])
-            lane = {"xor": str(self.integer(1, 31)), "down": str(self.integer(1, 31)),
-                    "idx": self.expr("u32", 1)}[mode]
-            self.let(t, f"shfl_{mode}({self.expr(t, 2)}, {lane})")
+            fn = self.choice(SHUFFLES)
+            lane = self.expr("u32", 1) if fn == "shfl_idx" else str(self.integer(1, 31))
+            self.let(t, f"{fn}({self.expr(t, 2)}, {lane})")
         elif kind == "vote":
-            mode = self.choice(["vote_all", "vote_any", "ballot"])
+            mode = self.choice(VOTES)
             self.let("u32" if mode == "ballot" else "bool", f"{mode}({self.expr('bool', 2)})")
         elif kind == "shared":
             t = self.choice(self.types)
@@ -299,7 +297,7 @@ class Generator:
             self.emit(f"if tid < {size} {{ {name}[tid] = {self.literal(t)}; }}")
             self.emit("barrier();")
             self.emit(f"atomic_{op}({name}, ({self.expr('u32', 1)}) % {size}, {self.expr(t, 2)});")
-            if self.chance(50):   # a global atomic on this thread's own slot
+            if self.chance(50) and t in self.types:   # a global atomic on this thread's own slot
                 j = self.new_slot(reserve=True)
                 self.emit(f"out_{t}[slot + {j}] = {self.literal(t)};")
                 self.emit(f"atomic_{op}(out_{t}, slot + {j}, {self.expr(t, 2)});")
@@ -312,7 +310,10 @@ class Generator:
         options = [("let", 6), ("store", 4), ("assign", 4), ("var", 2)]
         if nested:
             options += [("if", 3), ("for", 2), ("while", 1)]
-        options += [("array", 1), ("fast", 1)]
+        options += [("array", 1), ("fast", 1), ("ptr_load", 1), ("ptr_store", 1), ("cast_local", 1),
+                    ("fanout", 1), ("big_array", 1)]
+        if depth == 0:
+            options += [("long", 1), ("deep", 1)]
         if self.loop_depth:
             options += [("break", 1), ("continue", 1)]
         if allow_return:
@@ -431,6 +432,8 @@ class Generator:
     def literal(self, t: str) -> str:
         if t == "bool":
             return self.choice(["false", "true"])
+        if self.chance(8):
+            return self.extreme_literal(t)
         if t in FLOATS:
             v = self.choice(FLOAT_LITERALS[t])
             text = repr(float(v))

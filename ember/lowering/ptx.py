@@ -29,6 +29,11 @@ def _init() -> None:
     llvm.initialize_all_asmprinters()
     # Shared, local and const pointers are 32-bit: decided once for the whole process.
     llvm.set_option("ember", "--nvptx-short-ptr")
+    # Ember's vectorize pass merges accesses where it proves alignment; LLVM's load/store
+    # vectorizer finds nothing after it (all kernels and the fuzz corpus give the same PTX
+    # without it) and is quadratic in the accesses of a block: a 10,000-term sum of loads
+    # spent 13 of its 19 s there.
+    llvm.set_option("ember", "--disable-nvptx-load-store-vectorizer")
     try:
         llvm.Target.from_triple("nvptx64-nvidia-cuda")
     except RuntimeError as e:  # pragma: no cover - depends on the llvmlite build

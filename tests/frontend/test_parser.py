@@ -148,3 +148,11 @@ def test_unexpected_character_and_end_of_input():
 def test_comments_are_ignored():
     m, d = parse("// line\nkernel k(x: *mut global f32) { /* block\n comment */ x[0] = 1.0; // trailing\n}")
     assert not d.items and len(m.items) == 1
+
+
+def test_integer_literals_with_leading_zeros_are_decimal():
+    """`007` is 7 (decimal, as in Rust); it used to crash the parser (found by the CLI fuzzer)."""
+    import ember
+    prog = ember.compile("kernel k(x: *mut global u64) block(32) { x[0] = 0007u64 + 04294967296u64; }",
+                         stop_after="ast")
+    assert "= 4294967303" in prog.stage("ast")

@@ -60,3 +60,12 @@ def test_corpus_check_detects_a_wrong_result():
     outputs["out_u32"] = outputs["out_u32"].copy()
     outputs["out_u32"][0] ^= np.uint32(1)
     assert "out_u32" in C.check_outputs(e, outputs)
+
+
+def test_refresh_recomputes_digests_and_names_what_moved():
+    entries = C.read(CORPUS)[:2]
+    stale = [dict(entries[0], outputs=dict(entries[0]["outputs"], out_u32="0" * 24)), entries[1]]
+    fresh, changed = C.refresh(stale, reference)
+    assert changed == [(entries[0]["seed"], ["out_u32"])]
+    assert [e["outputs"] for e in fresh] == [e["outputs"] for e in entries]
+    assert [e["source"] for e in fresh] == [e["source"] for e in entries]

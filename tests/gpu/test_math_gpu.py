@@ -39,7 +39,7 @@ def _inputs(dtype, n=200_000, seed=0):
 
 
 def _run(source, x, outs, arch):
-    from ember.runtime.cuda import DeviceArray, context, load
+    from ember.runtime.cuda import DeviceArray, load
     mod = load(ember.compile(source, arch=arch))
     n = len(x)
     dx = DeviceArray.from_host(x)

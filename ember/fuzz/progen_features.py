@@ -1,0 +1,173 @@
+"""Program features aimed at the defects a hostile tester found, so the generator makes
+programs of their kind (ember.fuzz.progen mixes these into its Generator):
+
+- pointer arithmetic that breaks a declared alignment (`in_T` declared `align(16)`, then
+  `in_T + k`) followed by adjacent accesses the vectorizer may merge, loads and stores;
+- device functions that store and load through bit-cast per-thread and shared pointers;
+- calls that fan out (each function calls the next twice);
+- long expressions and deep statement nests;
+- extreme literals (the limits of each type, negative minimums written with a suffix);
+- large per-thread and shared arrays.
+
+Every program stays valid with one defined result (in bounds, race free, no NaN bits
+deciding a result), so any difference between two runs is a bug.
+"""
+
+from __future__ import annotations
+
+from .vocab import BITS, FLOATS, INTS, NUMERIC
+
+# Extreme literals of each type: its largest and smallest magnitudes (the minimum of a
+# signed integer is written with its suffix, `-128i8`).
+EXTREME_FLOATS = {"f16": [65504.0, 5.960464477539063e-08, 6.103515625e-05],
+                  "bf16": [3.3895313892515355e+38, 9.183549615799121e-41, 1.1754943508222875e-38],
+                  "f32": [3.4028234663852886e+38, 1.401298464324817e-45, 1.1754943508222875e-38],
+                  "f64": [1.7976931348623157e+308, 5e-324, 2.2250738585072014e-308]}
+SHARED_LIMIT = 40 * 1024
+
+
+class Features:
+    """Mixed into ember.fuzz.progen.Generator (it supplies emit, let, expr, ...)."""
+
+    def setup_features(self) -> None:
+        self.aligned = self.chance(40)      # in_T/out_T declared align(16)
+        self.helpers: list[str] = []        # device functions, emitted before the kernel
+        self.shared_bytes = 0
+
+    def param_list(self) -> list[str]:
+        align = " align(16)" if self.aligned else ""
+        return ([f"in_{t}: *global {t}{align}" for t in NUMERIC]
+                + [f"out_{t}: *mut global {t}{align}" for t in NUMERIC])
+
+    def extreme_literal(self, t: str) -> str:
+        if t in FLOATS:
+            v = self.choice(EXTREME_FLOATS[t])
+            return f"{'-' if self.chance(30) else ''}{v!r}{t}"
+        bits = BITS[t]
+        if t.startswith("i") and self.chance(50):
+            return f"(-{1 << (bits - 1)}{t})"
+        return f"{(1 << (bits - 1 if t.startswith('i') else bits)) - 1}{t}"
+
+    # ------------------------------------------------------------------ pointers
+    def stmt_ptr_load(self, allow_return, depth):
+        """Four adjacent loads through `in_T + k`: aligned to 16 bytes only when k is."""
+        t = self.choice(self.types)
+        k = self.integer(0, 5)
+        span = max((self.length - 8) // 4, 1)
+        p, b = self.fresh("p"), self.fresh("b")
+        self.emit(f"let {p} = in_{t} + {k}u64;")
+        self.emit(f"let {b} = 4u64 * (u64(gid) % {span}u64);")
+        terms = [f"{p}[{b}]"] + [f"{p}[{b} + {c}u64]" for c in (1, 2, 3)]
+        op = self.choice(["+", "-"] if t in FLOATS else ["+", "^", "-"])
+        self.let(t, f" {op} ".join(terms))
+
+    def stmt_ptr_store(self, allow_return, depth):
+        """Four adjacent stores through `out_T + (slot + j)`: this thread's own slots."""
+        t = self.choice(self.types)
+        first = self.new_slot(reserve=True)
+        for _ in range(3):
+            self.new_slot(reserve=True)
+        q = self.fresh("q")
+        self.emit(f"let {q} = out_{t} + u64(slot + {first});")
+        for c in range(4):
+            self.emit(f"{q}[{c}u64] = {self.expr(t, 1)};")
+
+    # ------------------------------------------------------------------ bit-cast pointers in functions
+    def _same_size(self, t: str) -> str:
+        return self.choice([u for u in NUMERIC if BITS[u] == BITS[t] and u != t])
+
+    def cast_helpers(self, space: str, t: str, u: str) -> tuple[str, str]:
+        """A function storing a `u` through `*mut SPACE t` bit-cast to `u`, and one
+        loading it back (their names)."""
+        w, r = self.fresh("store_cast"), self.fresh("load_cast")
+        self.helpers.append(f"fn {w}(p: *mut {space} {t}, i: u32, v: {u}) {{\n"
+                            f"    let q = bitcast<*mut {space} {u}>(p);\n    q[i] = v;\n}}")
+        self.helpers.append(f"fn {r}(p: *mut {space} {t}, i: u32) -> {u} {{\n"
+                            f"    let q = bitcast<*mut {space} {u}>(p);\n    return q[i];\n}}")
+        return w, r
+
+    def stmt_cast_local(self, allow_return, depth):
+        t = self.choice(self.types)
+        u = self._same_size(t)
+        size = self.choice([2, 4, 8])
+        a = self.fresh("a")
+        self.emit(f"var {a}: [{t}; {size}];")
+        w, r = self.cast_helpers("local", t, u)
+        self.emit(f"{w}({a}, ({self.expr('u32', 1)}) % {size}u32, {self.not_nan(u, self.expr(u, 1))});")
+        self.let(u, f"{r}({a}, ({self.expr('u32', 1)}) % {size}u32)")
+        self.let(t, f"{a}[({self.expr('u32', 1)}) % {size}u32]")
+
+    def collective_cast_shared(self) -> None:
+        """Each thread stores its own element of a shared array through a bit-cast pointer
+        in a function, then reads a neighbour's after a barrier."""
+        t = self.choice(self.types)
+        u = self._same_size(t)
+        sh = self.fresh("sh")
+        if not self.take_shared(self.block * BITS[t] // 8):
+            return
+        self.emit(f"shared {sh}: [{t}; {self.block}];")
+        w, r = self.cast_helpers("shared", t, u)
+        self.emit(f"{w}({sh}, tid, {self.not_nan(u, self.expr(u, 1))});")
+        self.emit("barrier();")
+        self.let(u, f"{r}({sh}, ({self.expr('u32', 1)}) % {self.block}u32)")
+
+    def take_shared(self, nbytes: int) -> bool:
+        if self.shared_bytes + nbytes > SHARED_LIMIT:
+            return False
+        self.shared_bytes += (nbytes + 15) // 16 * 16
+        return True
+
+    def collective_big_shared(self) -> None:
+        """A large shared array, each thread filling a strided share of it."""
+        t = self.choice(self.types)
+        size = self.choice([1024, 2048, 4096])
+        if not self.take_shared(size * BITS[t] // 8):
+            return
+        sh, i = self.fresh("big"), self.fresh("k")
+        self.emit(f"shared {sh}: [{t}; {size}];")
+        self.emit(f"for {i} in tid..{size}u32 step {self.block}u32 {{ {sh}[{i}] = {t}({i} % 97u32); }}")
+        self.emit("barrier();")
+        self.let(t, f"{sh}[({self.expr('u32', 1)}) % {size}u32]")
+
+    # ------------------------------------------------------------------ size
+    def stmt_fanout(self, allow_return, depth):
+        """f_d(x) = f_{d-1}(x) op f_{d-1}(x op c): 2^d inlined copies of f_0."""
+        t = self.choice([x for x in self.types if x in INTS or x in FLOATS])
+        levels = self.integer(1, 3)
+        names = [self.fresh("fan") for _ in range(levels + 1)]
+        op = "+" if t in FLOATS else self.choice(["+", "^", "*"])
+        self.helpers.append(f"fn {names[0]}(x: {t}) -> {t} {{\n    return x {op} {self.literal(t)};\n}}")
+        for lower, upper in zip(names, names[1:]):
+            self.helpers.append(f"fn {upper}(x: {t}) -> {t} {{\n"
+                                f"    return {lower}(x) {op} {lower}(x {op} {self.literal(t)});\n}}")
+        self.let(t, f"{names[-1]}({self.expr(t, 1)})")
+
+    def stmt_long(self, allow_return, depth):
+        """A long expression (a left-deep tree of up to a few hundred terms)."""
+        t = self.choice(self.types)
+        ops = ["+", "-"] if t in FLOATS else ["+", "-", "^", "|"]
+        terms = [self.leaf(t) for _ in range(self.integer(8, 300))]
+        text = terms[0]
+        for x in terms[1:]:
+            text += f" {self.choice(ops)} {x}"
+        self.let(t, text)
+
+    def stmt_deep(self, allow_return, depth):
+        """Ifs nested tens of levels deep around one store."""
+        levels = self.integer(4, 48)
+        for k in range(levels):
+            self.emit("    " * k + f"if (gid + {k}u32) % {self.integer(2, 9)}u32 != 0u32 {{")
+        t = self.choice(self.types)
+        j = self.new_slot()
+        self.emit("    " * levels + f"out_{t}[slot + {j}] = {self.expr(t, 1)};")
+        for k in range(levels - 1, -1, -1):
+            self.emit("    " * k + "}")
+
+    def stmt_big_array(self, allow_return, depth):
+        t = self.choice(self.types)
+        size = self.choice([64, 256])
+        a, i = self.fresh("big"), self.fresh("k")
+        self.emit(f"var {a}: [{t}; {size}];")
+        self.emit(f"for {i} in 0u32..{size}u32 {{ {a}[{i}] = {t}({i} % 7u32); }}")
+        self.emit(f"{a}[({self.expr('u32', 1)}) % {size}u32] = {self.expr(t, 1)};")
+        self.let(t, f"{a}[({self.expr('u32', 1)}) % {size}u32]")
