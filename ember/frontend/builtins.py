@@ -34,6 +34,11 @@ class Builtin:
     def min_sm(self) -> int:
         return OPS[self.op].min_sm if self.op else 0
 
+    @property
+    def rules(self) -> tuple:
+        """Variables of the signature that the others decide (ember.ir.signature.Rule)."""
+        return OPS[self.op].rules if self.op else ()
+
 
 def from_op(name: str, op: str, doc: str | None = None, attrs: tuple = (), promote_half: bool = False,
             results: tuple | None = None, params: tuple | None = None) -> Builtin:
@@ -67,6 +72,7 @@ def _table() -> dict[str, Builtin]:
         from_op("max", "arith.max", "the larger; floats ignore NaN, -0 < +0"),
         from_op("abs", "arith.abs", "absolute value (wraps at the minimum integer)"),
         from_op("select", "arith.select", "c ? a : b, evaluating both (no branch)"),
+        from_op("dp4a", "arith.dp4a"),
     ]
     for name, doc in (("isnan", "x is a NaN"), ("isinf", "x is +inf or -inf"),
                       ("isfinite", "x is neither NaN nor infinite")):

@@ -156,6 +156,8 @@ class CallChecker:
                                      label=f"expected `{binding[p.letter]}`, found `{t}`")
                     return _error(e)
                 binding.setdefault(p.letter, t)
+        if not self._apply_rules(b, args, binding):
+            return _error(e)
         for p, a in zip(b.params, args):     # untyped constants: the context, else the default
             if isinstance(p, sig.Var) and p.letter not in binding:
                 t = a.ty
@@ -169,6 +171,8 @@ class CallChecker:
                     binding[p.letter] = I32
                 elif isinstance(t, ScalarType):
                     binding[p.letter] = t
+        if not self._apply_rules(b, args, binding):
+            return _error(e)
         checked = []
         for p, a in zip(b.params, args):
             if isinstance(p, sig.PointerTo):
@@ -190,6 +194,17 @@ class CallChecker:
         results = [r.resolve(binding) for r in b.results]
         ty = VOID if not results else results[0] if len(results) == 1 else TupleType(tuple(results))
         return T.TBuiltin(e.span, ty, b, binding, checked)
+
+    def _apply_rules(self, b: Builtin, args: list, binding: dict):
+        """Bind or check the variables the op's rules decide; False after reporting."""
+        for rule in b.rules:
+            err = rule.apply(binding)
+            if err:
+                at = next((a for p, a in zip(b.params, args) if isinstance(p, sig.Var) and p.letter == rule.letter),
+                          args[0])
+                self.diags.error("E0201", f"`{b.name}`: this argument {err}", at.span)
+                return False
+        return True
 
 
 def _pointer_element(t) -> ScalarType | None:

@@ -13,12 +13,8 @@ from . import typed as T
 from .builtins import INDEX_VALUES, PLAIN_VALUES
 from .check_types import ERROR, UNTYPED, UNTYPED_FLOAT, UNTYPED_INT, snippet
 from .consteval import ConstError, int_binop, int_unop, untyped_binop
+from .operators import BIT_OPS, CMP_OPS, LOGIC_OPS, SHIFT_OPS
 
-ARITH_OPS = ("+", "-", "*", "/", "%")
-BIT_OPS = ("&", "|", "^")
-CMP_OPS = ("==", "!=", "<", "<=", ">", ">=")
-SHIFT_OPS = ("<<", ">>")
-LOGIC_OPS = ("&&", "||")
 
 
 def _const(e: T.TExpr, ty, value) -> T.TConst:

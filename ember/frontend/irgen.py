@@ -22,10 +22,10 @@ from ..ir.core import Function, Module, Region, Value
 from ..ir.types import BOOL, F32, VOID, ArrayType, PtrType, ScalarType, TupleType
 from ..trampoline import run
 from . import typed as T
+from .operators import BINARY, COMPARE, UNARY
 
-_BINARY_OPS = {"+": "arith.add", "-": "arith.sub", "*": "arith.mul", "/": "arith.div", "%": "arith.rem",
-               "&": "arith.and", "|": "arith.or", "^": "arith.xor", "<<": "arith.shl", ">>": "arith.shr"}
-_CMP_PREDS = {"==": "eq", "!=": "ne", "<": "lt", "<=": "le", ">": "gt", ">=": "ge"}
+# Builtins with no op of their own: `classify` writes each from other ops.
+EXPANDED = ("isnan", "isinf", "isfinite")
 _RETURN, _BREAK, _CONTINUE = ("return",), ("break",), ("continue",)
 
 
@@ -477,13 +477,13 @@ class FnGen:
 
     def expr_TUnary(self, e: T.TUnary):
         x = yield self.expr(e.operand)
-        return [self.b.value("arith.neg" if e.op == "-" else "arith.not", x)]
+        return [self.b.value(UNARY[e.op], x)]
 
     def expr_TBinary(self, e: T.TBinary):
         a = yield self.expr(e.lhs)
         b = yield self.expr(e.rhs)
-        if e.op in _CMP_PREDS:
-            return [self.b.cmp(_CMP_PREDS[e.op], a, b)]
+        if e.op in COMPARE:
+            return [self.b.cmp(COMPARE[e.op], a, b)]
         return [self.binop(e.op, a, b)]
 
     def expr_TOffset(self, e: T.TOffset):
@@ -498,7 +498,7 @@ class FnGen:
             if op == "-":
                 b = self.b.value("arith.neg", b)
             return self.b.value("mem.offset", a, b)
-        return self.b.binary(_BINARY_OPS[op], a, b)
+        return self.b.binary(BINARY[op], a, b)
 
     def expr_TLogic(self, e: T.TLogic):
         a = yield self.expr(e.lhs)

@@ -6,7 +6,7 @@
         any disagreement, printing the seed and where
     python -m ember.fuzz show SEED
         print program SEED
-    python -m ember.fuzz corpus --count 500 --out FILE
+    python -m ember.fuzz corpus --count 500 --out FILE [--start N] [--append]
         check programs and save them with their simulator results (gzip JSON lines)
     python -m ember.fuzz refresh FILE
         re-simulate the stored programs of a corpus and rewrite their digests (after an
@@ -65,8 +65,11 @@ def cmd_corpus(a) -> int:
             print(f"seed {seed} disagrees ({problems[0][0]}); not added", file=sys.stderr)
             continue
         entries.append(C.entry(seed, report.program, report.reference))
+    new = len(entries)
+    if a.append:
+        entries = C.read(a.out) + entries
     C.write(a.out, entries)
-    print(f"{len(entries)} programs written to {a.out}")
+    print(f"{new} programs written to {a.out}" + (f" ({len(entries)} in all)" if a.append else ""))
     return 0 if len(entries) == a.count else 1
 
 
@@ -159,6 +162,7 @@ def main(argv=None) -> int:
     c.add_argument("--start", type=int, default=0)
     c.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     c.add_argument("--out", required=True)
+    c.add_argument("--append", action="store_true", help="add to the corpus in --out instead of replacing it")
     rf = sub.add_parser("refresh", help="recompute a corpus's simulator digests from its stored programs")
     rf.add_argument("corpus")
     g = sub.add_parser("gpu", help="run a corpus on the GPU against its simulator results")

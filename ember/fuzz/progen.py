@@ -35,8 +35,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .progen_features import Features
-from .vocab import (ACCURATE, ATOMIC_OPS, ATOMIC_TYPES, BITS, FAST, FLOATS, INTS, NUMERIC, ROUNDING,
-                    SHUFFLES, VOTES)
+from .vocab import (ACCURATE, ATOMIC_OPS, ATOMIC_TYPES, BITS, FAST, FLOATS, INTS, NUMERIC, ROUNDING, SHUFFLES,
+                    VOTES, builtin_calls)
 
 INT_BINOPS = ["+", "-", "*", "/", "%", "&", "|", "^", "<<", ">>", "min", "max"]
 FLOAT_BINOPS = ["+", "-", "*", "/", "min", "max", "copysign"]
@@ -473,10 +473,15 @@ class Generator(Features):
             return self.bool_expr(depth)
         if depth <= 0:
             return self.leaf(t)
+        calls = builtin_calls(t) if t in INTS else []
         kind = self.weighted([("leaf", 4), ("binary", 6), ("unary", 2), ("cast", 3), ("select", 1),
-                              ("bitcast", 1), ("math", 2 if t in FLOATS else 0), ("load", 1)])
+                              ("bitcast", 1), ("math", 2 if t in FLOATS else 0), ("load", 1),
+                              ("builtin", 1 if calls else 0)])
         if kind == "leaf":
             return self.leaf(t)
+        if kind == "builtin":
+            b, types = self.choice(calls)
+            return f"{b.name}({', '.join(self.expr(u, depth - 1) for u in types)})"
         if kind == "binary":
             op = self.choice(FLOAT_BINOPS if t in FLOATS else INT_BINOPS)
             a, b = self.expr(t, depth - 1), self.expr(t, depth - 1)

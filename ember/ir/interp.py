@@ -35,6 +35,11 @@ def _copy(v):
     return v.copy() if isinstance(v, np.ndarray) else v
 
 
+# Ops whose semantics are the interpreter's own: they run regions or functions under
+# lane masks (every other op has `eval`, `simulate` or an expansion; a test checks this).
+STRUCTURED = {"scf.if": "if_", "scf.for": "for_", "scf.while": "while_", "func.call": "call_op"}
+
+
 class StepLimitExceeded(Exception):
     """A loop ran past the step limit (the simulator reports it as error S0007)."""
 
@@ -136,8 +141,8 @@ class Interpreter:
                 results = d.eval(op, self.lanes)
             else:
                 args = [env[v] for v in op.operands]
-                if op.regions or op.name == "func.call":
-                    results = yield self.structured(op, args, env, mask)
+                if op.name in STRUCTURED:
+                    results = yield getattr(self, STRUCTURED[op.name])(op, args, env, mask)
                 elif d.simulate is not None:
                     results = d.simulate(machine, op, args, mask)
                 elif d.eval is not None:
@@ -150,21 +155,12 @@ class Interpreter:
                 env[res] = val
         return []
 
-    def structured(self, op: Op, args: list, env: dict, mask: np.ndarray):
-        name = op.name
-        if name == "scf.if":
-            return (yield self.if_(op, args[0], env, mask))
-        if name == "scf.for":
-            return (yield self.for_(op, args, env, mask))
-        if name == "scf.while":
-            return (yield self.while_(op, args, env, mask))
-        if name == "func.call":
-            callee = self.module.get(op.attrs["callee"])
-            return (yield self._call(callee, args, mask))
-        raise NotImplementedError(f"`{name}`: no semantics for this op's regions")
+    def call_op(self, op: Op, args: list, env: dict, mask: np.ndarray):
+        return (yield self._call(self.module.get(op.attrs["callee"]), args, mask))
 
     # -- structured control flow under masks
-    def if_(self, op: Op, cond, env: dict, mask: np.ndarray):
+    def if_(self, op: Op, args: list, env: dict, mask: np.ndarray):
+        cond = args[0]
         then_mask = mask & cond
         else_mask = mask & ~cond
         then_vals = (yield self.region(op.regions[0], dict(env), then_mask)) if then_mask.any() else None

@@ -136,13 +136,28 @@ def enum(*values: str, doc: str = "") -> Attr:
 # ---------------------------------------------------------------- approximations
 
 @dataclass(frozen=True)
+class Range:
+    """Where an approximate op's bound holds for one argument: lo <= x <= hi, or
+    lo <= |x| <= hi when `magnitude`."""
+
+    lo: float
+    hi: float
+    magnitude: bool = False
+
+    def contains(self, x):
+        v = abs(x) if self.magnitude else x
+        return (v >= self.lo) & (v <= self.hi)
+
+
+@dataclass(frozen=True)
 class Approx:
     """The documented error of an op whose hardware result is not exactly specified:
-    within `domain`, |got - exact| (kind "abs"), relative ("rel"), or the smaller of the
-    two ("abs_or_rel") is at most `bound`. `exact` computes the reference in f64."""
+    with every argument inside its `domain` entry (a Range, or None for any finite
+    value), |got - exact| (kind "abs"), relative ("rel"), or the smaller of the two
+    ("abs_or_rel") is at most `bound`. `exact` computes the reference in f64."""
 
     exact: Callable
-    domain: tuple | None              # of the first argument; None: everywhere
+    domain: tuple                     # per argument: Range or None
     kind: str
     bound: float
 
@@ -151,9 +166,8 @@ class Approx:
         import numpy as np
         a64 = [np.asarray(a).astype(np.float64) for a in args]
         inside = np.ones(a64[0].shape, dtype=bool)
-        if self.domain is not None:
-            lo, hi = self.domain
-            inside = (a64[0] >= lo) & (a64[0] <= hi)
+        for a, r in zip(a64, self.domain):
+            inside &= np.isfinite(a) if r is None else r.contains(a)
         with np.errstate(all="ignore"):
             ref = self.exact(*a64)
             err = np.abs(np.asarray(got).astype(np.float64) - ref)
@@ -180,6 +194,7 @@ class OpDef:
     simulate: Callable | None = None       # (machine, op, args, mask) -> results
     canonicalize: Callable | None = None   # op -> None or (new ops, replacement values)
     expanded_by: str | None = None         # the pass that replaces it before lowering
+    rules: tuple = ()                      # signature.Rule: variables the others decide
     min_sm: int = 0
     approx: Approx | None = None
     doc: str = ""
@@ -210,7 +225,7 @@ class OpDef:
         # Its semantics (`eval`, or the expansion's) give the bits the GPU computes.
         self.foldable = (self.eval is not None or self.expanded_by is not None) and self.approx is None
         self.num_regions = len(self.regions)
-        self._fast_types = _fast_type_check(self.operands, self.results)
+        self._fast_types = None if self.rules else _fast_type_check(self.operands, self.results)
         self.identities = tuple(f for f in t if isinstance(f, Identity))
         self.absorbing = tuple(f for f in t if isinstance(f, Absorbing))
         self.idempotent = tuple(f for f in t if isinstance(f, Idempotent))
@@ -232,7 +247,7 @@ class OpDef:
         if self.infer is not None:
             return self.infer(operand_types, attrs)
         binding: dict = {}
-        if sig.check(self.operands, operand_types, binding, "operand"):
+        if sig.check(self.operands, operand_types, binding, "operand", self.rules):
             return None
         out = []
         for s in self.results:
@@ -253,8 +268,8 @@ class OpDef:
         if key in cache:
             return cache[key]
         binding: dict = {}
-        verdict = (sig.check(self.operands, list(key[0]), binding, "operand")
-                   or sig.check(self.results, list(key[1]), binding, "result"))
+        verdict = (sig.check(self.operands, list(key[0]), binding, "operand", self.rules)
+                   or sig.check(self.results, list(key[1]), binding, "result", self.rules))
         cache[key] = verdict
         return verdict
 

@@ -96,6 +96,11 @@ class IRParser:
     def peek(self, text: str) -> bool:
         return self.tok.text == text
 
+    def starts_line(self) -> bool:
+        """The current token is the first of its line (ops are one line each, regions aside)."""
+        prev = self.toks[self.i - 1] if self.i else None
+        return prev is not None and "\n" in self.file.text[prev.end:self.tok.start]
+
     def accept(self, text: str) -> bool:
         if self.tok.text == text:
             self.i += 1
@@ -145,8 +150,8 @@ class IRParser:
     def values(self, close: str | None = None) -> list[Value]:
         """A comma-separated list of values (possibly empty when `close` follows)."""
         out: list[Value] = []
-        if self.tok.kind != "value":
-            return out
+        if self.tok.kind != "value" or self.starts_line():
+            return out   # an op without operands; a value on the next line begins the next op
         out.append(self.value())
         while self.accept(","):
             out.append(self.value())

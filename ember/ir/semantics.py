@@ -57,11 +57,11 @@ def from_bits(bits, t: ScalarType) -> np.ndarray:
 def to_bits(x: np.ndarray, t: ScalarType) -> np.ndarray:
     """Raw bit patterns (as uint64) of an array of type t."""
     x = np.asarray(x)
-    if t.name == "bf16":
-        return (x.astype(np.float32).view(np.uint32) >> np.uint32(16)).astype(np.uint64)
     if t.is_bool:
         return x.astype(np.uint64)
     with np.errstate(over="ignore"):   # rounding to a narrower float may overflow to inf
+        if t.name == "bf16":
+            return (x.astype(np.float32).view(np.uint32) >> np.uint32(16)).astype(np.uint64)
         return x.astype(dtype(t)).view(_UINT_OF_BITS[max(t.bits, 8)]).astype(np.uint64)
 
 

@@ -5,19 +5,23 @@ from the op).
     u32, bool, f32, ...   exactly that type
     F                     any float type          I   any integer type
     N                     any number              B   an integer or bool
-    T, U                  any scalar
+    T, U, V               any scalar
     F{f32,f64}            a variable restricted to some types
     *T                    a mutable global or shared pointer whose element type is T
     ptr                   any pointer              vec  any vector
     any                   anything (checked by the op's own verifier)
 
-Every occurrence of one variable in a signature stands for the same type.
+Every occurrence of one variable in a signature stands for the same type. A `Rule` fixes
+a variable from others where a letter cannot say it (dp4a's result is u32 when both its
+inputs are u32, else i32); the verifier, result inference and builtin checking apply the
+same rules.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Callable
 
 from .types import SCALARS, PtrType, ScalarType, Type, VectorType
 
@@ -28,6 +32,7 @@ KINDS = {
     "B": ("an integer or bool", lambda t: not t.is_float),
     "T": ("a scalar", lambda t: True),
     "U": ("a scalar", lambda t: True),
+    "V": ("a scalar", lambda t: True),
 }
 
 
@@ -161,8 +166,40 @@ def parse_slots(text: str) -> tuple:
     return tuple(slots)
 
 
-def check(slots: tuple, types: list, binding: dict, what: str) -> str | None:
-    """Check `types` against `slots` (binding variables); the first problem, or None."""
+@dataclass(frozen=True)
+class Rule:
+    """`letter` is `fn(binding)` once every variable in `needs` is bound; `doc` says it in
+    words (shown in diagnostics and docs/ir.md)."""
+
+    letter: str
+    needs: tuple
+    fn: Callable
+    doc: str
+
+    def apply(self, binding: dict) -> str | None:
+        """Bind `letter` (when the others are bound) or check it; why not, or None."""
+        if any(n not in binding for n in self.needs):
+            return None
+        want = self.fn(binding)
+        bound = binding.get(self.letter)
+        if bound is None:
+            binding[self.letter] = want
+            return None
+        return None if bound == want else f"must be {want} ({self.doc}), not {bound}"
+
+
+def apply_rules(rules: tuple, slots: tuple, binding: dict, what: str) -> str | None:
+    for rule in rules:
+        err = rule.apply(binding)
+        if err:
+            slot = next((s for s in slots if isinstance(s.spec, Var) and s.spec.letter == rule.letter), None)
+            return f"{what} `{slot.name}` {err}" if slot else err
+    return None
+
+
+def check(slots: tuple, types: list, binding: dict, what: str, rules: tuple = ()) -> str | None:
+    """Check `types` against `slots` (binding variables, then applying `rules`); the first
+    problem, or None."""
     fixed = [s for s in slots if not s.variadic]
     variadic = slots[-1] if slots and slots[-1].variadic else None
     if len(types) < len(fixed) or (variadic is None and len(types) != len(fixed)):
@@ -173,4 +210,4 @@ def check(slots: tuple, types: list, binding: dict, what: str) -> str | None:
         err = slot.spec.match(t, binding)
         if err:
             return f"{what} `{slot.name}` {err}"
-    return None
+    return apply_rules(rules, slots, binding, what) if rules else None

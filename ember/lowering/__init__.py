@@ -32,4 +32,9 @@ from . import lower_arith, lower_control, lower_gpu, lower_math, lower_mem  # no
 
 _missing = missing_lowerings()
 if _missing:
+    import sys
+    # Forget the per-dialect modules too, so that importing again re-registers them and
+    # reports the same ops (not every op, as a half-imported package would).
+    for _name in [m for m in sys.modules if m.startswith(__name__ + ".")]:
+        del sys.modules[_name]
     raise ImportError(f"ops with no lowering and no `expanded_by`: {', '.join(_missing)}")

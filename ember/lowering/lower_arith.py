@@ -237,3 +237,9 @@ def _int_to_bf16(L, x, src: ScalarType):
     return b.fptrunc(odd, FLOATS["bf16"])
 
 
+
+
+@lowers("arith.dp4a")
+def _dp4a(L, op, args):
+    sign = "".join("s" if v.type.signed else "u" for v in (op.a, op.b))
+    return [L.intrinsic(f"llvm.nvvm.idp4a.{sign[0]}.{sign[1]}", [], args, ret=I32)]

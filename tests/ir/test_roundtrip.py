@@ -57,3 +57,22 @@ def test_names_are_deduplicated_deterministically():
     text = ("kernel @k(%x: u32) {\n  %a = arith.add %x, %x : u32\n  %a.1 = arith.add %a, %x : u32\n"
             "  %0 = arith.mul %a.1, %a : u32\n  return\n}\n")
     roundtrip(text)
+
+
+def test_an_op_without_operands_ends_at_its_line():
+    """`gpu.barrier` then a definition on the next line: the value begins the next op (it
+    was read as the barrier's operand)."""
+    roundtrip("""kernel @k(%x: *mut global u32) attributes {block = [32, 1, 1]} {
+  %i = gpu.thread_idx x : u32
+  gpu.barrier
+  %v = mem.load %x[%i] : u32
+  gpu.exited
+  %w, %z = func.call @two(%v) : u32, u32
+  mem.store %w, %x[%z] : u32
+  return
+}
+
+func @two(%a: u32) -> (u32, u32) {
+  return %a, %a : u32, u32
+}
+""")

@@ -8,7 +8,8 @@ from .. import semantics as S
 from ..formats import Cast, Const, Keyword, Operands
 from ..opdef import (ALL_ONES, BOOL_KIND, COMMUTATIVE, FLOAT, FONE, INT, INT_OR_BOOL, NEG_ZERO, ONE, POS_ZERO,
                      ZERO, Absorbing, Attr, Idempotent, Identity, Involution, SelfInverse, defop, enum)
-from ..types import PtrType, ScalarType, size_of
+from .. import signature as sig
+from ..types import I32, U32, PtrType, ScalarType, size_of
 from . import canon
 
 
@@ -183,3 +184,43 @@ defop("arith.bitcast", Cast(), operands="value: any", results="result: any", can
       example="%u = arith.bitcast %f : f32 to u32", example_args="%f: f32",
       doc="Reinterpret the bits of a value as another type of the same size (or a pointer as a "
           "pointer to another element type in the same address space).")
+
+
+# -- packed integer dot product
+
+def _bytes(x: np.ndarray, signed: bool) -> list:
+    """The four bytes of 32-bit lanes, low first, as int64 (sign-extended when signed)."""
+    u = x.astype(np.int64) & 0xFFFFFFFF
+    out = []
+    for k in range(4):
+        b = (u >> (8 * k)) & 0xFF
+        out.append((b ^ 0x80) - 0x80 if signed else b)
+    return out
+
+
+def _dp4a_eval(op, a, b, c):
+    sa, sb = op.a.type.signed, op.b.type.signed
+    total = np.asarray(c).astype(np.int64)
+    for x, y in zip(_bytes(a, sa), _bytes(b, sb)):
+        total = total + x * y
+    t = op.result.type
+    return ((total & 0xFFFFFFFF).astype(np.uint32).view(S.dtype(t)),)
+
+
+def _dp4a_canon(op):
+    """A zero factor leaves the accumulator."""
+    if canon.const_value(op.a) == 0 or canon.const_value(op.b) == 0:
+        return [], [op.acc]
+    return None
+
+
+defop("arith.dp4a", Operands(types_of="operands"), operands="a: I{i32,u32}, b: U{i32,u32}, acc: V{i32,u32}",
+      results="result: V",
+      rules=(sig.Rule("V", ("I", "U"), lambda b: U32 if b["I"] == U32 and b["U"] == U32 else I32,
+                      "u32 when `a` and `b` are both u32, else i32"),),
+      eval=_dp4a_eval, canonicalize=_dp4a_canon, min_sm=61,
+      example="%r = arith.dp4a %a, %b, %c : u32, i32, i32", example_args="%a: u32, %b: i32, %c: i32",
+      doc="Four-way byte dot product with accumulate (PTX `dp4a`): the sum of a.byte[k] * b.byte[k] "
+          "over the four bytes of each 32-bit operand, each byte signed or unsigned as its operand's "
+          "type, plus `acc`, wrapping to 32 bits.")
+

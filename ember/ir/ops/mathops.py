@@ -19,7 +19,7 @@ import numpy as np
 
 from .. import semantics as S
 from ..formats import Operands
-from ..opdef import Approx, defop
+from ..opdef import Approx, Range, defop
 
 NATIVE_UNARY = {
     "sqrt": (np.sqrt, "Correctly rounded square root."),
@@ -31,19 +31,24 @@ NATIVE_UNARY = {
 ACCURATE_UNARY = ("sin", "cos", "tan", "exp", "exp2", "log", "log2", "tanh", "rsqrt", "round")
 
 _PI = float(np.pi)
-# fast op -> (PTX instruction, f64 reference, number of operands, domain, error kind, bound)
+_POS = Range(1e-30, 1e30)
+# fast op -> (PTX instruction, f64 reference, domain per argument, error kind, bound)
 FAST = {
-    "fast_sin": ("sin.approx.f32", np.sin, 1, (-_PI, _PI), "abs", 2.0 ** -20),
-    "fast_cos": ("cos.approx.f32", np.cos, 1, (-_PI, _PI), "abs", 2.0 ** -20),
-    "fast_exp2": ("ex2.approx.f32", np.exp2, 1, (-100.0, 100.0), "rel", 2.0 ** -21),
-    "fast_log2": ("lg2.approx.f32", np.log2, 1, (1e-30, 1e30), "abs_or_rel", 2.0 ** -21),
-    "fast_exp": ("ex2.approx.f32 of x*log2(e)", np.exp, 1, (-80.0, 80.0), "rel", 2.0 ** -16),
-    "fast_log": ("lg2.approx.f32 times ln 2", np.log, 1, (1e-30, 1e30), "abs_or_rel", 2.0 ** -20),
-    "fast_rsqrt": ("rsqrt.approx.f32", lambda x: 1.0 / np.sqrt(x), 1, (1e-30, 1e30), "rel", 2.0 ** -21),
-    "fast_sqrt": ("sqrt.approx.f32", np.sqrt, 1, (1e-30, 1e30), "rel", 2.0 ** -21),
-    "fast_tanh": ("tanh.approx.f32", np.tanh, 1, (-10.0, 10.0), "abs", 2.0 ** -10),
-    "fast_rcp": ("rcp.approx.f32", lambda x: 1.0 / x, 1, (1e-30, 1e30), "rel", 2.0 ** -22),
-    "fast_div": ("div.approx.f32", lambda a, b: a / b, 2, None, "rel", 2.0 ** -21),
+    "fast_sin": ("sin.approx.f32", np.sin, (Range(-_PI, _PI),), "abs", 2.0 ** -20),
+    "fast_cos": ("cos.approx.f32", np.cos, (Range(-_PI, _PI),), "abs", 2.0 ** -20),
+    "fast_exp2": ("ex2.approx.f32", np.exp2, (Range(-100.0, 100.0),), "rel", 2.0 ** -21),
+    "fast_log2": ("lg2.approx.f32", np.log2, (_POS,), "abs_or_rel", 2.0 ** -21),
+    "fast_exp": ("ex2.approx.f32 of x*log2(e)", np.exp, (Range(-80.0, 80.0),), "rel", 2.0 ** -16),
+    "fast_log": ("lg2.approx.f32 times ln 2", np.log, (_POS,), "abs_or_rel", 2.0 ** -20),
+    "fast_rsqrt": ("rsqrt.approx.f32", lambda x: 1.0 / np.sqrt(x), (_POS,), "rel", 2.0 ** -21),
+    "fast_sqrt": ("sqrt.approx.f32", np.sqrt, (_POS,), "rel", 2.0 ** -21),
+    "fast_tanh": ("tanh.approx.f32", np.tanh, (Range(-10.0, 10.0),), "abs", 2.0 ** -10),
+    "fast_rcp": ("rcp.approx.f32", lambda x: 1.0 / x, (_POS,), "rel", 2.0 ** -22),
+    # The PTX ISA bounds div.approx for divisors of magnitude 2^-126..2^126 (and a normal
+    # quotient): both arguments in 1e-18..1e18 keep the quotient normal.
+    "fast_div": ("div.approx.f32", lambda a, b: a / b, (Range(1e-18, 1e18, magnitude=True),
+                                                         Range(1e-18, 1e18, magnitude=True)),
+                 "rel", 2.0 ** -21),
 }
 
 
@@ -87,7 +92,8 @@ def _fast_eval(fn):
     return ev
 
 
-for _name, (_instr, _fn, _n, _domain, _kind, _bound) in FAST.items():
+for _name, (_instr, _fn, _domain, _kind, _bound) in FAST.items():
+    _n = len(_domain)
     _args = ", ".join(f"%{c}" for c in "ab"[:_n])
     defop(f"math.{_name}", Operands(), operands=", ".join(f"{c}: f32" for c in "xy"[:_n]), results="result: f32",
           eval=_fast_eval(_fn), approx=Approx(_fn, _domain, _kind, _bound),
