@@ -230,7 +230,7 @@ def _read(path: str):
         return SourceFile("<stdin>", sys.stdin.read())
     try:
         with open(path, encoding="utf-8") as f:
-            return SourceFile(path, f.read())
+            return SourceFile(path, f.read(), os.path.abspath(path))
     except FileNotFoundError:
         raise UsageError(f"no such file: {path}") from None
     except IsADirectoryError:

@@ -30,9 +30,10 @@ CODES: dict[str, str] = {
     "E0104": "unknown function",
     "E0105": "unknown field",
     "E0106": "const parameter has no value",
-    "E0107": "const parameters are only allowed on kernels",
+    "E0107": "const value parameters are only allowed on kernels",
     "E0108": "recursive device function",
     "E0109": "no kernel in program",
+    "E0110": "cannot import",
     # types
     "E0201": "mismatched types",
     "E0202": "operator not defined for this type",

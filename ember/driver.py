@@ -68,6 +68,7 @@ class Program:
     timings: dict                      # stage -> seconds
     ir: Any = None                     # optimized Ember IR (ember.ir.core.Module)
     _stages: dict = field(default_factory=dict, repr=False)
+    sources: list = field(default_factory=list)   # every file read: the source, then its imports
 
     def stage(self, name: str) -> str:
         """The text of one stage: ast, ir, ir-opt, llvm, llvm-opt or ptx."""
@@ -97,7 +98,7 @@ def load_source(source_or_path, name: str | None = None) -> SourceFile:
         path = os.fspath(source_or_path)
         with open(path, encoding="utf-8") as f:
             text = f.read()
-        return SourceFile(name or path, text)
+        return SourceFile(name or path, text, os.path.abspath(path))
     return SourceFile(name or "<source>", source_or_path)
 
 
@@ -137,8 +138,9 @@ def compile(source_or_path, arch: str = "sm_90", defines: dict | None = None, op
         finally:
             timings[stage] = timings.get(stage, 0.0) + time.perf_counter() - t0
 
-    from .frontend import checker, irgen, parser
+    from .frontend import checker, imports, irgen, parser
     module_ast = timed("parse", parser.parse, file, diags)
+    sources = timed("parse", imports.resolve, module_ast, diags, parser.parse)
     only = None if kernels is None else set(kernels)
     prog = timed("check", checker.check, module_ast, defines, diags, target, only)
     if diags.has_errors:
@@ -154,7 +156,7 @@ def compile(source_or_path, arch: str = "sm_90", defines: dict | None = None, op
                                   k.block, {n: v for n, (_, v) in k.consts.items()})
                for k in prog.kernels}
     result = Program(file.name, target.arch, target.ptx_text, opt, "", kernels, warnings, timings,
-                     None, stages)
+                     None, stages, [f.path or f.name for f in sources])
     if stop_after == "ast":
         return result
 

@@ -10,13 +10,16 @@ import bisect
 
 
 class SourceFile:
-    """The text of one input, with a line index for offset -> (line, column)."""
+    """The text of one input, with a line index for offset -> (line, column). `path` is the
+    file it was read from (None for text given directly or read from stdin): imports in
+    it are relative to that file's directory."""
 
-    __slots__ = ("name", "text", "_line_starts")
+    __slots__ = ("name", "text", "path", "_line_starts")
 
-    def __init__(self, name: str, text: str):
+    def __init__(self, name: str, text: str, path: str | None = None):
         self.name = name
         self.text = text
+        self.path = path
         starts = [0]
         find = text.find
         pos = find("\n")

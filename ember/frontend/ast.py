@@ -238,6 +238,14 @@ class FnDef(Node):
 
 
 @dataclass(eq=False, slots=True)
+class Import(Node):
+    """`import "path.ember";`: the device functions of another file."""
+
+    path: str
+    path_span: Span
+
+
+@dataclass(eq=False, slots=True)
 class Module:
     file: SourceFile
     items: list

@@ -38,6 +38,8 @@ class CallChecker:
             self.diags.error("E0104", f"`{name}` is a variable, not a function", e.name_span)
             yield self.check_args(e)
             return _error(e)
+        if name in self.generic_fns:
+            return (yield self.generic_call(e, *self.generic_fns[name]))
         if name in self.fns:
             return (yield self.user_call(e, self.fns[name]))
         b = BUILTINS.get(name)

@@ -35,13 +35,14 @@ from . import typed as T
 from .builtins import BUILTINS, INDEX_VALUES, PLAIN_VALUES
 from .check_calls import CallChecker
 from .check_exprs import ExprChecker
+from .check_generics import GenericChecker
 from .check_stmts import StmtChecker, always_returns
 from .check_types import ERROR, TypeChecker
 
 Symbol = T.Symbol
 
 
-class Checker(TypeChecker, ExprChecker, CallChecker, StmtChecker):
+class Checker(TypeChecker, ExprChecker, CallChecker, GenericChecker, StmtChecker):
     def __init__(self, module: A.Module, defines: dict[str, str], diags: Diagnostics, target,
                  only: set | None = None):
         self.module = module
@@ -61,7 +62,10 @@ class Checker(TypeChecker, ExprChecker, CallChecker, StmtChecker):
         self.loop_depth = 0
         self.calls: list = []
         self.item = None             # the TKernel or TFunction being checked
-        self.type_params: dict[str, ScalarType] = {}   # the current kernel's `const T: type`
+        self.type_params: dict[str, ScalarType] = {}   # the current kernel's or instance's `const T: type`
+        self.generic_fns: dict[str, tuple] = {}         # name -> (FnDef, type parameter names)
+        self.instances: dict[tuple, T.TFunction] = {}   # (name, type names) -> instance
+        self.fn_type_params: dict[str, dict] = {}       # instance name -> its type parameters
 
     # ------------------------------------------------------------------ driver
     def run(self) -> T.TProgram:
@@ -80,7 +84,7 @@ class Checker(TypeChecker, ExprChecker, CallChecker, StmtChecker):
                 continue
             items[item.name] = item
         for item in self.module.items:
-            if isinstance(item, A.FnDef) and items.get(item.name) is item:
+            if isinstance(item, A.FnDef) and items.get(item.name) is item and not self.generic_signature(item):
                 self.fn_signature(item)
         if self.only is not None:
             names = {k.name for k in self.module.items if isinstance(k, A.KernelDef)}
@@ -92,8 +96,10 @@ class Checker(TypeChecker, ExprChecker, CallChecker, StmtChecker):
             if isinstance(item, A.KernelDef) and items.get(item.name) is item and (
                     self.only is None or item.name in self.only):
                 self.kernel(item)
-        for info in self.fns.values():
-            self.fn_body(info)
+        done = 0
+        while done < len(self.fns):          # checking a body may instantiate more functions
+            self.fn_body(list(self.fns.values())[done])
+            done += 1
         self.check_recursion()
         if not self.diags.has_errors:
             self.check_local_memory()
@@ -155,9 +161,6 @@ class Checker(TypeChecker, ExprChecker, CallChecker, StmtChecker):
 
     # ------------------------------------------------------------------ items
     def fn_signature(self, fn: A.FnDef) -> None:
-        if fn.generics:
-            self.diags.error("E0107", "const parameters are only allowed on kernels", fn.generics[0].span,
-                             help="pass the value as an ordinary parameter; it is folded after inlining")
         self.push()
         params = self.params(fn.params, kernel=False)
         self.pop()
@@ -289,6 +292,7 @@ class Checker(TypeChecker, ExprChecker, CallChecker, StmtChecker):
 
     def fn_body(self, info: T.TFunction) -> None:
         node = self.fn_nodes[info.name]
+        self.type_params = self.fn_type_params.get(info.name, {})
         self.push()
         for sym in info.params:
             if sym.name not in self.scopes[-1]:
@@ -298,10 +302,11 @@ class Checker(TypeChecker, ExprChecker, CallChecker, StmtChecker):
         info.calls = self.calls
         if info.ret is not VOID and info.ret is not ERROR and not always_returns(node.body):
             end = node.body.span
-            self.diags.error("E0305", f"function `{info.name}` may reach its end without returning a `{info.ret}`",
+            self.diags.error("E0305", f"function `{node.name}` may reach its end without returning a `{info.ret}`",
                              Span(end.file, end.end - 1, end.end), label="the end is reachable here",
                              help="end every path with `return <value>;`")
         self.pop()
+        self.type_params = {}
 
     # ------------------------------------------------------------------ whole-program checks
     def check_recursion(self) -> None:

@@ -105,6 +105,10 @@ class _Builder(Transformer):
                 body = n
         return A.FnDef(self.span(c), str(name), self.tspan(name), generics, params, ret, body)
 
+    def import_item(self, c):
+        tok = self.tokens(c, "STRING")[0]
+        return A.Import(self.span(c), str(tok)[1:-1], self.tspan(tok))
+
     def ret_type(self, c):
         return _Ret(self.nodes(c)[0])
 
@@ -425,7 +429,7 @@ def _recover(file: SourceFile, parser: Lark, diags: Diagnostics, first_error) ->
     return A.Module(file, items, broken_items=broken)
 
 
-_ITEM_RE = re.compile(r"\b(kernel|fn)\s+([A-Za-z_][A-Za-z0-9_]*)")
+_ITEM_RE = re.compile(r"\b(kernel|fn)\s+([A-Za-z_][A-Za-z0-9_]*)|\bimport\s*\"")
 
 
 def _item_starts(text: str) -> list[int]:
@@ -445,7 +449,7 @@ def _item_starts(text: str) -> list[int]:
             depth += 1
         elif ch == "}":
             depth = max(depth - 1, 0)
-        elif depth == 0 and (ch == "k" or ch == "f") and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_")):
+        elif depth == 0 and ch in "kfi" and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_")):
             m = _ITEM_RE.match(text, i)
             if m:
                 starts.append(i)
@@ -459,7 +463,7 @@ def _item_names(text: str, starts: list[int]) -> set:
     names = set()
     for s in starts:
         m = _ITEM_RE.match(text, s)
-        if m:
+        if m and m.group(2):
             names.add(m.group(2))
     return names
 

@@ -1,0 +1,159 @@
+"""Type-generic device functions: `fn warp_sum<const T: type>(v: T) -> T { ... }`.
+
+A generic function is a template: each call infers its type parameters from the
+arguments' types (`T` bound by `v: T`, `p: *mut shared T`, or a shared array passed for
+it; an untyped constant alone gives T its default, i32 or f32), and the checker makes
+one instance per distinct binding, checked like an ordinary function with T standing for
+its type. Instances are named `name$type...` in the IR (a name no source can write).
+A template that no call instantiates is not checked.
+"""
+
+from __future__ import annotations
+
+from ..ir.types import F32, I32, SCALARS, VOID, ArrayType, PtrType, ScalarType
+from . import ast as A
+from . import typed as T
+from .check_types import ERROR, UNTYPED, UNTYPED_FLOAT
+
+
+def _is_type_param(g: A.GenericParam) -> bool:
+    return isinstance(g.type, A.TypeName) and g.type.name == "type"
+
+
+def _mentions(node, name: str) -> bool:
+    if isinstance(node, A.TypeName):
+        return node.name == name
+    if isinstance(node, A.PtrTypeExpr):
+        return _mentions(node.pointee, name)
+    if isinstance(node, A.ArrayTypeExpr):
+        return _mentions(node.elem, name)
+    if isinstance(node, A.TupleTypeExpr):
+        return any(_mentions(e, name) for e in node.elems)
+    return False
+
+
+class GenericChecker:
+    """Part of the Checker (ember.frontend.checker)."""
+
+    def generic_signature(self, fn: A.FnDef) -> bool:
+        """Register `fn` as a template if it has type parameters (reporting problems with
+        them); False when it is an ordinary function."""
+        values = [g for g in fn.generics if not _is_type_param(g)]
+        for g in values:
+            self.diags.error("E0107", "const value parameters are only allowed on kernels", g.span,
+                             help="pass the value as an ordinary parameter (it is folded after inlining); "
+                                  "device functions may take type parameters: `<const T: type>`")
+        types = [g for g in fn.generics if _is_type_param(g)]
+        if not types:
+            return False
+        names = set()
+        ok = True
+        for g in types:
+            if g.name in SCALARS or g.name in names:
+                self.diags.error("E0102", f"`{g.name}` cannot be declared as a type parameter here", g.name_span,
+                                 label="already a type" if g.name in SCALARS else "declared twice")
+                ok = False
+                continue
+            names.add(g.name)
+            if g.default is not None:
+                self.diags.error("E0107", f"type parameter `{g.name}` of a device function takes its type from "
+                                 "the arguments, so it has no default", g.default.span)
+            if not any(_mentions(p.type, g.name) for p in fn.params):
+                self.diags.error("E0107", f"no parameter of `{fn.name}` has type `{g.name}`, so calls cannot "
+                                 "infer it", g.name_span,
+                                 help=f"give a parameter the type `{g.name}` (or a pointer to it)")
+                ok = False
+        # a template with a broken signature is still known (calls to it are not "not found"),
+        # but its calls are errors already reported here
+        self.generic_fns[fn.name] = (fn, [g.name for g in types] if ok else None)
+        return True
+
+    def generic_call(self, e: A.Call, fn: A.FnDef, names: list | None):
+        if names is None:
+            yield self.check_args(e)
+            return T.TConst(e.span, ERROR, None)
+        if len(e.args) != len(fn.params):
+            self.diags.error("E0206", f"`{e.name}` takes {len(fn.params)} argument(s) but {len(e.args)} were given",
+                             e.span)
+            yield self.check_args(e)
+            return T.TConst(e.span, ERROR, None)
+        args = []
+        for a in e.args:
+            args.append((yield self.expr(a)))
+        if any(a.ty is ERROR for a in args):
+            return T.TConst(e.span, ERROR, None)
+        binding: dict = {}
+        for a, p in zip(args, fn.params):
+            if not self._infer(p.type, a, binding, names, e.name):
+                return T.TConst(e.span, ERROR, None)
+        defaults: dict = {}                    # only untyped constants: f32 if one is a float, else i32
+        for a, p in zip(args, fn.params):
+            if isinstance(p.type, A.TypeName) and p.type.name in names and p.type.name not in binding:
+                if a.ty is UNTYPED_FLOAT or defaults.get(p.type.name) is F32:
+                    defaults[p.type.name] = F32
+                else:
+                    defaults[p.type.name] = I32
+        binding.update(defaults)
+        info = self.instance(fn, names, binding)
+        if info is None:
+            return T.TConst(e.span, ERROR, None)
+        self.calls.append((info.name, e.name_span))
+        checked = []
+        for a, p in zip(args, info.params):
+            if p.ty is ERROR:
+                checked.append(self.error_expr(a))
+                continue
+            a = self.coerce(a, p.ty) if a.ty in UNTYPED else a
+            if a.ty is not ERROR and not _decays(a.ty, p.ty):
+                a = self.expect(a, p.ty)
+            checked.append(a)
+        return T.TCall(e.span, info.ret, info.name, checked)
+
+    def _infer(self, node, arg: T.TExpr, binding: dict, names: list, fn_name: str) -> bool:
+        """Bind the type parameters in a parameter's type from its argument; False after
+        reporting a conflict."""
+        t = arg.ty
+        if isinstance(node, A.TypeName) and node.name in names:
+            if t in UNTYPED:
+                return True
+            if not isinstance(t, ScalarType) or t.is_bool:
+                self.diags.error("E0201", f"`{fn_name}`: type parameter `{node.name}` must be a numeric type, "
+                                 f"not `{t}`", arg.span)
+                return False
+            bound = binding.setdefault(node.name, t)
+            if bound != t:
+                self.diags.error("E0201", f"mismatched types in `{fn_name}`", arg.span,
+                                 label=f"`{node.name}` is `{bound}` from an earlier argument, this is `{t}`")
+                return False
+            return True
+        if isinstance(node, A.PtrTypeExpr):
+            elem = t.pointee if isinstance(t, PtrType) else t.elem if isinstance(t, ArrayType) else None
+            if elem is None:
+                return True       # not a pointer: reported as a mismatch once instantiated
+            return self._infer(node.pointee, T.TConst(arg.span, elem, None), binding, names, fn_name)
+        return True
+
+    def instance(self, fn: A.FnDef, names: list, binding: dict) -> T.TFunction | None:
+        key = (fn.name, tuple(binding[n].name for n in names))
+        info = self.instances.get(key)
+        if info is not None:
+            return info
+        saved = self.type_params
+        self.type_params = dict(binding)
+        self.push()
+        params = self.params(fn.params, kernel=False)
+        self.pop()
+        ret = self.resolve_type(fn.ret, allow_tuple=True) if fn.ret is not None else VOID
+        self.type_params = saved
+        name = "$".join((fn.name,) + key[1])
+        info = T.TFunction(name, fn.span, fn.name_span, params, ret)
+        self.instances[key] = info
+        self.fns[name] = info
+        self.fn_nodes[name] = fn
+        self.fn_type_params[name] = dict(binding)
+        return info
+
+
+def _decays(t, param) -> bool:
+    return (isinstance(t, ArrayType) and isinstance(param, PtrType) and param.pointee == t.elem
+            and param.space == t.space and param.mut)

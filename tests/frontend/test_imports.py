@@ -1,0 +1,109 @@
+"""`import "file.ember";`: device functions from other files, located errors, the standard
+library, and the list of files read (what a depfile names)."""
+
+import os
+
+import pytest
+
+import ember
+from ember.diagnostics import CompileError
+from ember.frontend.imports import std_modules
+
+KERNEL = "kernel k(x: *mut global f32) block(32) {{ x[thread_idx.x] = {}(x[thread_idx.x]); }}\n"
+
+
+def write(tmp_path, files: dict):
+    for name, text in files.items():
+        p = tmp_path / name
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text)
+    return tmp_path
+
+
+def diagnostics(path) -> list:
+    with pytest.raises(CompileError) as e:
+        ember.compile(path)
+    return [(d.code, d.span.file.name if d.span else None, d.span.line_col[0] if d.span else None, d.message)
+            for d in e.value.diagnostics.sorted()]
+
+
+def test_functions_of_an_imported_file_are_callable_and_it_is_listed(tmp_path):
+    write(tmp_path, {"lib/twice.ember": "fn twice(a: f32) -> f32 { return a * 2.0; }\n",
+                     "main.ember": 'import "lib/twice.ember";\n' + KERNEL.format("twice")})
+    prog = ember.compile(tmp_path / "main.ember")
+    assert "mul" in prog.ptx or "add" in prog.ptx
+    assert prog.sources == [str(tmp_path / "main.ember"), str(tmp_path / "lib" / "twice.ember")]
+
+
+def test_paths_are_relative_to_the_importing_file_and_cycles_are_read_once(tmp_path):
+    write(tmp_path, {"a/one.ember": 'import "../b/two.ember";\nfn one(v: f32) -> f32 { return two(v) + 1.0; }\n',
+                     "b/two.ember": 'import "../a/one.ember";\nimport "../main.ember";\n'
+                                    'fn two(v: f32) -> f32 { return v * 3.0; }\n',
+                     "main.ember": 'import "a/one.ember";\nimport "./a/one.ember";\n' + KERNEL.format("one")})
+    prog = ember.compile(tmp_path / "main.ember")
+    assert len(prog.sources) == 3 and len(set(prog.sources)) == 3
+    assert list(prog.kernels) == ["k"]
+
+
+def test_kernels_of_imported_files_are_not_imported(tmp_path):
+    write(tmp_path, {"lib.ember": "fn f(a: f32) -> f32 { return a; }\n"
+                                  "kernel lib_kernel(x: *mut global f32) block(32) { x[0] = 1.0; }\n",
+                     "main.ember": 'import "lib.ember";\n' + KERNEL.format("f")})
+    assert list(ember.compile(tmp_path / "main.ember").kernels) == ["k"]
+
+
+def test_errors_in_an_imported_file_point_into_it(tmp_path):
+    write(tmp_path, {"lib.ember": "\nfn f(a: f32) -> f32 { return a + nowhere; }\n",
+                     "main.ember": 'import "lib.ember";\n' + KERNEL.format("f")})
+    [(code, file, line, _)] = diagnostics(tmp_path / "main.ember")
+    assert (code, file.endswith("lib.ember"), line) == ("E0101", True, 2)
+
+
+def test_a_syntax_error_in_an_imported_file_is_located_there(tmp_path):
+    write(tmp_path, {"lib.ember": "fn f(a: f32) -> f32 { return a + ; }\n",
+                     "main.ember": 'import "lib.ember";\n' + KERNEL.format("f")})
+    found = diagnostics(tmp_path / "main.ember")
+    assert found and all(f.endswith("lib.ember") and line == 1 for _, f, line, _ in found)
+
+
+def test_a_function_defined_in_two_files_is_an_error(tmp_path):
+    write(tmp_path, {"lib.ember": "fn f(a: f32) -> f32 { return a; }\n",
+                     "main.ember": 'import "lib.ember";\nfn f(a: f32) -> f32 { return a; }\n' + KERNEL.format("f")})
+    found = diagnostics(tmp_path / "main.ember")
+    assert [c for c, *_ in found] == ["E0102"]
+
+
+@pytest.mark.parametrize("path, message, help_", [
+    ("nope.ember", "no such file", None),
+    ("std/nope.ember", "the standard library has no such file", "std/reduce.ember"),
+    ("lib", "it is a directory", None),
+    ("binary.ember", "not UTF-8", None),
+])
+def test_an_import_that_cannot_be_read_is_e0110_at_its_path(tmp_path, path, message, help_):
+    write(tmp_path, {"lib/x.ember": "", "binary.ember": "", "main.ember": f'\nimport "{path}";\n' + KERNEL.format("abs")})
+    (tmp_path / "binary.ember").write_bytes(b"\xff\xfe\x00fn")
+    with pytest.raises(CompileError) as e:
+        ember.compile(tmp_path / "main.ember")
+    [d] = e.value.diagnostics.sorted()
+    assert d.code == "E0110" and message in d.message and d.span.line_col == (2, 8)
+    assert help_ is None or help_ in d.help
+
+
+def test_source_text_imports_relative_to_the_current_directory(tmp_path, monkeypatch):
+    write(tmp_path, {"lib.ember": "fn f(a: f32) -> f32 { return -a; }\n"})
+    monkeypatch.chdir(tmp_path)
+    prog = ember.compile('import "lib.ember";\n' + KERNEL.format("f"))
+    assert prog.sources[1] == os.path.join(str(tmp_path), "lib.ember")
+
+
+def test_import_is_a_reserved_word_and_must_come_with_a_string():
+    with pytest.raises(CompileError):
+        ember.compile("import lib;\n" + KERNEL.format("abs"))
+    with pytest.raises(CompileError):
+        ember.compile("kernel k(import: *mut global f32) block(32) { }")
+
+
+def test_every_standard_library_file_compiles_on_its_own():
+    assert std_modules(), "ember/std/ is empty"
+    for m in std_modules():
+        ember.compile(f'import "{m}";\nkernel k(x: *mut global f32) block(32) {{ x[0] = 1.0; }}')
