@@ -17,7 +17,8 @@ SRC = Path(__file__).resolve().parents[2] / "kernels_src"
 
 
 def test_every_kernel_file_is_covered():
-    assert sorted(p.name for p in SRC.glob("*.ember")) == ["rmsnorm.ember", "rope.ember"]
+    assert sorted(p.name for p in SRC.glob("*.ember")) == ["q4k_dp4a.ember", "q4k_gemv.ember", "rmsnorm.ember", "rmsnorm_q4k.ember",
+                                                          "rope.ember"]
 
 
 @pytest.mark.parametrize("neox", [False, True])
@@ -83,4 +84,30 @@ def test_rope_half_precision_io_in_sim(t, tol, neox):
     y = np.zeros_like(x)
     load(prog).rope_out(x, y, pos, heads, 1e6, grid=(1, tokens))
     err = np.abs(_values(t, y) - ref) / np.maximum(np.abs(ref), 1.0)
+    assert err.max() <= tol, err.max()
+
+
+@pytest.mark.parametrize("t, tol", [("f32", 2e-6), ("f16", 2 ** -10), ("bf16", 2 ** -7)])
+@pytest.mark.parametrize("cols, block", [(1000, 64), (256, 32)])
+def test_rmsnorm_rows_in_sim(t, tol, cols, block):
+    """The row-in-registers form; 1000 columns leave the last chunk round partly empty."""
+    rng = np.random.default_rng(cols + block)
+    rows, eps = 3, 1e-5
+    x = _io(t, rng.standard_normal((rows, cols)) * rng.uniform(0.01, 30, (rows, 1)))
+    r = _io(t, rng.standard_normal((rows, cols)))
+    gamma = _io(t, rng.uniform(0.5, 1.5, cols))
+    mod = load(ember.compile(SRC / "rmsnorm.ember", defines={"BLOCK": block, "T": t, "COLS": cols},
+                             kernels=["rmsnorm_rows", "add_rmsnorm_rows"]))
+    y = np.zeros_like(x)
+    mod.rmsnorm_rows(x, gamma, y, eps, grid=rows)
+    ref = rmsnorm_ref(_values(t, x), _values(t, gamma), eps)
+    err = np.abs(_values(t, y) - ref) / np.maximum(np.abs(ref), 1.0)
+    assert err.max() <= tol, err.max()
+    h = r.copy()
+    y2 = np.zeros_like(x)
+    mod.add_rmsnorm_rows(x, h, gamma, y2, eps, grid=rows)
+    h_ref = _values(t, _io(t, _values(t, x) + _values(t, r)))      # the sum, rounded to T once
+    np.testing.assert_array_equal(_values(t, h), h_ref)
+    ref2 = rmsnorm_ref(h_ref, _values(t, gamma), eps)
+    err = np.abs(_values(t, y2) - ref2) / np.maximum(np.abs(ref2), 1.0)
     assert err.max() <= tol, err.max()

@@ -1,0 +1,137 @@
+"""ggml's Q4_K weights and Q8_1 activations, in numpy, from the format definitions
+(DESIGN.md section 6), and f64 references for the kernels that use them.
+
+Q4_K: a super-block of 256 weights in 144 bytes: f16 d, f16 dmin, 12 bytes of packed
+6-bit (scale, min) for the 8 sub-blocks of 32, then 128 bytes of 4-bit quants. For
+j < 4: sc = q[j] & 63, m = q[j+4] & 63; for j >= 4: sc = (q[j+4] & 0xF) | ((q[j-4] >> 6) << 4),
+m = (q[j+4] >> 4) | ((q[j] >> 6) << 4). Group g (64 weights) is quant bytes 32g..32g+32:
+low nibbles are weights 64g + l (sub-block 2g), high nibbles 64g + 32 + l (sub-block
+2g + 1). w = d * sc * q - dmin * m.
+
+Q8_1: blocks of 32 activations: d = amax / 127 (f32), q = round(x / d) (ties away from
+zero, f32 division), stored as int8[32], f16 d, f16 s = d * sum(q) (36 bytes).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+QK_K = 256
+Q4K_BYTES = 144
+QK8_1 = 32
+Q8_1_BYTES = 36
+
+
+def scale_min(scales: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """scales: uint8 [..., 12] -> (sc, m), each int [..., 8]."""
+    q = scales.astype(np.int64)
+    sc = np.empty(q.shape[:-1] + (8,), np.int64)
+    m = np.empty_like(sc)
+    for j in range(8):
+        if j < 4:
+            sc[..., j] = q[..., j] & 63
+            m[..., j] = q[..., j + 4] & 63
+        else:
+            sc[..., j] = (q[..., j + 4] & 0xF) | ((q[..., j - 4] >> 6) << 4)
+            m[..., j] = (q[..., j + 4] >> 4) | ((q[..., j] >> 6) << 4)
+    return sc, m
+
+
+def _fields(blocks: np.ndarray):
+    """blocks: uint8 [rows, nb * 144] -> d, dmin [rows, nb] (f64), sc, m [rows, nb, 8],
+    quants [rows, nb, 256] (weight order)."""
+    rows = blocks.shape[0]
+    b = blocks.reshape(rows, -1, Q4K_BYTES)
+    d = b[..., 0:2].copy().view(np.float16)[..., 0].astype(np.float64)
+    dmin = b[..., 2:4].copy().view(np.float16)[..., 0].astype(np.float64)
+    sc, m = scale_min(b[..., 4:16])
+    qs = b[..., 16:].reshape(rows, b.shape[1], 4, 32).astype(np.int64)
+    quants = np.concatenate([qs & 0xF, qs >> 4], axis=-1).reshape(rows, b.shape[1], QK_K)
+    return d, dmin, sc, m, quants
+
+
+def dequantize_q4k(blocks: np.ndarray) -> np.ndarray:
+    """uint8 [rows, K / 256 * 144] -> f64 [rows, K]."""
+    d, dmin, sc, m, q = _fields(blocks)
+    scale = np.repeat(d[..., None] * sc, 32, axis=-1)
+    offset = np.repeat(dmin[..., None] * m, 32, axis=-1)
+    return (scale * q - offset).reshape(blocks.shape[0], -1)
+
+
+def random_q4k(rng: np.random.Generator, rows: int, k: int) -> np.ndarray:
+    """Random Q4_K blocks: every scale byte and quant random (so all 8 sub-block
+    (scale, min) encodings and both nibbles are exercised), d and dmin random positive
+    f16 of the size a real model has."""
+    assert k % QK_K == 0
+    nb = k // QK_K
+    blocks = rng.integers(0, 256, (rows, nb, Q4K_BYTES), dtype=np.uint8)
+    d = rng.uniform(1e-4, 2e-3, (rows, nb)).astype(np.float16)
+    dmin = rng.uniform(1e-4, 2e-3, (rows, nb)).astype(np.float16)
+    blocks[..., 0:2] = d[..., None].view(np.uint8).reshape(rows, nb, 2)
+    blocks[..., 2:4] = dmin[..., None].view(np.uint8).reshape(rows, nb, 2)
+    return blocks.reshape(rows, nb * Q4K_BYTES)
+
+
+def gemv(blocks: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """y[m, n] = sum_k W[n, k] x[m, k] in f64. x: [M, K]."""
+    return np.asarray(x, np.float64) @ dequantize_q4k(blocks).T
+
+
+def swiglu_gemv(gate: np.ndarray, up: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """silu(W_gate x) * (W_up x) in f64."""
+    g = gemv(gate, x)
+    return g / (1.0 + np.exp(-g)) * gemv(up, x)
+
+
+# ----------------------------------------------------------------------------- Q8_1
+def quantize_q8_1(x: np.ndarray) -> np.ndarray:
+    """f32 [M, K] (K a multiple of 32) -> uint8 [M, K / 32 * 36], exactly as the kernel
+    computes it: f32 arithmetic, round half away from zero."""
+    x = np.asarray(x, np.float32)
+    rows, k = x.shape
+    blk = x.reshape(rows, k // QK8_1, QK8_1)
+    amax = np.abs(blk).max(axis=-1)
+    d = (amax / np.float32(127)).astype(np.float32)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = np.where(d[..., None] > 0, blk / d[..., None], np.float32(0)).astype(np.float32)
+    r = r.astype(np.float64)                                 # exact; the rounding below too
+    q = (np.sign(r) * np.floor(np.abs(r) + 0.5)).astype(np.int64)
+    q = np.clip(q, -127, 127)
+    s = (d * q.sum(axis=-1).astype(np.float32)).astype(np.float32)
+    out = np.empty((rows, k // QK8_1, Q8_1_BYTES), np.uint8)
+    out[..., :32] = q.astype(np.int8).view(np.uint8)
+    out[..., 32:34] = d.astype(np.float16)[..., None].view(np.uint8).reshape(rows, -1, 2)
+    out[..., 34:36] = s.astype(np.float16)[..., None].view(np.uint8).reshape(rows, -1, 2)
+    return out.reshape(rows, -1)
+
+
+def q8_1_fields(q8: np.ndarray):
+    """uint8 [M, K / 32 * 36] -> int8 quants [M, K] (as int64), d [M, K / 32] (f64)."""
+    rows = q8.shape[0]
+    b = q8.reshape(rows, -1, Q8_1_BYTES)
+    q = b[..., :32].copy().view(np.int8).astype(np.int64).reshape(rows, -1)
+    d = b[..., 32:34].copy().view(np.float16)[..., 0].astype(np.float64)
+    return q, d
+
+
+def dequantize_q8_1(q8: np.ndarray) -> np.ndarray:
+    q, d = q8_1_fields(q8)
+    return (q.reshape(q.shape[0], -1, QK8_1) * d[..., None]).reshape(q.shape[0], -1)
+
+
+def gemv_q8_1(blocks: np.ndarray, q8: np.ndarray) -> np.ndarray:
+    """The DP4A GEMV's exact integer part, emulated: for each (row, super-block,
+    sub-block) the integer dot product of the 4-bit quants with the int8 activations and
+    the integer sum of the activations, then y = sum d*sc*d8*dot - dmin*m*d8*sum in f64.
+    A kernel computes the same integers (dp4a is exact) and combines them in f32."""
+    d, dmin, sc, m, quants = _fields(blocks)                 # [N, nb], [N, nb, 8], [N, nb, 256]
+    q, d8 = q8_1_fields(q8)                                  # [M, K], [M, K/32]
+    rows_n, nb = d.shape
+    qw = quants.reshape(rows_n, nb * 8, 32)
+    qa = q.reshape(q.shape[0], nb * 8, 32)
+    dots = np.einsum("nsl,msl->mns", qw, qa)                 # exact int64
+    sums = qa.sum(axis=-1)                                   # [M, nb*8]
+    scale = (d[..., None] * sc).reshape(rows_n, nb * 8)      # d*sc per sub-block
+    offset = (dmin[..., None] * m).reshape(rows_n, nb * 8)
+    return (np.einsum("ns,mns,ms->mn", scale, dots.astype(np.float64), d8)
+            - np.einsum("ns,ms,ms->mn", offset, sums.astype(np.float64), d8))

@@ -1,0 +1,124 @@
+"""The Q4_K kernels in the simulator against f64 references built from the format
+definitions: random scale bytes (every sub-block index 0-7, both nibbles), N not a multiple
+of the rows per block, super-block counts that leave lanes idle; the DP4A path exactly
+against a Q8_1 emulation."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import ember
+from ember.reference import q4k as R
+from ember.reference.rmsnorm import rmsnorm as rmsnorm_ref
+from ember.sim import load
+
+SRC = Path(__file__).resolve().parents[2] / "kernels_src"
+WARPS = 4
+
+
+def grid(rows: int) -> int:
+    return (rows + WARPS - 1) // WARPS
+
+
+def dequantize_by_the_letter(block: bytes) -> list:
+    """One super-block, element by element, straight from DESIGN.md section 6: an
+    independent check of ember.reference.q4k."""
+    d = float(np.frombuffer(block[0:2], np.float16)[0])
+    dmin = float(np.frombuffer(block[2:4], np.float16)[0])
+    q, qs = block[4:16], block[16:]
+    out = [0.0] * 256
+    for j in range(8):
+        if j < 4:
+            sc, m = q[j] & 63, q[j + 4] & 63
+        else:
+            sc, m = (q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4), (q[j + 4] >> 4) | ((q[j] >> 6) << 4)
+        g, high = divmod(j, 2)
+        for l in range(32):
+            byte = qs[32 * g + l]
+            nib = byte >> 4 if high else byte & 0xF
+            out[64 * g + 32 * high + l] = d * sc * nib - dmin * m
+    return out
+
+
+def test_reference_dequantiser_matches_the_definition():
+    rng = np.random.default_rng(0)
+    blocks = R.random_q4k(rng, 3, 512)
+    got = R.dequantize_q4k(blocks)
+    for r in range(3):
+        for b in range(2):
+            raw = bytes(blocks[r, 144 * b:144 * (b + 1)])
+            np.testing.assert_array_equal(got[r, 256 * b:256 * (b + 1)], dequantize_by_the_letter(raw))
+    sc, m = R.scale_min(blocks.reshape(3, 2, 144)[..., 4:16])
+    assert (sc[..., 4:] >= 16).any() and (m[..., 4:] >= 16).any()   # the high bits of j >= 4 in use
+
+
+def f32_tolerance(w: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """f32 rounding of a K-term dot product: K * eps * sum |w x|."""
+    mag = np.abs(np.asarray(x, np.float64)) @ np.abs(R.dequantize_q4k(w)).T
+    return w.shape[1] // 144 * 256 * 2.0 ** -23 * mag + 1e-30
+
+
+def inputs(seed: int, n: int, k: int, m: int):
+    rng = np.random.default_rng(seed)
+    w = R.random_q4k(rng, n, k)
+    x = (rng.standard_normal((m, k)) * rng.uniform(0.1, 10.0, (m, 1))).astype(np.float32)
+    return rng, w, x
+
+
+@pytest.mark.parametrize("m, n, k", [(1, 7, 768), (3, 9, 256), (8, 5, 1280)])
+def test_q4k_gemv_f32(m, n, k):
+    _, w, x = inputs(m * 100 + n, n, k, m)
+    mod = load(ember.compile(SRC / "q4k_gemv.ember", defines={"M": m, "WARPS": WARPS}))
+    y = np.zeros((m, n), np.float32)
+    mod.q4k_gemv(w.view(np.uint32), x, y, n, k, grid=grid(n))
+    err = np.abs(y - R.gemv(w, x))
+    assert (err <= f32_tolerance(w, x)).all(), err.max()
+
+
+@pytest.mark.parametrize("m, n, k", [(1, 7, 768), (4, 6, 512), (8, 3, 256)])
+def test_q4k_dp4a_path_against_the_q8_1_emulation(m, n, k):
+    rng, w, x = inputs(m * 10 + n, n, k, m)
+    x[0, :32] = 0.0                                   # an all-zero block: d = 0
+    x[-1, 40] = 1e4                                   # one block dominated by one value
+    mod = load(ember.compile(SRC / "q4k_dp4a.ember", defines={"M": m, "WARPS": WARPS}))
+    blocks = m * k // 32
+    q8 = np.zeros(blocks * 9, np.uint32)
+    mod.quantize_q8_1(x, q8, blocks, grid=grid(blocks))
+    want = R.quantize_q8_1(x)
+    np.testing.assert_array_equal(q8.view(np.uint8).reshape(m, -1), want)     # bit-exact
+    y = np.zeros((m, n), np.float32)
+    mod.q4k_q8_gemv(w.view(np.uint32), q8, y, n, k, grid=grid(n))
+    ref = R.gemv_q8_1(w, want)
+    # integer parts are exact; what is left is the f32 combination of k / 32 partial sums
+    assert (np.abs(y - ref) <= f32_tolerance(w, R.dequantize_q8_1(want))).all()
+    # and Q8_1 is a close approximation of the f32 activations
+    exact = R.gemv(w, x)
+    assert np.abs(ref - exact).max() <= 0.02 * np.abs(exact).max()
+
+
+@pytest.mark.parametrize("m", [1, 3])
+def test_q4k_swiglu(m):
+    rng, wg, x = inputs(77 + m, 6, 512, m)
+    wu = R.random_q4k(rng, 6, 512)
+    mod = load(ember.compile(SRC / "q4k_dp4a.ember", defines={"M": m, "WARPS": WARPS}))
+    q8 = R.quantize_q8_1(x)
+    y = np.zeros((m, 6), np.float32)
+    mod.q4k_q8_swiglu(wg.view(np.uint32), wu.view(np.uint32), q8.view(np.uint32).ravel(), y, 6, 512, grid=grid(6))
+    g, u = R.gemv_q8_1(wg, q8), R.gemv_q8_1(wu, q8)
+    ref = g / (1.0 + np.exp(-g)) * u
+    tol = 1e-5 * (np.abs(g) + 1) * (np.abs(u) + 1) + f32_tolerance(wg, R.dequantize_q8_1(q8)) * np.abs(u)
+    assert (np.abs(y - ref) <= tol).all()
+
+
+@pytest.mark.parametrize("n, k", [(7, 768), (9, 512)])
+def test_rmsnorm_q4k_gemv(n, k):
+    rng, w, x = inputs(n + k, n, k, 1)
+    gamma = rng.uniform(0.5, 1.5, k).astype(np.float32)
+    eps = 1e-6
+    mod = load(ember.compile(SRC / "rmsnorm_q4k.ember", defines={"K": k, "WARPS": WARPS}))
+    y = np.zeros(n, np.float32)
+    mod.rmsnorm_q4k_gemv(x[0], gamma, w.view(np.uint32), y, n, eps, grid=grid(n))
+    normed = rmsnorm_ref(x, gamma, eps)
+    err = np.abs(y - R.gemv(w, normed)[0])
+    assert (err <= 4 * f32_tolerance(w, normed)[0]).all(), err.max()
