@@ -44,6 +44,13 @@ def _read(full: str, imp: A.Import, diags: Diagnostics) -> SourceFile | None:
         help_ = "the standard library has: " + ", ".join(f'"{m}"' for m in std_modules())
     elif not imp.path.endswith(".ember"):
         help_ = f'import a file by its name, e.g. `import "{imp.path}.ember";`'
+    if "\0" in full:
+        diags.error("E0110", f"cannot import `{imp.path!r}`: a path cannot contain a NUL character", imp.path_span)
+        return None
+    if os.path.exists(full) and not os.path.isdir(full) and not os.path.isfile(full):
+        # a device or a pipe (/dev/zero would never end)
+        diags.error("E0110", f"cannot import `{imp.path}`: it is not a regular file", imp.path_span)
+        return None
     try:
         with open(full, encoding="utf-8") as f:
             text = f.read()

@@ -100,6 +100,15 @@ def _abs(L, op, args):
         return [L.intrinsic("llvm.fabs", [args[0].type], args)]
     if not t.signed:
         return [args[0]]
+    if t.bits < 32:
+        # i8/i16: abs.s32 of the widened value in inline PTX, then truncated. ptxas compiles
+        # abs.s16 to a 32-bit IABS whose result it then treats as an already sign-extended
+        # i16, so abs(-32768i16) widened to 32 bits read +32768 on an H100 (fuzz corpus
+        # seed 1000729); LLVM turns every select/xor/mul form back into abs.s16, and the
+        # asm is opaque to it.
+        wide = L.b.sext(args[0], I32)
+        asm = ll.InlineAsm(ll.FunctionType(I32, [I32]), "abs.s32 $0, $1;", "=r,r", side_effect=False)
+        return [L.b.trunc(L.b.call(asm, [wide]), args[0].type)]
     return [L.intrinsic("llvm.abs", [args[0].type], [args[0], ll.Constant(I1, 0)], ret=args[0].type)]
 
 

@@ -114,6 +114,17 @@ def q8_1_fields(q8: np.ndarray):
     return q, d
 
 
+def split_q8_1(q8: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """ggml's 36-byte Q8_1 blocks -> the split layout the DP4A kernels read: the quants in
+    order (uint32 [M * K / 4], four per word) and per block one uint32 with f16 d in the
+    low half and f16 s in the high half (uint32 [M * K / 32])."""
+    rows = q8.shape[0]
+    b = q8.reshape(rows, -1, Q8_1_BYTES)
+    quants = np.ascontiguousarray(b[..., :32]).reshape(-1).view(np.uint32)
+    ds = np.ascontiguousarray(b[..., 32:36]).reshape(-1).view(np.uint32)
+    return quants, ds
+
+
 def dequantize_q8_1(q8: np.ndarray) -> np.ndarray:
     q, d = q8_1_fields(q8)
     return (q.reshape(q.shape[0], -1, QK8_1) * d[..., None]).reshape(q.shape[0], -1)

@@ -89,7 +89,11 @@ def from_dlpack(obj) -> Buffer:
 
 def borrow(obj) -> Buffer | None:
     """A Buffer for a device array object, or None if it is not one."""
-    if hasattr(obj, "__cuda_array_interface__"):
+    try:
+        has_cai = hasattr(obj, "__cuda_array_interface__")
+    except (TypeError, ValueError, RuntimeError):
+        has_cai = False     # e.g. a torch bf16 tensor: its interface raises; DLPack carries bf16
+    if has_cai:
         return from_cuda_array_interface(obj)
     if hasattr(obj, "__dlpack__") and hasattr(obj, "__dlpack_device__"):
         try:

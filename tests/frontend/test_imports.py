@@ -78,6 +78,8 @@ def test_a_function_defined_in_two_files_is_an_error(tmp_path):
     ("std/nope.ember", "the standard library has no such file", "std/reduce.ember"),
     ("lib", "it is a directory", None),
     ("binary.ember", "not UTF-8", None),
+    ("/dev/zero", "not a regular file", None),
+    ("a\x00b.ember", "NUL", None),
 ])
 def test_an_import_that_cannot_be_read_is_e0110_at_its_path(tmp_path, path, message, help_):
     write(tmp_path, {"lib/x.ember": "", "binary.ember": "", "main.ember": f'\nimport "{path}";\n' + KERNEL.format("abs")})

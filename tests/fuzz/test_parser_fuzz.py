@@ -11,7 +11,9 @@ ROOT = Path(__file__).resolve().parents[2]
 SEED = (ROOT / "kernels_src" / "rope.ember").read_text()
 TOKENS = ["{", "}", "(", ")", ";", ",", "let", "var", "if", "else", "for", "in", "..", "while", "return",
           "break", "=", "==", "+", "*", "<<", "x", "1", "1.5", "u32", "f32", "[", "]", ":", "->", "fn",
-          "kernel", "bitcast", "<", ">", "-", "!", "&&", "step", "block", "true", "\n", "//", "0x"]
+          "kernel", "bitcast", "<", ">", "-", "!", "&&", "step", "block", "true", "\n", "//", "0x",
+          # imports and generics (a NUL in an import path once crashed; /dev/zero would never end)
+          'import "std/reduce.ember";', "import", '"', '"std/', '"/dev/zero"', '"\x00"', "const", "type", "T"]
 
 
 def compiles_or_reports(src: str) -> None:

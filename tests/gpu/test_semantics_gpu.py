@@ -174,3 +174,27 @@ def test_float_bits_truncated_into_a_narrow_store(src_t, bits_t, narrow):
     else:
         nan = np.isnan(x)
     assert np.array_equal(outs["cuda"][~nan], outs["sim"][~nan])   # a NaN's bits are unspecified
+
+
+@pytest.mark.parametrize("t, dtype", [("i16", np.int16), ("i8", np.int8)])
+def test_abs_of_the_narrow_minimum_wraps_when_widened(t, dtype):
+    """abs(MIN) = MIN, also after widening: ptxas miscompiled abs.s16 followed by a sign
+    extension (fuzz corpus seed 1000729), so Ember lowers narrow abs through 32 bits."""
+    import ember
+    from ember.runtime import cuda, load
+    src = f"""kernel k(a: *global {t}, o: *mut global u32, o2: *mut global i64) block(32) {{
+        let v: {t} = abs(a[thread_idx.x]);
+        o[thread_idx.x] = u32(v);
+        o2[thread_idx.x] = i64(v) + 1;
+    }}"""
+    prog = ember.compile(src, arch=cuda.context().arch)
+    info = np.iinfo(dtype)
+    a = np.array([info.min, info.min + 1, -1, 0, 1, info.max] * 5 + [info.min] * 2, dtype)
+    got = {}
+    for device in ("cuda", "sim"):
+        o, o2 = np.zeros(32, np.uint32), np.zeros(32, np.int64)
+        load(prog, device=device).k(a, o, o2, grid=1)
+        got[device] = (o, o2)
+    np.testing.assert_array_equal(got["cuda"][0], got["sim"][0])
+    np.testing.assert_array_equal(got["cuda"][1], got["sim"][1])
+    assert got["sim"][1][0] == info.min + 1

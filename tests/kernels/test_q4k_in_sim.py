@@ -83,12 +83,14 @@ def test_q4k_dp4a_path_against_the_q8_1_emulation(m, n, k):
     x[-1, 40] = 1e4                                   # one block dominated by one value
     mod = load(ember.compile(SRC / "q4k_dp4a.ember", defines={"M": m, "WARPS": WARPS}))
     blocks = m * k // 32
-    q8 = np.zeros(blocks * 9, np.uint32)
-    mod.quantize_q8_1(x, q8, blocks, grid=grid(blocks))
+    aq, ads = np.zeros(blocks * 8, np.uint32), np.zeros(blocks, np.uint32)
+    mod.quantize_q8_1(x, aq, ads, blocks, grid=grid(blocks))
     want = R.quantize_q8_1(x)
-    np.testing.assert_array_equal(q8.view(np.uint8).reshape(m, -1), want)     # bit-exact
+    want_q, want_ds = R.split_q8_1(want)
+    np.testing.assert_array_equal(aq, want_q)                                   # bit-exact
+    np.testing.assert_array_equal(ads, want_ds)
     y = np.zeros((m, n), np.float32)
-    mod.q4k_q8_gemv(w.view(np.uint32), q8, y, n, k, grid=grid(n))
+    mod.q4k_q8_gemv(w.view(np.uint32), aq, ads, y, n, k, grid=grid(n))
     ref = R.gemv_q8_1(w, want)
     # integer parts are exact; what is left is the f32 combination of k / 32 partial sums
     assert (np.abs(y - ref) <= f32_tolerance(w, R.dequantize_q8_1(want))).all()
@@ -104,7 +106,7 @@ def test_q4k_swiglu(m):
     mod = load(ember.compile(SRC / "q4k_dp4a.ember", defines={"M": m, "WARPS": WARPS}))
     q8 = R.quantize_q8_1(x)
     y = np.zeros((m, 6), np.float32)
-    mod.q4k_q8_swiglu(wg.view(np.uint32), wu.view(np.uint32), q8.view(np.uint32).ravel(), y, 6, 512, grid=grid(6))
+    mod.q4k_q8_swiglu(wg.view(np.uint32), wu.view(np.uint32), *R.split_q8_1(q8), y, 6, 512, grid=grid(6))
     g, u = R.gemv_q8_1(wg, q8), R.gemv_q8_1(wu, q8)
     ref = g / (1.0 + np.exp(-g)) * u
     tol = 1e-5 * (np.abs(g) + 1) * (np.abs(u) + 1) + f32_tolerance(wg, R.dequantize_q8_1(q8)) * np.abs(u)

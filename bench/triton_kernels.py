@@ -1,0 +1,94 @@
+"""Triton versions of Ember's kernels, written the way a Triton user would, for the third
+column of the GPU A/B benchmarks (Triton is installed on the GPU machine only).
+
+- rmsnorm: one row per program, the whole row in registers (BLOCK = next power of two);
+- add_rmsnorm: the same with the residual add (h written back to r);
+- q4k_gemv: Q4_K GEMV with f32 activations, BLOCK_N output rows per program, one
+  super-block (256 weights) per step, dequantised in registers (same format as
+  ember.reference.q4k)."""
+
+from __future__ import annotations
+
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _rmsnorm(x, gamma, y, cols, eps, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    offs = tl.arange(0, BLOCK)
+    mask = offs < cols
+    v = tl.load(x + row * cols + offs, mask=mask, other=0.0).to(tl.float32)
+    scale = tl.rsqrt(tl.sum(v * v, axis=0) / cols + eps)
+    g = tl.load(gamma + offs, mask=mask, other=0.0).to(tl.float32)
+    tl.store(y + row * cols + offs, (v * scale * g).to(y.dtype.element_ty), mask=mask)
+
+
+@triton.jit
+def _add_rmsnorm(x, r, gamma, y, cols, eps, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    offs = tl.arange(0, BLOCK)
+    mask = offs < cols
+    h = (tl.load(x + row * cols + offs, mask=mask, other=0.0).to(tl.float32)
+         + tl.load(r + row * cols + offs, mask=mask, other=0.0).to(tl.float32)).to(r.dtype.element_ty)
+    tl.store(r + row * cols + offs, h, mask=mask)
+    v = h.to(tl.float32)
+    scale = tl.rsqrt(tl.sum(v * v, axis=0) / cols + eps)
+    g = tl.load(gamma + offs, mask=mask, other=0.0).to(tl.float32)
+    tl.store(y + row * cols + offs, (v * scale * g).to(y.dtype.element_ty), mask=mask)
+
+
+def _warps(block: int) -> int:
+    return max(1, min(32, block // 256))      # 8 elements per thread, up to 1024 threads
+
+
+def rmsnorm(x, gamma, y, eps):
+    rows, cols = x.shape
+    block = triton.next_power_of_2(cols)
+    _rmsnorm[(rows,)](x, gamma, y, cols, eps, BLOCK=block, num_warps=_warps(block))
+
+
+def add_rmsnorm(x, r, gamma, y, eps):
+    rows, cols = x.shape
+    block = triton.next_power_of_2(cols)
+    _add_rmsnorm[(rows,)](x, r, gamma, y, cols, eps, BLOCK=block, num_warps=_warps(block))
+
+
+@triton.jit
+def _q4k_gemv(w, x, y, n, k, M: tl.constexpr, BLOCK_N: tl.constexpr):
+    """w: uint8 [n, k / 256 * 144]; x: f32 [M, k]; y: f32 [M, n]."""
+    rows = tl.program_id(0) * BLOCK_N + tl.arange(0, BLOCK_N)
+    rmask = rows < n
+    nb = k // 256
+    row_bytes = rows.to(tl.int64) * nb * 144
+    l32 = tl.arange(0, 32)
+    for mi in tl.static_range(M):
+        acc = tl.zeros([BLOCK_N], dtype=tl.float32)
+        for sb in range(nb):
+            blk = row_bytes + sb * 144
+            d = tl.load((w + blk).to(tl.pointer_type(tl.float16), bitcast=True), mask=rmask, other=0.0).to(tl.float32)
+            dmin = tl.load((w + blk + 2).to(tl.pointer_type(tl.float16), bitcast=True), mask=rmask,
+                           other=0.0).to(tl.float32)
+            for g in tl.static_range(4):
+                qs = tl.load(w + blk[:, None] + 16 + 32 * g + l32[None, :], mask=rmask[:, None], other=0).to(tl.int32)
+                for h in tl.static_range(2):
+                    j = 2 * g + h
+                    if j < 4:
+                        sc = tl.load(w + blk + 4 + j, mask=rmask, other=0).to(tl.int32) & 63
+                        m = tl.load(w + blk + 8 + j, mask=rmask, other=0).to(tl.int32) & 63
+                    else:
+                        b8 = tl.load(w + blk + 8 + j, mask=rmask, other=0).to(tl.int32)
+                        lo4 = tl.load(w + blk + j, mask=rmask, other=0).to(tl.int32)
+                        hi4 = tl.load(w + blk + 4 + j, mask=rmask, other=0).to(tl.int32)
+                        sc = (b8 & 0xF) | ((lo4 >> 6) << 4)
+                        m = (b8 >> 4) | ((hi4 >> 6) << 4)
+                    q = (qs >> (4 * h)) & 0xF
+                    wv = (d * sc.to(tl.float32))[:, None] * q.to(tl.float32) - (dmin * m.to(tl.float32))[:, None]
+                    xv = tl.load(x + mi * k + sb * 256 + 64 * g + 32 * h + l32)
+                    acc += tl.sum(wv * xv[None, :], axis=1)
+        tl.store(y + mi * n + rows, acc, mask=rmask)
+
+
+def q4k_gemv(w, x, y, n, k, block_n: int = 16):
+    m = x.shape[0]
+    _q4k_gemv[(triton.cdiv(n, block_n),)](w, x, y, n, k, M=m, BLOCK_N=block_n, num_warps=4)

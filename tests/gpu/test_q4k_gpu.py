@@ -1,0 +1,65 @@
+"""The Q4_K kernels and the row-in-registers RMSNorm on the GPU: the simulator's bits
+(every operation in them is exactly specified, and the reduction orders are fixed),
+Q8_1 bit-exact against the reference, and the f64 references within f32 rounding."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import ember
+from ember.reference import q4k as R
+from ember.runtime import load
+from tests.kernels.test_kernels_in_sim import _io
+from tests.kernels.test_q4k_in_sim import f32_tolerance
+
+pytestmark = pytest.mark.gpu
+SRC = Path(__file__).resolve().parents[2] / "kernels_src"
+
+
+def both(path, defines, kernel, make_args, grid, outs):
+    """Run on the GPU and in the simulator; returns {device: [output arrays]}."""
+    from ember.runtime import cuda
+    prog = ember.compile(path, arch=cuda.context().arch, defines=defines)
+    got = {}
+    for device in ("cuda", "sim"):
+        args = make_args()
+        getattr(load(prog, device=device), kernel)(*args, grid=grid)
+        got[device] = [args[i] for i in outs]
+    return got
+
+
+@pytest.mark.parametrize("m", [1, 4, 8])
+def test_q4k_f32_and_dp4a_gpu_equal_sim(m):
+    rng = np.random.default_rng(m)
+    n, k = 37, 1280
+    w = R.random_q4k(rng, n, k)
+    x = (rng.standard_normal((m, k)) * rng.uniform(0.1, 10, (m, 1))).astype(np.float32)
+    wv = w.view(np.uint32)
+    got = both(SRC / "q4k_gemv.ember", {"M": m}, "q4k_gemv",
+               lambda: [wv, x, np.zeros((m, n), np.float32), n, k], (n + 3) // 4, [2])
+    np.testing.assert_array_equal(got["cuda"][0], got["sim"][0])
+    assert (np.abs(got["cuda"][0] - R.gemv(w, x)) <= f32_tolerance(w, x)).all()
+    blocks = m * k // 32
+    q = both(SRC / "q4k_dp4a.ember", {"M": m}, "quantize_q8_1",
+             lambda: [x, np.zeros(blocks * 8, np.uint32), np.zeros(blocks, np.uint32), blocks], (blocks + 3) // 4,
+             [1, 2])
+    want = R.quantize_q8_1(x)
+    for a, b in zip(q["cuda"], R.split_q8_1(want)):
+        np.testing.assert_array_equal(a, b)
+    aq, ads = q["cuda"]
+    got = both(SRC / "q4k_dp4a.ember", {"M": m}, "q4k_q8_gemv",
+               lambda: [wv, aq, ads, np.zeros((m, n), np.float32), n, k], (n + 3) // 4, [3])
+    np.testing.assert_array_equal(got["cuda"][0], got["sim"][0])
+    assert (np.abs(got["cuda"][0] - R.gemv_q8_1(w, want)) <= f32_tolerance(w, R.dequantize_q8_1(want))).all()
+
+
+@pytest.mark.parametrize("t", ["f32", "bf16"])
+def test_rmsnorm_rows_gpu_equals_sim(t):
+    rng = np.random.default_rng(4)
+    rows, cols = 6, 3584
+    x = _io(t, rng.standard_normal((rows, cols)) * 5)
+    gamma = _io(t, rng.uniform(0.5, 1.5, cols))
+    got = both(SRC / "rmsnorm.ember", {"T": t, "COLS": cols, "BLOCK": 256}, "rmsnorm_rows",
+               lambda: [x, gamma, np.zeros_like(x), 1e-6], rows, [2])
+    np.testing.assert_array_equal(got["cuda"][0], got["sim"][0])
