@@ -2,7 +2,8 @@
 
 Sides, per shape N x K (the issue's: 14336x4096, 4096x14336, 18944x3584, 1536x8960) and
 M = 1, 4, 8 activation rows:
-- ember f32: kernels_src/q4k_gemv.ember (f32 activations);
+- ember f32: kernels_src/q4k_gemv.ember q4k_gemv (f32 activations read from L1), and
+  q4k_gemv_smem.ember (staged in padded shared memory) where M * K fits its 48 KB;
 - ember dp4a: kernels_src/q4k_dp4a.ember q4k_q8_gemv on Q8_1 activations (split layout;
   quantize_q8_1 timed on its own row, and checked bit for bit against the reference);
 - triton f32: bench/triton_kernels.py q4k_gemv (f32 activations, dequantised in registers);
@@ -88,6 +89,12 @@ def run_shape(n: int, k: int, arch: str, quick: bool, rng) -> list:
         launches = [ember_on_torch_stream(f32.q4k_gemv.prepare(wi.view(torch.uint32), x, y, n, k, grid=grid))
                     for wi in ws]
         record("ember f32", m, rotating(launches), lambda: y, ref)
+        if m * k * 4.25 <= 48 * 1024:
+            sm = cuda.load(ember.compile(ROOT / "kernels_src" / "q4k_gemv_smem.ember", arch=arch,
+                                         defines={"M": m, "K": k, "WARPS": 8}))
+            launches = [ember_on_torch_stream(sm.q4k_gemv_smem.prepare(wi.view(torch.uint32), x, y, n,
+                                                                       grid=(n + 7) // 8)) for wi in ws]
+            record("ember f32 (x in shared memory)", m, rotating(launches), lambda: y, ref)
         dp = cuda.load(ember.compile(ROOT / "kernels_src" / "q4k_dp4a.ember", arch=arch,
                                      defines={"M": m, "WARPS": WARPS}))
         blocks = m * k // 32

@@ -35,7 +35,7 @@ def _torch_dtype(t):
 def ember_kernels(t: str, cols: int, block: int, arch: str):
     import ember
     from ember.runtime import cuda
-    vec = 4
+    vec = 8 if t in ("f16", "bf16") else 4           # 16 bytes per access
     if cols % vec or (cols // vec) < block // 4:
         return None                       # too few chunks for this many threads
     prog = ember.compile(ROOT / "kernels_src" / "rmsnorm.ember", arch=arch,

@@ -114,15 +114,29 @@ def q8_1_fields(q8: np.ndarray):
     return q, d
 
 
+def lane_order() -> np.ndarray:
+    """The order of the 256 activation quants of a super-block in the split layout: the
+    16 at 64g + 32q + 16h + i come at 128q + 16 (2g + h) + i (the DP4A GEMV's lane
+    c = 2g + h reads bytes 16c.. for the low nibbles and 128 + 16c.. for the high)."""
+    order = np.empty(256, np.int64)
+    for q in range(2):
+        for g in range(4):
+            for h in range(2):
+                for i in range(16):
+                    order[128 * q + 16 * (2 * g + h) + i] = 64 * g + 32 * q + 16 * h + i
+    return order
+
+
 def split_q8_1(q8: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """ggml's 36-byte Q8_1 blocks -> the split layout the DP4A kernels read: the quants in
-    order (uint32 [M * K / 4], four per word) and per block one uint32 with f16 d in the
-    low half and f16 s in the high half (uint32 [M * K / 32])."""
+    """ggml's 36-byte Q8_1 blocks -> the split layout the DP4A kernels read: the quants
+    (uint32 [M * K / 4], four per word) in lane order (lane_order) within each run of 256,
+    and per block one uint32 with f16 d in the low half and f16 s in the high half
+    (uint32 [M * K / 32]). K must be a multiple of 256."""
     rows = q8.shape[0]
     b = q8.reshape(rows, -1, Q8_1_BYTES)
-    quants = np.ascontiguousarray(b[..., :32]).reshape(-1).view(np.uint32)
+    quants = b[..., :32].reshape(rows, -1, 256)[..., lane_order()]
     ds = np.ascontiguousarray(b[..., 32:36]).reshape(-1).view(np.uint32)
-    return quants, ds
+    return np.ascontiguousarray(quants).reshape(-1).view(np.uint32), ds
 
 
 def dequantize_q8_1(q8: np.ndarray) -> np.ndarray:

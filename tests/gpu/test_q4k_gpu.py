@@ -29,6 +29,26 @@ def both(path, defines, kernel, make_args, grid, outs):
     return got
 
 
+@pytest.mark.parametrize("m", [1, 2])
+def test_q4k_staged_and_fused_gpu_equal_sim(m):
+    from ember.reference.rmsnorm import rmsnorm
+    rng = np.random.default_rng(10 + m)
+    n, k = 29, 768
+    w = R.random_q4k(rng, n, k)
+    x = rng.standard_normal((m, k)).astype(np.float32)
+    wv = w.view(np.uint32)
+    got = both(SRC / "q4k_gemv_smem.ember", {"M": m, "K": k, "WARPS": 8}, "q4k_gemv_smem",
+               lambda: [wv, x, np.zeros((m, n), np.float32), n], (n + 7) // 8, [2])
+    np.testing.assert_array_equal(got["cuda"][0], got["sim"][0])
+    assert (np.abs(got["cuda"][0] - R.gemv(w, x)) <= f32_tolerance(w, x)).all()
+    gamma = rng.uniform(0.5, 1.5, k).astype(np.float32)
+    got = both(SRC / "rmsnorm_q4k.ember", {"K": k, "WARPS": 8}, "rmsnorm_q4k_gemv",
+               lambda: [x[0], gamma, wv, np.zeros(n, np.float32), n, 1e-6], (n + 7) // 8, [3])
+    np.testing.assert_array_equal(got["cuda"][0], got["sim"][0])
+    normed = rmsnorm(x[:1], gamma, 1e-6)
+    assert (np.abs(got["cuda"][0] - R.gemv(w, normed)[0]) <= 4 * f32_tolerance(w, normed)[0]).all()
+
+
 @pytest.mark.parametrize("m", [1, 4, 8])
 def test_q4k_f32_and_dp4a_gpu_equal_sim(m):
     rng = np.random.default_rng(m)
@@ -60,6 +80,7 @@ def test_rmsnorm_rows_gpu_equals_sim(t):
     rows, cols = 6, 3584
     x = _io(t, rng.standard_normal((rows, cols)) * 5)
     gamma = _io(t, rng.uniform(0.5, 1.5, cols))
-    got = both(SRC / "rmsnorm.ember", {"T": t, "COLS": cols, "BLOCK": 256}, "rmsnorm_rows",
+    got = both(SRC / "rmsnorm.ember", {"T": t, "COLS": cols, "BLOCK": 256, "VEC": 8 if t == "bf16" else 4},
+               "rmsnorm_rows",
                lambda: [x, gamma, np.zeros_like(x), 1e-6], rows, [2])
     np.testing.assert_array_equal(got["cuda"][0], got["sim"][0])

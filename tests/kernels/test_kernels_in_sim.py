@@ -17,7 +17,7 @@ SRC = Path(__file__).resolve().parents[2] / "kernels_src"
 
 
 def test_every_kernel_file_is_covered():
-    assert sorted(p.name for p in SRC.glob("*.ember")) == ["q4k_dp4a.ember", "q4k_gemv.ember", "rmsnorm.ember", "rmsnorm_q4k.ember",
+    assert sorted(p.name for p in SRC.glob("*.ember")) == ["q4k_dp4a.ember", "q4k_gemv.ember", "q4k_gemv_smem.ember", "rmsnorm.ember", "rmsnorm_q4k.ember",
                                                           "rope.ember"]
 
 
@@ -87,16 +87,17 @@ def test_rope_half_precision_io_in_sim(t, tol, neox):
     assert err.max() <= tol, err.max()
 
 
-@pytest.mark.parametrize("t, tol", [("f32", 2e-6), ("f16", 2 ** -10), ("bf16", 2 ** -7)])
+@pytest.mark.parametrize("t, tol, vec", [("f32", 2e-6, 4), ("f16", 2 ** -10, 4), ("bf16", 2 ** -7, 4),
+                                         ("bf16", 2 ** -7, 8), ("f16", 2 ** -10, 8)])
 @pytest.mark.parametrize("cols, block", [(1000, 64), (256, 32)])
-def test_rmsnorm_rows_in_sim(t, tol, cols, block):
+def test_rmsnorm_rows_in_sim(t, tol, vec, cols, block):
     """The row-in-registers form; 1000 columns leave the last chunk round partly empty."""
     rng = np.random.default_rng(cols + block)
     rows, eps = 3, 1e-5
     x = _io(t, rng.standard_normal((rows, cols)) * rng.uniform(0.01, 30, (rows, 1)))
     r = _io(t, rng.standard_normal((rows, cols)))
     gamma = _io(t, rng.uniform(0.5, 1.5, cols))
-    mod = load(ember.compile(SRC / "rmsnorm.ember", defines={"BLOCK": block, "T": t, "COLS": cols},
+    mod = load(ember.compile(SRC / "rmsnorm.ember", defines={"BLOCK": block, "T": t, "COLS": cols, "VEC": vec},
                              kernels=["rmsnorm_rows", "add_rmsnorm_rows"]))
     y = np.zeros_like(x)
     mod.rmsnorm_rows(x, gamma, y, eps, grid=rows)

@@ -76,6 +76,16 @@ def test_q4k_gemv_f32(m, n, k):
     assert (err <= f32_tolerance(w, x)).all(), err.max()
 
 
+@pytest.mark.parametrize("m, n, k", [(1, 7, 768), (2, 9, 1280)])
+def test_q4k_gemv_f32_staged_in_shared_memory(m, n, k):
+    _, w, x = inputs(m * 1000 + n, n, k, m)
+    mod = load(ember.compile(SRC / "q4k_gemv_smem.ember", defines={"M": m, "WARPS": WARPS, "K": k}))
+    y = np.zeros((m, n), np.float32)
+    mod.q4k_gemv_smem(w.view(np.uint32), x, y, n, grid=grid(n))
+    err = np.abs(y - R.gemv(w, x))
+    assert (err <= f32_tolerance(w, x)).all(), err.max()
+
+
 @pytest.mark.parametrize("m, n, k", [(1, 7, 768), (4, 6, 512), (8, 3, 256)])
 def test_q4k_dp4a_path_against_the_q8_1_emulation(m, n, k):
     rng, w, x = inputs(m * 10 + n, n, k, m)

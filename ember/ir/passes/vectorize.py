@@ -84,7 +84,7 @@ def _merge(region: Region, kind: str) -> bool:
         for pos, off, op, base in sorted(group, key=lambda g: g[0]):
             if id(op) in used:
                 continue
-            for width in (4, 2):
+            for width in _widths(op, ptr_i):
                 run = [by_off.get(off + k) for k in range(width)]
                 if any(r is None or id(r[1]) in used for r in run):
                     continue
@@ -105,6 +105,13 @@ def _merge(region: Region, kind: str) -> bool:
     if plans:
         _apply(region, plans)
     return bool(plans)
+
+
+def _widths(op, ptr_i: int) -> tuple:
+    """Vector widths to try, widest first: up to 16 bytes (8 elements of 16 bits, as a
+    128-bit access), never more than 4 elements of 32 bits or 2 of 64."""
+    size = op.operands[ptr_i].type.pointee.nbytes
+    return tuple(w for w in (8, 4, 2) if w * size <= 16)
 
 
 def _aligned(ptr: Value, index: Value, width: int) -> bool:
