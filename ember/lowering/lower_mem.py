@@ -89,8 +89,12 @@ def _alloca(L, op, args):
         first = entry.instructions[0] if entry.instructions else None
         if first is not None:
             L.b.position_before(first)
-        slot = L.b.alloca(lltype(t.pointee), size=ll.Constant(I32, n))
-        slot.align = max(_natural(t.pointee), 4)
+        # `alloca [n x T]`, not `alloca T, n`: SROA skips array allocations, and the
+        # cleanup pipeline's instcombine turns them into this form only after SROA ran, so
+        # arrays of 32 or more elements stayed in local memory
+        arr = L.b.alloca(ll.ArrayType(lltype(t.pointee), n))
+        arr.align = max(_natural(t.pointee), 4)
+        slot = L.b.bitcast(arr, lltype(t.pointee).as_pointer())
     L.b.position_at_end(saved)
     nbytes = ll.Constant(I64, n * _natural(t.pointee))
     # llvmlite types pointers by their element; the one memset declaration takes i8*

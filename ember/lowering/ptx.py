@@ -65,7 +65,7 @@ def data_layout(target: Target) -> str:
 # blocks (simplifycfg), and rotating loops so each iteration has one branch. LLVM's own
 # pipeline stays available as llvm_pipeline="full" (`--llvm-pipeline full`).
 LLVM_PIPELINES = ("cleanup", "full")
-CLEANUP_PASSES = ("sroa", "instruction_combine", "simplify_cfg", "loop_simplify", "loop_rotate",
+CLEANUP_PASSES = ("sroa", "instruction_combine", "sroa", "simplify_cfg", "loop_simplify", "loop_rotate",
                   "instruction_combine", "simplify_cfg")
 
 
