@@ -130,12 +130,15 @@ def lane_order() -> np.ndarray:
 def split_q8_1(q8: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """ggml's 36-byte Q8_1 blocks -> the split layout the DP4A kernels read: the quants
     (uint32 [M * K / 4], four per word) in lane order (lane_order) within each run of 256,
-    and per block one uint32 with f16 d in the low half and f16 s in the high half
+    and per block one uint32 with f16 d in the low half and the exact integer sum of the
+    block's quants as an i16 in the high half (ggml keeps s = d * sum as an f16 there)
     (uint32 [M * K / 32]). K must be a multiple of 256."""
     rows = q8.shape[0]
     b = q8.reshape(rows, -1, Q8_1_BYTES)
     quants = b[..., :32].reshape(rows, -1, 256)[..., lane_order()]
-    ds = np.ascontiguousarray(b[..., 32:36]).reshape(-1).view(np.uint32)
+    d_bits = np.ascontiguousarray(b[..., 32:34]).view(np.uint16)[..., 0].astype(np.uint32)
+    sums = b[..., :32].view(np.int8).astype(np.int32).sum(axis=-1)
+    ds = (d_bits | ((sums.astype(np.uint32) & 0xFFFF) << 16)).astype(np.uint32).reshape(-1)
     return np.ascontiguousarray(quants).reshape(-1).view(np.uint32), ds
 
 
