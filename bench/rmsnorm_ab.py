@@ -3,7 +3,9 @@ torch, same data, same GPU, one run (bench.gpu_timing.time_torch_graph: 20 warm-
 5 replays of a CUDA graph of 100 launches, median).
 
 Ember: `rmsnorm_rows` / `add_rmsnorm_rows` (kernels_src/rmsnorm.ember, the row in
-registers) at every BLOCK in BLOCKS (the table reports each and the best), and the
+registers) at every BLOCK in BLOCKS and VEC in vecs() (the table reports each and the
+best: the const parameters are the per-shape layout choice), the hand-written PTX
+baseline for f32 rows of 4096 (kernels_src/baselines/rmsnorm_f32_4096.ptx), and the
 general `rmsnorm` (runtime row length, two reads of the row). Parity of every side
 against the f64 reference first (cosine, max relative error). The ceiling is
 bench.gpu_timing.copy_ceiling of the same bytes. Shapes from the issue: 16384x4096,
@@ -32,10 +34,15 @@ def _torch_dtype(t):
     return {"f32": torch.float32, "bf16": torch.bfloat16}[t]
 
 
-def ember_kernels(t: str, cols: int, block: int, arch: str):
+def vecs(t: str) -> tuple:
+    """Elements per access to try: 16 bytes, and for 16-bit data also 8 bytes (measured
+    faster for the plain RMSNorm in bf16, slower for the residual add)."""
+    return (8, 4) if t in ("f16", "bf16") else (4,)
+
+
+def ember_kernels(t: str, cols: int, block: int, arch: str, vec: int = 4):
     import ember
     from ember.runtime import cuda
-    vec = 8 if t in ("f16", "bf16") else 4           # 16 bytes per access
     if cols % vec or (cols // vec) < block // 4:
         return None                       # too few chunks for this many threads
     prog = ember.compile(ROOT / "kernels_src" / "rmsnorm.ember", arch=arch,
@@ -91,20 +98,21 @@ def run_shape(t: str, rows: int, cols: int, arch: str, quick: bool) -> list:
     def check_h():
         return {"h_exact": bool(torch.equal(rr, h))}
 
-    for block in BLOCKS:
-        mod = ember_kernels(t, cols, block, arch)
-        if mod is None:
-            continue
-        la = mod.rmsnorm_rows.prepare(x, gamma, y, EPS, grid=rows)
-        side("rmsnorm", f"ember B{block}", ember_on_torch_stream(la), None)
-        lb = mod.add_rmsnorm_rows.prepare(x, rr, gamma, y, EPS, grid=rows)
-        side("add_rmsnorm", f"ember B{block}", ember_on_torch_stream(lb), check_h, reset_r)
+    for vec in vecs(t):
+        for block in BLOCKS:
+            mod = ember_kernels(t, cols, block, arch, vec)
+            if mod is None:
+                continue
+            la = mod.rmsnorm_rows.prepare(x, gamma, y, EPS, grid=rows)
+            side("rmsnorm", f"ember B{block} V{vec}", ember_on_torch_stream(la), None)
+            lb = mod.add_rmsnorm_rows.prepare(x, rr, gamma, y, EPS, grid=rows)
+            side("add_rmsnorm", f"ember B{block} V{vec}", ember_on_torch_stream(lb), check_h, reset_r)
     import ember
     from ember import KernelInfo
     from ember.runtime import cuda
     if t == "f32" and cols == 4096:
         # the hand-written baseline has rmsnorm_rows<f32, 4096, 256, 4>'s signature and launch
-        ref_mod = ember_kernels(t, cols, 256, arch)
+        ref_mod = ember_kernels(t, cols, 256, arch, 4)
         info = ref_mod.rmsnorm_rows.info
         hand = cuda.load_ptx((ROOT / "kernels_src" / "baselines" / "rmsnorm_f32_4096.ptx").read_text(),
                              {"rmsnorm_hand": KernelInfo("rmsnorm_hand", info.params, info.block, {})},
