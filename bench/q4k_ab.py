@@ -4,7 +4,7 @@ Sides, per shape N x K (the issue's: 14336x4096, 4096x14336, 18944x3584, 1536x89
 M = 1, 4, 8 activation rows:
 - ember f32: kernels_src/q4k_gemv.ember q4k_gemv (f32 activations read from L1), and
   q4k_gemv_smem.ember (staged in padded shared memory) where M * K fits its 48 KB;
-- ember dp4a: kernels_src/q4k_dp4a.ember q4k_q8_gemv on Q8_1 activations (split layout;
+- ember dp4a: kernels_src/q4k_dp4a.ember q4k_q8_gemv on Q8_1 activations at UNROLL 1, 2, 4 (split layout;
   quantize_q8_1 timed on its own row, and checked bit for bit against the reference);
 - triton f32: bench/triton_kernels.py q4k_gemv (f32 activations, dequantised in registers);
 - torch bf16 dense: cuBLAS on the dequantised weights in bf16 (3.6x the bytes: a reference
@@ -32,6 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SHAPES = [(14336, 4096), (4096, 14336), (18944, 3584), (1536, 8960)]
 MS = [1, 4, 8]
 WARPS = 4
+UNROLLS = (1, 2, 4)     # super-blocks per lane per step in q4k_q8_gemv
 ROTATE_BYTES = 200e6
 
 
@@ -97,6 +98,9 @@ def run_shape(n: int, k: int, arch: str, quick: bool, rng) -> list:
             record("ember f32 (x in shared memory)", m, rotating(launches), lambda: y, ref)
         dp = cuda.load(ember.compile(ROOT / "kernels_src" / "q4k_dp4a.ember", arch=arch,
                                      defines={"M": m, "WARPS": WARPS}))
+        dps = {u: cuda.load(ember.compile(ROOT / "kernels_src" / "q4k_dp4a.ember", arch=arch,
+                                          defines={"M": m, "WARPS": WARPS, "UNROLL": u}, kernels=["q4k_q8_gemv"]))
+               for u in UNROLLS}
         blocks = m * k // 32
         aq = torch.zeros(blocks * 8, dtype=torch.int32, device="cuda")
         ads = torch.zeros(blocks, dtype=torch.int32, device="cuda")
@@ -109,11 +113,12 @@ def run_shape(n: int, k: int, arch: str, quick: bool, rng) -> list:
         exact_q8 = bool((aq.cpu().numpy().view(np.uint32) == want_q).all()
                         and (ads.cpu().numpy().view(np.uint32) == want_ds).all())
         ref8 = R.gemv_q8_1(w_host, q8_host)
-        launches = [ember_on_torch_stream(dp.q4k_q8_gemv.prepare(wi.view(torch.uint32), aq.view(torch.uint32),
-                                                                 ads.view(torch.uint32), y, n, k, grid=grid))
-                    for wi in ws]
-        record("ember dp4a", m, rotating(launches), lambda: y, ref8)
-        out[-1]["q8_1_bit_exact"] = exact_q8
+        for u, mod in dps.items():
+            launches = [ember_on_torch_stream(mod.q4k_q8_gemv.prepare(wi.view(torch.uint32), aq.view(torch.uint32),
+                                                                      ads.view(torch.uint32), y, n, k, grid=grid))
+                        for wi in ws]
+            record(f"ember dp4a (UNROLL {u})", m, rotating(launches), lambda: y, ref8)
+            out[-1]["q8_1_bit_exact"] = exact_q8
         t = time_torch_graph(quant, **kw)
         out.append({"shape": f"{n}x{k}", "M": m, "side": "ember quantize_q8_1 (activations)", "us": t["median_us"]})
         yt = torch.zeros(m, n, device="cuda")

@@ -124,7 +124,7 @@ def timing(sides, rng, quick: bool, hpt: int) -> list:
 
 
 def markdown(result: dict) -> str:
-    lines = [f"# RoPE: Ember vs hand-written PTX", "",
+    lines = ["# RoPE: Ember vs hand-written PTX", "",
              f"Device: {result['device']} ({result['arch']}), driver {result['driver']}, {result['date']}. "
              f"Ember {result['ember']}, {result['llvm']}. HEAD_DIM {HEAD_DIM}, base 1e6 for timing; "
              "HPT = heads per thread (both sides use the same launch shape).", "",
