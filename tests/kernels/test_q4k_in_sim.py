@@ -134,3 +134,15 @@ def test_rmsnorm_q4k_gemv(n, k):
     normed = rmsnorm_ref(x, gamma, eps)
     err = np.abs(y - R.gemv(w, normed)[0])
     assert (err <= 4 * f32_tolerance(w, normed)[0]).all(), err.max()
+
+
+@pytest.mark.parametrize("unroll", [1, 4])
+def test_q4k_dp4a_unroll_guards(unroll):
+    """9 super-blocks: with 4 lane groups x UNROLL per step, some steps are partly empty."""
+    m, n, k = 2, 5, 2304
+    _, w, x = inputs(500 + unroll, n, k, m)
+    mod = load(ember.compile(SRC / "q4k_dp4a.ember", defines={"M": m, "WARPS": WARPS, "UNROLL": unroll}))
+    q8 = R.quantize_q8_1(x)
+    y = np.zeros((m, n), np.float32)
+    mod.q4k_q8_gemv(w.view(np.uint32), *R.split_q8_1(q8), y, n, k, grid=grid(n))
+    assert (np.abs(y - R.gemv_q8_1(w, q8)) <= f32_tolerance(w, R.dequantize_q8_1(q8))).all()
