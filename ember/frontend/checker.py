@@ -96,10 +96,13 @@ class Checker(TypeChecker, ExprChecker, CallChecker, GenericChecker, StmtChecker
             if isinstance(item, A.KernelDef) and items.get(item.name) is item and (
                     self.only is None or item.name in self.only):
                 self.kernel(item)
+        bodies = list(self.fns.values())
         done = 0
-        while done < len(self.fns):          # checking a body may instantiate more functions
-            self.fn_body(list(self.fns.values())[done])
+        while done < len(bodies):            # checking a body may instantiate more functions
+            self.fn_body(bodies[done])
             done += 1
+            if len(self.fns) > len(bodies):
+                bodies = list(self.fns.values())
         self.check_recursion()
         if not self.diags.has_errors:
             self.check_local_memory()
