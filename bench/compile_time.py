@@ -11,7 +11,6 @@ Writes compile_time.json and compile_time.md.
 from __future__ import annotations
 
 import datetime
-import json
 import os
 import platform
 import statistics
@@ -66,8 +65,6 @@ def main(out_dir: str, quick: bool = False) -> int:
         "warm": warm(5 if quick else 30),
         "cold": cold(3 if quick else 15),
     }
-    os.makedirs(out_dir, exist_ok=True)
-    Path(out_dir, "compile_time.json").write_text(json.dumps(result, indent=2) + "\n")
     w, c = result["warm"], result["cold"]
     lines = ["# Compile time: RoPE source -> PTX", "",
              f"{result['date']}, {result['machine']}, Ember {result['ember']}, llvmlite {result['llvmlite']}.",
@@ -78,7 +75,6 @@ def main(out_dir: str, quick: bool = False) -> int:
              "", "Warm time per stage (median):", "", "| stage | ms |", "|---|---|"]
     for k, v in w["stages_ms"].items():
         lines.append(f"| {k} | {v:.2f} |")
-    md = "\n".join(lines) + "\n"
-    Path(out_dir, "compile_time.md").write_text(md)
-    print(md)
+    from bench.report import save
+    save(out_dir, "compile_time", result, "\n".join(lines) + "\n")
     return 0

@@ -20,9 +20,7 @@ Writes q4k_ab.json / .md."""
 from __future__ import annotations
 
 import datetime
-import json
 import math
-import os
 import sys
 from pathlib import Path
 
@@ -186,11 +184,8 @@ def main(out_dir: str, quick: bool = False, shapes=None) -> int:
     for n, k in (shapes or SHAPES):
         result["rows"] += run_shape(n, k, ctx.arch, quick, rng)
         print(markdown(result).splitlines()[-1], flush=True)
-    os.makedirs(out_dir, exist_ok=True)
-    Path(out_dir, "q4k_ab.json").write_text(json.dumps(result, indent=2) + "\n")
-    md = markdown(result)
-    Path(out_dir, "q4k_ab.md").write_text(md)
-    print(md)
+    from bench.report import save
+    save(out_dir, "q4k_ab", result, markdown(result))
     return 0
 
 

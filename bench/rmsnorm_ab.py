@@ -15,8 +15,6 @@ Writes rmsnorm_ab.json / .md."""
 from __future__ import annotations
 
 import datetime
-import json
-import os
 import sys
 from pathlib import Path
 
@@ -216,11 +214,8 @@ def main(out_dir: str, quick: bool = False) -> int:
     for t in DTYPES:
         for rows, cols in SHAPES:
             result["rows"] += run_shape(t, rows, cols, ctx.arch, quick)
-    os.makedirs(out_dir, exist_ok=True)
-    Path(out_dir, "rmsnorm_ab.json").write_text(json.dumps(result, indent=2) + "\n")
-    md = markdown(result)
-    Path(out_dir, "rmsnorm_ab.md").write_text(md)
-    print(md)
+    from bench.report import save
+    save(out_dir, "rmsnorm_ab", result, markdown(result))
     return 0
 
 

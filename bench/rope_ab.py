@@ -17,9 +17,7 @@ kernels_src/baselines/rope_adjacent_f32_d128.ptx. Writes rope_ab.json and rope_a
 from __future__ import annotations
 
 import datetime
-import json
 import math
-import os
 import platform
 import sys
 from pathlib import Path
@@ -167,11 +165,8 @@ def main(out_dir: str, quick: bool = False) -> int:
         sides = build(ctx.arch, hpt)
         result["parity"] += parity(sides, rng, hpt)
         result["timing"] += timing(sides, rng, quick, hpt)
-    os.makedirs(out_dir, exist_ok=True)
-    Path(out_dir, "rope_ab.json").write_text(json.dumps(result, indent=2) + "\n")
-    md = markdown(result)
-    Path(out_dir, "rope_ab.md").write_text(md)
-    print(md)
+    from bench.report import save
+    save(out_dir, "rope_ab", result, markdown(result))
     return 0
 
 

@@ -10,7 +10,6 @@ Writes sim_speed.json and sim_speed.md.
 from __future__ import annotations
 
 import datetime
-import json
 import os
 import platform
 import statistics
@@ -48,15 +47,12 @@ def main(out_dir: str, quick: bool = False) -> int:
                          f"numpy {np.__version__}",
               "ember": ember.__version__, "kernel": "rmsnorm f32, 64 rows x 4096, block 256",
               "max_abs_err_vs_f64": err, "timings": timings}
-    os.makedirs(out_dir, exist_ok=True)
-    Path(out_dir, "sim_speed.json").write_text(json.dumps(result, indent=2) + "\n")
     lines = ["# Simulator speed: RMSNorm 64 x 4096, 256 threads per block", "",
              f"{result['date']}, {result['machine']}, Ember {result['ember']}.",
              f"One launch of 64 blocks (16384 simulated threads); max |error| vs f64 {err:.2g}.", "",
              "| checks | median | min |", "|---|---|---|"]
     for label, t in timings.items():
         lines.append(f"| {label} | {t['median_s']:.3f} s | {t['min_s']:.3f} s |")
-    md = "\n".join(lines) + "\n"
-    Path(out_dir, "sim_speed.md").write_text(md)
-    print(md)
+    from bench.report import save
+    save(out_dir, "sim_speed", result, "\n".join(lines) + "\n")
     return 0
