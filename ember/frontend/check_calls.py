@@ -9,7 +9,7 @@ from ..ir.types import F32, I32, SCALARS, VOID, ArrayType, PtrType, ScalarType, 
 from . import ast as A
 from . import typed as T
 from .builtins import BUILTINS, Builtin
-from .check_types import ERROR, UNTYPED, UNTYPED_FLOAT, UNTYPED_INT, snippet
+from .check_types import ERROR, UNTYPED, UNTYPED_FLOAT, UNTYPED_INT, decays_to, snippet
 from .consteval import wrap
 
 
@@ -113,7 +113,7 @@ class CallChecker:
                 args.append(_error(a))
                 continue
             t = yield self.typed(a, p.ty)
-            if t.ty is not ERROR and not _decays_to(t.ty, p.ty):
+            if t.ty is not ERROR and not decays_to(t.ty, p.ty):
                 t = self.expect(t, p.ty)
             args.append(t)
         return T.TCall(e.span, info.ret, info.name, args)
@@ -217,9 +217,3 @@ def _pointer_element(t) -> ScalarType | None:
     if isinstance(t, ArrayType) and t.space == "shared":
         return t.elem
     return None
-
-
-def _decays_to(t, param) -> bool:
-    """An array passed where a pointer to its elements (in its address space) is expected."""
-    return (isinstance(t, ArrayType) and isinstance(param, PtrType) and param.pointee == t.elem
-            and param.space == t.space and param.mut)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from ..ir.types import F32, I32, SCALARS, VOID, ArrayType, PtrType, ScalarType
 from . import ast as A
 from . import typed as T
-from .check_types import ERROR, UNTYPED, UNTYPED_FLOAT
+from .check_types import ERROR, UNTYPED, UNTYPED_FLOAT, decays_to
 
 
 def _is_type_param(g: A.GenericParam) -> bool:
@@ -104,7 +104,7 @@ class GenericChecker:
                 checked.append(self.error_expr(a))
                 continue
             a = self.coerce(a, p.ty) if a.ty in UNTYPED else a
-            if a.ty is not ERROR and not _decays(a.ty, p.ty):
+            if a.ty is not ERROR and not decays_to(a.ty, p.ty):
                 a = self.expect(a, p.ty)
             checked.append(a)
         return T.TCall(e.span, info.ret, info.name, checked)
@@ -152,8 +152,3 @@ class GenericChecker:
         self.fn_nodes[name] = fn
         self.fn_type_params[name] = dict(binding)
         return info
-
-
-def _decays(t, param) -> bool:
-    return (isinstance(t, ArrayType) and isinstance(param, PtrType) and param.pointee == t.elem
-            and param.space == t.space and param.mut)

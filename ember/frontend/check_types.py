@@ -39,6 +39,12 @@ def assignable(t: Type, want: Type) -> bool:
             and t.alignment % want.alignment == 0)
 
 
+def decays_to(t: Type, param: Type) -> bool:
+    """An array passed where a pointer to its elements (in its address space) is expected."""
+    return (isinstance(t, ArrayType) and isinstance(param, PtrType) and param.pointee == t.elem
+            and param.space == t.space and param.mut)
+
+
 def snippet(e: A.Node) -> str:
     text = e.span.file.text[e.span.start:e.span.end]
     return text if len(text) <= 40 and "\n" not in text else "..."
