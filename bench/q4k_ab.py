@@ -1,12 +1,17 @@
-"""The Q4_K family on the GPU: Ember against Triton and torch, same data, same GPU, one run.
+"""The Q4_K family on the GPU: Ember against hand-written PTX, Triton and torch, same data,
+same GPU, one run.
 
 Sides, per shape N x K (the issue's: 14336x4096, 4096x14336, 18944x3584, 1536x8960) and
-M = 1, 4, 8 activation rows:
+M = 1, 4, 8 activation rows (ROWS: output rows per warp, UNROLL: super-blocks per lane
+per step - the const parameters that choose the layout per shape, each timed):
 - ember f32: kernels_src/q4k_gemv.ember q4k_gemv (f32 activations read from L1), and
   q4k_gemv_smem.ember (staged in padded shared memory) where M * K fits its 48 KB;
-- ember dp4a: kernels_src/q4k_dp4a.ember q4k_q8_gemv on Q8_1 activations at UNROLL 1, 2, 4 (split layout;
+- ember dp4a: kernels_src/q4k_dp4a.ember q4k_q8_gemv on Q8_1 activations (split layout;
   quantize_q8_1 timed on its own row, and checked bit for bit against the reference);
-- triton f32: bench/triton_kernels.py q4k_gemv (f32 activations, dequantised in registers);
+- hand PTX (M = 1): kernels_src/baselines/q4k_gemv_m1.ptx, q4k_q8_gemv_m1.ptx and
+  rmsnorm_q4k_4096.ptx, each with the signature and launch of the Ember configuration named;
+- triton f32: bench/triton_kernels.py q4k_gemv (f32 activations, dequantised in registers),
+  and triton dp4a path: q4k_q8_gemv (integer dot products on the same Q8_1 values);
 - torch bf16 dense: cuBLAS on the dequantised weights in bf16 (3.6x the bytes: a reference
   point for what the quantised kernels save, not the same operation);
 - fused: rmsnorm_q4k_gemv (M = 1, K <= 12288) and the gate/up SwiGLU on dp4a.
@@ -30,7 +35,8 @@ ROOT = Path(__file__).resolve().parents[1]
 SHAPES = [(14336, 4096), (4096, 14336), (18944, 3584), (1536, 8960)]
 MS = [1, 4, 8]
 WARPS = 4
-UNROLLS = (1, 2, 4)     # super-blocks per lane per step in q4k_q8_gemv
+UNROLLS = (1, 2)        # super-blocks per lane per step in q4k_q8_gemv
+ROWS = {1: (1, 2, 4), 4: (1, 2), 8: (1, 2)}   # output rows per warp, per M
 ROTATE_BYTES = 200e6
 
 
@@ -48,6 +54,7 @@ def run_shape(n: int, k: int, arch: str, quick: bool, rng) -> list:
     from bench import triton_kernels as TK
     from bench.gpu_timing import copy_ceiling, ember_on_torch_stream, time_torch_graph
     from ember.reference import q4k as R
+    from bench.hand_ptx import load_pair
     from ember.runtime import cuda
     kw = {"warmup": 5, "rounds": 3, "iters": 20} if quick else {}
     w_host = R.random_q4k(rng, n, k)
@@ -77,28 +84,34 @@ def run_shape(n: int, k: int, arch: str, quick: bool, rng) -> list:
                     "TBps": wbytes / (t["median_us"] * 1e-6) / 1e12,
                     "of_copy": (wbytes / (t["median_us"] * 1e-6) / 1e12) / ceil["TBps"], **p})
 
+    def ember_module(source, defines, kernels=None):
+        return cuda.load(ember.compile(ROOT / "kernels_src" / source, arch=arch, defines=defines, kernels=kernels))
+
     for m in MS:
         x_host = (rng.standard_normal((m, k)) * rng.uniform(0.5, 2.0, (m, 1))).astype(np.float32)
         x = torch.from_numpy(x_host).cuda()
         ref = x_host.astype(np.float64) @ w_f64.T
         y = torch.zeros(m, n, device="cuda")
-        grid = (n + WARPS - 1) // WARPS
-        f32 = cuda.load(ember.compile(ROOT / "kernels_src" / "q4k_gemv.ember", arch=arch,
-                                      defines={"M": m, "WARPS": WARPS}))
-        launches = [ember_on_torch_stream(f32.q4k_gemv.prepare(wi.view(torch.uint32), x, y, n, k, grid=grid))
-                    for wi in ws]
-        record("ember f32", m, rotating(launches), lambda: y, ref)
-        if m * k * 4.25 <= 48 * 1024:
-            sm = cuda.load(ember.compile(ROOT / "kernels_src" / "q4k_gemv_smem.ember", arch=arch,
-                                         defines={"M": m, "K": k, "WARPS": 8}))
-            launches = [ember_on_torch_stream(sm.q4k_gemv_smem.prepare(wi.view(torch.uint32), x, y, n,
-                                                                       grid=(n + 7) // 8)) for wi in ws]
-            record("ember f32 (x in shared memory)", m, rotating(launches), lambda: y, ref)
-        dp = cuda.load(ember.compile(ROOT / "kernels_src" / "q4k_dp4a.ember", arch=arch,
-                                     defines={"M": m, "WARPS": WARPS}))
-        dps = {u: cuda.load(ember.compile(ROOT / "kernels_src" / "q4k_dp4a.ember", arch=arch,
-                                          defines={"M": m, "WARPS": WARPS, "UNROLL": u}, kernels=["q4k_q8_gemv"]))
-               for u in UNROLLS}
+
+        def grid(rows_per_block, n=n):
+            return (n + rows_per_block - 1) // rows_per_block
+
+        for rows in ROWS[m]:
+            f32 = ember_module("q4k_gemv.ember", {"M": m, "WARPS": WARPS, "ROWS": rows})
+            launches = [ember_on_torch_stream(f32.q4k_gemv.prepare(wi.view(torch.uint32), x, y, n, k,
+                                                                   grid=grid(WARPS * rows))) for wi in ws]
+            record(f"ember f32 (ROWS {rows})", m, rotating(launches), lambda y=y: y, ref)
+            if m * k * 4.25 <= 48 * 1024:
+                sm = ember_module("q4k_gemv_smem.ember", {"M": m, "K": k, "WARPS": 8, "ROWS": rows})
+                launches = [ember_on_torch_stream(sm.q4k_gemv_smem.prepare(wi.view(torch.uint32), x, y, n,
+                                                                           grid=grid(8 * rows))) for wi in ws]
+                record(f"ember f32 x in shared (ROWS {rows})", m, rotating(launches), lambda y=y: y, ref)
+        if m == 1:
+            hand, _ = load_pair("q4k_gemv_m1.ptx", arch)
+            launches = [ember_on_torch_stream(hand.prepare(wi.view(torch.uint32), x, y, n, k, grid=grid(WARPS)))
+                        for wi in ws]
+            record("hand PTX f32 (as ember ROWS 1)", m, rotating(launches), lambda y=y: y, ref)
+        dp = ember_module("q4k_dp4a.ember", {"M": m, "WARPS": WARPS})
         blocks = m * k // 32
         aq = torch.zeros(blocks * 8, dtype=torch.int32, device="cuda")
         ads = torch.zeros(blocks, dtype=torch.int32, device="cuda")
@@ -111,20 +124,36 @@ def run_shape(n: int, k: int, arch: str, quick: bool, rng) -> list:
         exact_q8 = bool((aq.cpu().numpy().view(np.uint32) == want_q).all()
                         and (ads.cpu().numpy().view(np.uint32) == want_ds).all())
         ref8 = R.gemv_q8_1(w_host, q8_host)
-        for u, mod in dps.items():
-            launches = [ember_on_torch_stream(mod.q4k_q8_gemv.prepare(wi.view(torch.uint32), aq.view(torch.uint32),
-                                                                      ads.view(torch.uint32), y, n, k, grid=grid))
+        q8_args = (aq.view(torch.uint32), ads.view(torch.uint32), y, n, k)
+        for unroll in UNROLLS:
+            for rows in ROWS[m]:
+                mod = ember_module("q4k_dp4a.ember", {"M": m, "WARPS": WARPS, "UNROLL": unroll, "ROWS": rows},
+                                   ["q4k_q8_gemv"])
+                launches = [ember_on_torch_stream(mod.q4k_q8_gemv.prepare(wi.view(torch.uint32), *q8_args,
+                                                                          grid=grid(WARPS * rows))) for wi in ws]
+                record(f"ember dp4a (UNROLL {unroll}, ROWS {rows})", m, rotating(launches), lambda y=y: y, ref8)
+                out[-1]["q8_1_bit_exact"] = exact_q8
+        if m == 1:
+            hand, _ = load_pair("q4k_q8_gemv_m1.ptx", arch)
+            launches = [ember_on_torch_stream(hand.prepare(wi.view(torch.uint32), *q8_args, grid=grid(WARPS)))
                         for wi in ws]
-            record(f"ember dp4a (UNROLL {u})", m, rotating(launches), lambda: y, ref8)
-            out[-1]["q8_1_bit_exact"] = exact_q8
+            record("hand PTX dp4a (as ember UNROLL 1, ROWS 1)", m, rotating(launches), lambda y=y: y, ref8)
+        q8i, d8f = R.q8_1_fields(q8_host)
+        aq8 = torch.from_numpy(q8i.astype(np.int8)).cuda()
+        d8 = torch.from_numpy(d8f.astype(np.float32)).cuda()
+        s8 = torch.from_numpy(q8i.reshape(m, -1, 32).sum(-1).astype(np.int32)).cuda()
+        yq = torch.zeros(m, n, device="cuda")
+        launches = [(lambda wi=wi, yq=yq: TK.q4k_q8_gemv(wi, aq8, d8, s8, yq, n, k)) for wi in ws]
+        record("triton dp4a path (int8 dots)", m, rotating(launches), lambda yq=yq: yq, ref8)
         t = time_torch_graph(quant, **kw)
         out.append({"shape": f"{n}x{k}", "M": m, "side": "ember quantize_q8_1 (activations)", "us": t["median_us"]})
         yt = torch.zeros(m, n, device="cuda")
-        launches = [(lambda wi=wi: TK.q4k_gemv(wi, x, yt, n, k)) for wi in ws]
-        record("triton f32", m, rotating(launches), lambda: yt, ref)
+        launches = [(lambda wi=wi, yt=yt, x=x: TK.q4k_gemv(wi, x, yt, n, k)) for wi in ws]
+        record("triton f32", m, rotating(launches), lambda yt=yt: yt, ref)
         xb = x.to(torch.bfloat16)
         yd = torch.zeros(m, n, device="cuda", dtype=torch.bfloat16)
-        record("torch bf16 dense (3.6x bytes)", m, lambda: torch.matmul(xb, dense.t(), out=yd), lambda: yd.float(), ref)
+        record("torch bf16 dense (3.6x bytes)", m, lambda xb=xb, yd=yd: torch.matmul(xb, dense.t(), out=yd),
+               lambda yd=yd: yd.float(), ref)
         # gate/up + SwiGLU on dp4a: two matrices of this shape
         if n > k:
             wu_host = R.random_q4k(rng, n, k)
@@ -133,24 +162,28 @@ def run_shape(n: int, k: int, arch: str, quick: bool, rng) -> list:
             ys = torch.zeros(m, n, device="cuda")
             launches = [ember_on_torch_stream(dp.q4k_q8_swiglu.prepare(
                 wi.view(torch.uint32), wu.view(torch.uint32), aq.view(torch.uint32), ads.view(torch.uint32), ys, n, k,
-                grid=grid))
+                grid=grid(WARPS)))
                 for wi, wu in zip(ws, wus)]
-            record("ember dp4a gate/up+SwiGLU (2 matrices)", m, rotating(launches), lambda: ys,
+            record("ember dp4a gate/up+SwiGLU (2 matrices)", m, rotating(launches), lambda ys=ys: ys,
                    g8 / (1 + np.exp(-g8)) * u8)
             out[-1]["of_copy"] *= 2          # two matrices' bytes
             out[-1]["TBps"] *= 2
             del wus
         if m == 1 and k <= 12288:
+            from ember.reference.rmsnorm import rmsnorm
             gamma_host = rng.uniform(0.5, 1.5, k).astype(np.float32)
             gamma = torch.from_numpy(gamma_host).cuda()
-            fused = cuda.load(ember.compile(ROOT / "kernels_src" / "rmsnorm_q4k.ember", arch=arch,
-                                            defines={"K": k, "WARPS": 8}))
+            fused = ember_module("rmsnorm_q4k.ember", {"K": k, "WARPS": 8})
             yf = torch.zeros(n, device="cuda")
-            from ember.reference.rmsnorm import rmsnorm
             reff = (rmsnorm(x_host, gamma_host, 1e-6) @ w_f64.T)[0]
             launches = [ember_on_torch_stream(fused.rmsnorm_q4k_gemv.prepare(
-                x[0], gamma, wi.view(torch.uint32), yf, n, 1e-6, grid=(n + 7) // 8)) for wi in ws]
-            record("ember fused RMSNorm+Q4_K f32", m, rotating(launches), lambda: yf, reff)
+                x[0], gamma, wi.view(torch.uint32), yf, n, 1e-6, grid=grid(8))) for wi in ws]
+            record("ember fused RMSNorm+Q4_K f32", m, rotating(launches), lambda yf=yf: yf, reff)
+            if k == 4096:
+                hand, _ = load_pair("rmsnorm_q4k_4096.ptx", arch)
+                launches = [ember_on_torch_stream(hand.prepare(x[0], gamma, wi.view(torch.uint32), yf, n, 1e-6,
+                                                               grid=grid(8))) for wi in ws]
+                record("hand PTX fused RMSNorm+Q4_K f32 (seed 001)", m, rotating(launches), lambda yf=yf: yf, reff)
     return out
 
 
@@ -159,7 +192,8 @@ def markdown(result: dict) -> str:
              f"Device: {result['device']}, {result['date']}. One run; median of 5 replays of a CUDA graph of 100 "
              "launches; weights rotate among copies (>= 200 MB) so each launch reads DRAM. `of copy`: weight "
              "bytes per second against the copy ceiling (bytes read + written per second by the fastest of a "
-             "memcpy and a copy kernel moving the weight bytes, rotating the same way, same run). Hand-written PTX baselines for these kernels do not exist yet (issue 8 notes).", "",
+             "memcpy and a copy kernel moving the weight bytes, rotating the same way, same run). "
+             "Plot: q4k_ab.svg (M = 1, the best configuration of each Ember kernel).", "",
              "| shape N x K | M | side | us | weight TB/s | of copy | cosine | max diff / max ref |",
              "|---|---|---|---|---|---|---|---|"]
     for r in result["rows"]:
@@ -174,6 +208,24 @@ def markdown(result: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def plot_groups(rows: list) -> list:
+    """Per shape at M = 1: the best of each kind of side (Ember's by its const parameters)."""
+    kinds = [("ember f32 (best)", "ember f32"), ("hand PTX f32", "hand PTX f32"), ("triton f32", "triton f32"),
+             ("ember dp4a (best)", "ember dp4a ("), ("hand PTX dp4a", "hand PTX dp4a"),
+             ("triton dp4a path", "triton dp4a"),
+             ("torch bf16 dense", "torch bf16")]
+    groups = []
+    for shape in dict.fromkeys(r["shape"] for r in rows):
+        bars = []
+        for label, prefix in kinds:
+            got = [r["of_copy"] for r in rows if r["shape"] == shape and r["M"] == 1
+                   and r["side"].startswith(prefix) and "of_copy" in r]
+            if got:
+                bars.append((label, 100 * max(got)))
+        groups.append((shape, bars))
+    return groups
+
+
 def main(out_dir: str, quick: bool = False, shapes=None) -> int:
     import torch
     from ember.runtime import cuda
@@ -184,8 +236,10 @@ def main(out_dir: str, quick: bool = False, shapes=None) -> int:
     for n, k in (shapes or SHAPES):
         result["rows"] += run_shape(n, k, ctx.arch, quick, rng)
         print(markdown(result).splitlines()[-1], flush=True)
-    from bench.report import save
+    from bench.report import bar_chart_svg, save, save_svg
     save(out_dir, "q4k_ab", result, markdown(result))
+    save_svg(out_dir, "q4k_ab", bar_chart_svg(f"Q4_K GEMV, M = 1, {result['device']}, {result['date']}",
+                                              plot_groups(result["rows"]), "% of the copy ceiling", 100.0))
     return 0
 
 

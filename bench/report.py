@@ -13,3 +13,35 @@ def save(out_dir: str, name: str, result: dict, markdown: str) -> None:
     Path(out_dir, f"{name}.json").write_text(json.dumps(result, indent=2) + "\n")
     Path(out_dir, f"{name}.md").write_text(markdown)
     print(markdown)
+
+
+def bar_chart_svg(title: str, groups: list, unit: str, limit: float | None = None) -> str:
+    """A horizontal bar chart as SVG text (no plotting library needed): `groups` is a list
+    of (group label, [(bar label, value), ...]); `limit` draws a dashed line (a ceiling)."""
+    from html import escape
+    bar_h, gap, label_w, plot_w = 16, 10, 330, 420
+    top = max((v for _, bars in groups for _, v in bars), default=1.0)
+    top = max(top, limit or 0.0) * 1.05
+    rows, y = [], 40
+    for name, bars in groups:
+        rows.append(f'<text x="4" y="{y + 12}" font-weight="bold">{escape(name)}</text>')
+        y += bar_h + 2
+        for label, value in bars:
+            w = plot_w * value / top
+            rows.append(f'<text x="{label_w - 6}" y="{y + 12}" text-anchor="end">{escape(label)}</text>'
+                        f'<rect x="{label_w}" y="{y}" width="{w:.1f}" height="{bar_h - 2}" fill="#4878a8"/>'
+                        f'<text x="{label_w + w + 4:.1f}" y="{y + 12}">{value:.3g}</text>')
+            y += bar_h
+        y += gap
+    if limit is not None:
+        x = label_w + plot_w * limit / top
+        rows.append(f'<line x1="{x:.1f}" y1="30" x2="{x:.1f}" y2="{y}" stroke="#c44" stroke-dasharray="4 3"/>')
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{label_w + plot_w + 60}" height="{y + 24}" '
+            f'font-family="sans-serif" font-size="12">'
+            f'<rect width="100%" height="100%" fill="white"/>'
+            f'<text x="4" y="18" font-size="14">{escape(title)} ({escape(unit)})</text>' + "".join(rows) + "</svg>\n")
+
+
+def save_svg(out_dir: str, name: str, svg: str) -> None:
+    os.makedirs(out_dir, exist_ok=True)
+    Path(out_dir, f"{name}.svg").write_text(svg)

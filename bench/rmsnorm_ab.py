@@ -106,15 +106,11 @@ def run_shape(t: str, rows: int, cols: int, arch: str, quick: bool) -> list:
             lb = mod.add_rmsnorm_rows.prepare(x, rr, gamma, y, EPS, grid=rows)
             side("add_rmsnorm", f"ember B{block} V{vec}", ember_on_torch_stream(lb), check_h, reset_r)
     import ember
-    from ember import KernelInfo
     from ember.runtime import cuda
     if t == "f32" and cols == 4096:
         # the hand-written baseline has rmsnorm_rows<f32, 4096, 256, 4>'s signature and launch
-        ref_mod = ember_kernels(t, cols, 256, arch, 4)
-        info = ref_mod.rmsnorm_rows.info
-        hand = cuda.load_ptx((ROOT / "kernels_src" / "baselines" / "rmsnorm_f32_4096.ptx").read_text(),
-                             {"rmsnorm_hand": KernelInfo("rmsnorm_hand", info.params, info.block, {})},
-                             name="rmsnorm_f32_4096.ptx").rmsnorm_hand
+        from bench.hand_ptx import load_pair
+        hand, _ = load_pair("rmsnorm_f32_4096.ptx", arch)
         lh = hand.prepare(x, gamma, y, EPS, grid=rows)
         side("rmsnorm", "hand-ptx (B256)", ember_on_torch_stream(lh), None)
     general = cuda.load(ember.compile(ROOT / "kernels_src" / "rmsnorm.ember", arch=arch,

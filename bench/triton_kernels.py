@@ -5,7 +5,9 @@ column of the GPU A/B benchmarks (Triton is installed on the GPU machine only).
 - add_rmsnorm: the same with the residual add (h written back to r);
 - q4k_gemv: Q4_K GEMV with f32 activations, BLOCK_N output rows per program, one
   super-block (256 weights) per step, dequantised in registers (same format as
-  ember.reference.q4k)."""
+  ember.reference.q4k);
+- q4k_q8_gemv: the DP4A path on the same Q8_1 activations (int8 quants in ggml order, the
+  f16 scale as f32, the exact quant sum), integer dot products per sub-block."""
 
 from __future__ import annotations
 
@@ -92,3 +94,49 @@ def _q4k_gemv(w, x, y, n, k, M: tl.constexpr, BLOCK_N: tl.constexpr):
 def q4k_gemv(w, x, y, n, k, block_n: int = 16):
     m = x.shape[0]
     _q4k_gemv[(triton.cdiv(n, block_n),)](w, x, y, n, k, M=m, BLOCK_N=block_n, num_warps=4)
+
+
+@triton.jit
+def _q4k_q8_gemv(w, aq, d8, s8, y, n, k, M: tl.constexpr, BLOCK_N: tl.constexpr):
+    """The DP4A path: w as in _q4k_gemv; aq: int8 [M, k] (Q8_1 quants, ggml order);
+    d8: f32 [M, k / 32] (the f16 scales); s8: int32 [M, k / 32] (exact quant sums).
+    Per sub-block the integer dot product of the 4-bit quants with the int8 activations
+    (exact, int32) and y += d8 * (d * sc * dot - dmin * m * sum)."""
+    rows = tl.program_id(0) * BLOCK_N + tl.arange(0, BLOCK_N)
+    rmask = rows < n
+    nb = k // 256
+    row_bytes = rows.to(tl.int64) * nb * 144
+    l32 = tl.arange(0, 32)
+    for mi in tl.static_range(M):
+        acc = tl.zeros([BLOCK_N], dtype=tl.float32)
+        for sb in range(nb):
+            blk = row_bytes + sb * 144
+            d = tl.load((w + blk).to(tl.pointer_type(tl.float16), bitcast=True), mask=rmask, other=0.0).to(tl.float32)
+            dmin = tl.load((w + blk + 2).to(tl.pointer_type(tl.float16), bitcast=True), mask=rmask,
+                           other=0.0).to(tl.float32)
+            for g in tl.static_range(4):
+                qs = tl.load(w + blk[:, None] + 16 + 32 * g + l32[None, :], mask=rmask[:, None], other=0).to(tl.int32)
+                for h in tl.static_range(2):
+                    j = 2 * g + h
+                    if j < 4:
+                        sc = tl.load(w + blk + 4 + j, mask=rmask, other=0).to(tl.int32) & 63
+                        m = tl.load(w + blk + 8 + j, mask=rmask, other=0).to(tl.int32) & 63
+                    else:
+                        b8 = tl.load(w + blk + 8 + j, mask=rmask, other=0).to(tl.int32)
+                        lo4 = tl.load(w + blk + j, mask=rmask, other=0).to(tl.int32)
+                        hi4 = tl.load(w + blk + 4 + j, mask=rmask, other=0).to(tl.int32)
+                        sc = (b8 & 0xF) | ((lo4 >> 6) << 4)
+                        m = (b8 >> 4) | ((hi4 >> 6) << 4)
+                    q = (qs >> (4 * h)) & 0xF
+                    sub = sb * 8 + j
+                    av = tl.load(aq + mi * k + sub * 32 + l32).to(tl.int32)
+                    dot = tl.sum(q * av[None, :], axis=1)
+                    dq = tl.load(d8 + mi * (k // 32) + sub)
+                    sq = tl.load(s8 + mi * (k // 32) + sub).to(tl.float32)
+                    acc += dq * ((d * sc.to(tl.float32)) * dot.to(tl.float32) - (dmin * m.to(tl.float32)) * sq)
+        tl.store(y + mi * n + rows, acc, mask=rmask)
+
+
+def q4k_q8_gemv(w, aq, d8, s8, y, n, k, block_n: int = 16):
+    m = aq.shape[0]
+    _q4k_q8_gemv[(triton.cdiv(n, block_n),)](w, aq, d8, s8, y, n, k, M=m, BLOCK_N=block_n, num_warps=4)

@@ -49,15 +49,16 @@ def test_q4k_staged_and_fused_gpu_equal_sim(m):
     assert (np.abs(got["cuda"][0] - R.gemv(w, normed)[0]) <= 4 * f32_tolerance(w, normed)[0]).all()
 
 
-@pytest.mark.parametrize("m", [1, 4, 8])
-def test_q4k_f32_and_dp4a_gpu_equal_sim(m):
+@pytest.mark.parametrize("m, rows", [(1, 1), (1, 4), (4, 2), (8, 1)])
+def test_q4k_f32_and_dp4a_gpu_equal_sim(m, rows):
     rng = np.random.default_rng(m)
     n, k = 37, 1280
     w = R.random_q4k(rng, n, k)
     x = (rng.standard_normal((m, k)) * rng.uniform(0.1, 10, (m, 1))).astype(np.float32)
     wv = w.view(np.uint32)
-    got = both(SRC / "q4k_gemv.ember", {"M": m}, "q4k_gemv",
-               lambda: [wv, x, np.zeros((m, n), np.float32), n, k], (n + 3) // 4, [2])
+    grid = (n + 4 * rows - 1) // (4 * rows)
+    got = both(SRC / "q4k_gemv.ember", {"M": m, "ROWS": rows}, "q4k_gemv",
+               lambda: [wv, x, np.zeros((m, n), np.float32), n, k], grid, [2])
     np.testing.assert_array_equal(got["cuda"][0], got["sim"][0])
     assert (np.abs(got["cuda"][0] - R.gemv(w, x)) <= f32_tolerance(w, x)).all()
     blocks = m * k // 32
@@ -68,8 +69,8 @@ def test_q4k_f32_and_dp4a_gpu_equal_sim(m):
     for a, b in zip(q["cuda"], R.split_q8_1(want)):
         np.testing.assert_array_equal(a, b)
     aq, ads = q["cuda"]
-    got = both(SRC / "q4k_dp4a.ember", {"M": m}, "q4k_q8_gemv",
-               lambda: [wv, aq, ads, np.zeros((m, n), np.float32), n, k], (n + 3) // 4, [3])
+    got = both(SRC / "q4k_dp4a.ember", {"M": m, "ROWS": rows}, "q4k_q8_gemv",
+               lambda: [wv, aq, ads, np.zeros((m, n), np.float32), n, k], grid, [3])
     np.testing.assert_array_equal(got["cuda"][0], got["sim"][0])
     assert (np.abs(got["cuda"][0] - R.gemv_q8_1(w, want)) <= f32_tolerance(w, R.dequantize_q8_1(want))).all()
 

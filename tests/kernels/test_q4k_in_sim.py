@@ -17,8 +17,8 @@ SRC = Path(__file__).resolve().parents[2] / "kernels_src"
 WARPS = 4
 
 
-def grid(rows: int) -> int:
-    return (rows + WARPS - 1) // WARPS
+def grid(rows: int, rows_per_warp: int = 1) -> int:
+    return (rows + WARPS * rows_per_warp - 1) // (WARPS * rows_per_warp)
 
 
 def dequantize_by_the_letter(block: bytes) -> list:
@@ -66,12 +66,14 @@ def inputs(seed: int, n: int, k: int, m: int):
     return rng, w, x
 
 
-@pytest.mark.parametrize("m, n, k", [(1, 7, 768), (3, 9, 256), (8, 5, 1280)])
-def test_q4k_gemv_f32(m, n, k):
+@pytest.mark.parametrize("m, n, k, rows", [(1, 7, 768, 1), (3, 9, 256, 2), (8, 5, 1280, 1), (1, 11, 512, 4)])
+def test_q4k_gemv_f32(m, n, k, rows):
+    """N not a multiple of the WARPS * ROWS rows of a block: the last warp's extra rows
+    are computed from row N - 1 and not stored (the simulator reports any access past y)."""
     _, w, x = inputs(m * 100 + n, n, k, m)
-    mod = load(ember.compile(SRC / "q4k_gemv.ember", defines={"M": m, "WARPS": WARPS}))
+    mod = load(ember.compile(SRC / "q4k_gemv.ember", defines={"M": m, "WARPS": WARPS, "ROWS": rows}))
     y = np.zeros((m, n), np.float32)
-    mod.q4k_gemv(w.view(np.uint32), x, y, n, k, grid=grid(n))
+    mod.q4k_gemv(w.view(np.uint32), x, y, n, k, grid=grid(n, rows))
     err = np.abs(y - R.gemv(w, x))
     assert (err <= f32_tolerance(w, x)).all(), err.max()
 
@@ -86,12 +88,13 @@ def test_q4k_gemv_f32_staged_in_shared_memory(m, n, k):
     assert (err <= f32_tolerance(w, x)).all(), err.max()
 
 
-@pytest.mark.parametrize("m, n, k", [(1, 7, 768), (4, 6, 512), (8, 3, 256)])
-def test_q4k_dp4a_path_against_the_q8_1_emulation(m, n, k):
+@pytest.mark.parametrize("m, n, k, rows", [(1, 7, 768, 1), (4, 6, 512, 1), (8, 3, 256, 1), (2, 11, 512, 2),
+                                           (1, 9, 768, 4)])
+def test_q4k_dp4a_path_against_the_q8_1_emulation(m, n, k, rows):
     rng, w, x = inputs(m * 10 + n, n, k, m)
     x[0, :32] = 0.0                                   # an all-zero block: d = 0
     x[-1, 40] = 1e4                                   # one block dominated by one value
-    mod = load(ember.compile(SRC / "q4k_dp4a.ember", defines={"M": m, "WARPS": WARPS}))
+    mod = load(ember.compile(SRC / "q4k_dp4a.ember", defines={"M": m, "WARPS": WARPS, "ROWS": rows}))
     blocks = m * k // 32
     aq, ads = np.zeros(blocks * 8, np.uint32), np.zeros(blocks, np.uint32)
     mod.quantize_q8_1(x, aq, ads, blocks, grid=grid(blocks))
@@ -100,7 +103,7 @@ def test_q4k_dp4a_path_against_the_q8_1_emulation(m, n, k):
     np.testing.assert_array_equal(aq, want_q)                                   # bit-exact
     np.testing.assert_array_equal(ads, want_ds)
     y = np.zeros((m, n), np.float32)
-    mod.q4k_q8_gemv(w.view(np.uint32), aq, ads, y, n, k, grid=grid(n))
+    mod.q4k_q8_gemv(w.view(np.uint32), aq, ads, y, n, k, grid=grid(n, rows))
     ref = R.gemv_q8_1(w, want)
     # integer parts are exact; what is left is the f32 combination of k / 32 partial sums
     assert (np.abs(y - ref) <= f32_tolerance(w, R.dequantize_q8_1(want))).all()

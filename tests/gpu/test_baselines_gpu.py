@@ -1,0 +1,74 @@
+"""The hand-written PTX baselines compute what they claim: each runs on the GPU with the
+arguments and grid of the Ember kernel whose signature it copies, on fresh random inputs,
+against the f64 reference (the DP4A one against the Q8_1 emulation), within f32 rounding;
+and Ember's kernel agrees with the same reference in the same run."""
+
+import numpy as np
+import pytest
+
+from bench.hand_ptx import HAND, load_pair
+from ember.reference import q4k as R
+from ember.reference.rmsnorm import rmsnorm
+from tests.kernels.test_q4k_in_sim import f32_tolerance
+
+pytestmark = pytest.mark.gpu
+
+
+def pair(fname):
+    from ember.runtime import cuda
+    return load_pair(fname, cuda.context().arch)
+
+
+def test_every_baseline_is_run_here():
+    assert set(HAND) == {"rmsnorm_f32_4096.ptx", "q4k_gemv_m1.ptx", "q4k_q8_gemv_m1.ptx", "rmsnorm_q4k_4096.ptx"}
+
+
+def test_rmsnorm_hand():
+    rng = np.random.default_rng(81)
+    rows = 5
+    x = (rng.standard_normal((rows, 4096)) * rng.uniform(0.1, 10, (rows, 1))).astype(np.float32)
+    gamma = rng.uniform(0.5, 1.5, 4096).astype(np.float32)
+    ref = rmsnorm(x, gamma, 1e-6)
+    for kernel in pair("rmsnorm_f32_4096.ptx"):
+        y = np.zeros_like(x)
+        kernel(x, gamma, y, 1e-6, grid=rows)
+        np.testing.assert_allclose(y, ref, rtol=4e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("n, k", [(37, 1280), (64, 4096)])
+def test_q4k_gemv_hand(n, k):
+    rng = np.random.default_rng(n + k)
+    w = R.random_q4k(rng, n, k)
+    x = (rng.standard_normal((1, k)) * 3).astype(np.float32)
+    for kernel in pair("q4k_gemv_m1.ptx"):
+        y = np.zeros((1, n), np.float32)
+        kernel(w.view(np.uint32), x, y, n, k, grid=(n + 3) // 4)
+        assert (np.abs(y - R.gemv(w, x)) <= f32_tolerance(w, x)).all()
+
+
+@pytest.mark.parametrize("n, k", [(37, 1280), (64, 4096)])
+def test_q4k_q8_gemv_hand(n, k):
+    rng = np.random.default_rng(2 * n + k)
+    w = R.random_q4k(rng, n, k)
+    x = (rng.standard_normal((1, k)) * rng.uniform(0.1, 10)).astype(np.float32)
+    q8 = R.quantize_q8_1(x)
+    aq, ads = R.split_q8_1(q8)
+    ref = R.gemv_q8_1(w, q8)
+    for kernel in pair("q4k_q8_gemv_m1.ptx"):
+        y = np.zeros((1, n), np.float32)
+        kernel(w.view(np.uint32), aq, ads, y, n, k, grid=(n + 3) // 4)
+        assert (np.abs(y - ref) <= f32_tolerance(w, R.dequantize_q8_1(q8))).all()
+
+
+@pytest.mark.parametrize("n", [29, 64])
+def test_rmsnorm_q4k_hand(n):
+    rng = np.random.default_rng(n)
+    w = R.random_q4k(rng, n, 4096)
+    x = (rng.standard_normal(4096) * 4).astype(np.float32)
+    gamma = rng.uniform(0.5, 1.5, 4096).astype(np.float32)
+    normed = rmsnorm(x[None], gamma, 1e-6)
+    ref = R.gemv(w, normed)[0]
+    for kernel in pair("rmsnorm_q4k_4096.ptx"):
+        y = np.zeros(n, np.float32)
+        kernel(x, gamma, w.view(np.uint32), y, n, 1e-6, grid=(n + 7) // 8)
+        assert (np.abs(y - ref) <= 4 * f32_tolerance(w, normed)[0]).all()
