@@ -134,6 +134,11 @@ def run_shape(n: int, k: int, arch: str, quick: bool, rng) -> list:
                 record(f"ember dp4a (UNROLL {unroll}, ROWS {rows})", m, rotating(launches), lambda y=y: y, ref8)
                 out[-1]["q8_1_bit_exact"] = exact_q8
         if m == 1:
+            mod = ember_module("q4k_dp4a.ember", {"M": 1, "WARPS": 8, "UNROLL": 1, "ROWS": 1}, ["q4k_q8_gemv"])
+            launches = [ember_on_torch_stream(mod.q4k_q8_gemv.prepare(wi.view(torch.uint32), *q8_args, grid=grid(8)))
+                        for wi in ws]
+            record("ember dp4a (UNROLL 1, ROWS 1, WARPS 8)", m, rotating(launches), lambda y=y: y, ref8)
+            out[-1]["q8_1_bit_exact"] = exact_q8
             hand, _ = load_pair("q4k_q8_gemv_m1.ptx", arch)
             launches = [ember_on_torch_stream(hand.prepare(wi.view(torch.uint32), *q8_args, grid=grid(WARPS)))
                         for wi in ws]
