@@ -193,7 +193,7 @@ def run_shape(n: int, k: int, arch: str, quick: bool, rng) -> list:
 
 
 def markdown(result: dict) -> str:
-    lines = ["# Q4_K GEMV family: Ember vs Triton vs torch", "",
+    lines = ["# Q4_K GEMV family: Ember vs hand-written PTX vs Triton vs torch", "",
              f"Device: {result['device']}, {result['date']}. One run; median of 5 replays of a CUDA graph of 100 "
              "launches; weights rotate among copies (>= 200 MB) so each launch reads DRAM. `of copy`: weight "
              "bytes per second against the copy ceiling (bytes read + written per second by the fastest of a "

@@ -66,6 +66,7 @@ CODES: dict[str, str] = {
     "E0404": "invalid value for a const parameter",
     "E0405": "too much shared memory",
     "E0406": "too much per-thread memory",
+    "E0407": "invalid launch bound",
     # the target
     "E0501": "not available on the target architecture",
     "E0502": "program too large once inlined",

@@ -225,6 +225,7 @@ class KernelDef(Node):
     params: list
     block: list | None   # block-size expressions, or None
     body: Block
+    min_blocks: Node | None = None   # `min_blocks(N)`: blocks per SM to fit, or None
 
 
 @dataclass(eq=False, slots=True)

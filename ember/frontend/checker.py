@@ -197,6 +197,7 @@ class Checker(TypeChecker, ExprChecker, CallChecker, GenericChecker, StmtChecker
                 self.declare(sym)
         block = self.block_dims(k)
         info = T.TKernel(k.name, k.span, k.name_span, consts, params, block)
+        info.min_blocks = self.min_blocks(k, block)
         self.kernels.append(info)
         self.enter_fn("kernel", VOID, k.name, info)
         info.body = run(self.block(k.body, top=True))
@@ -284,6 +285,26 @@ class Checker(TypeChecker, ExprChecker, CallChecker, GenericChecker, StmtChecker
                              k.block[0].span.to(k.block[-1].span))
             return None
         return tuple(dims)
+
+    def min_blocks(self, k: A.KernelDef, block):
+        """`min_blocks(N)`: the launch bound that N blocks of the kernel's fixed size fit on
+        one SM at once (PTX .minnctapersm: ptxas limits registers per thread to make it so)."""
+        if k.min_blocks is None:
+            return None
+        if k.block is None:
+            self.diags.error("E0407", "`min_blocks` needs a fixed block size", k.min_blocks.span,
+                             help="add `block(...)` before it: the bound is on blocks of that size")
+            return None
+        v = self.const_value(k.min_blocks, U32, "`min_blocks`")
+        if v is None or block is None:
+            return None
+        threads = block[0] * block[1] * block[2]
+        if v <= 0 or v * threads > 2048 or v > 32:
+            self.diags.error("E0407", f"{v} blocks of {threads} threads cannot be resident on one SM at once",
+                             k.min_blocks.span, label="at most 32 blocks and 2048 threads per SM",
+                             help="ask for fewer blocks (or a smaller block)")
+            return None
+        return v
 
     def enter_fn(self, kind: str, ret, name: str, item) -> None:
         self.fn_kind = kind

@@ -128,6 +128,8 @@ class FnGen:
         attrs = {}
         if info.block is not None:
             attrs["block"] = list(info.block)
+        if info.min_blocks is not None:
+            attrs["min_blocks"] = info.min_blocks
         f = Function(info.name, "kernel", region, [], attrs, loc=info.name_span)
         self.body(region, info.params, info.body, VOID)
         return f

@@ -79,7 +79,7 @@ class _Builder(Transformer):
 
     def kernel_def(self, c):
         name = self.tokens(c, "NAME")[0]
-        generics, params, block, body = [], [], None, None
+        generics, params, block, min_blocks, body = [], [], None, None, None
         for n in self.nodes(c):
             if isinstance(n, _Generics):
                 generics = n.items
@@ -87,9 +87,11 @@ class _Builder(Transformer):
                 params = n.items
             elif isinstance(n, _BlockAttr):
                 block = n.dims
+            elif isinstance(n, _MinBlocksAttr):
+                min_blocks = n.expr
             elif isinstance(n, A.Block):
                 body = n
-        return A.KernelDef(self.span(c), str(name), self.tspan(name), generics, params, block, body)
+        return A.KernelDef(self.span(c), str(name), self.tspan(name), generics, params, block, body, min_blocks)
 
     def fn_def(self, c):
         name = self.tokens(c, "NAME")[0]
@@ -144,6 +146,9 @@ class _Builder(Transformer):
 
     def block_attr(self, c):
         return _BlockAttr(self.nodes(c))
+
+    def min_blocks_attr(self, c):
+        return _MinBlocksAttr(self.nodes(c)[0])
 
     def body(self, c):
         return A.Block(self.span(c), self.nodes(c))
@@ -311,6 +316,13 @@ class _BlockAttr:
 
     def __init__(self, dims):
         self.dims = dims
+
+
+class _MinBlocksAttr:
+    __slots__ = ("expr",)
+
+    def __init__(self, expr):
+        self.expr = expr
 
 
 class _Ret:

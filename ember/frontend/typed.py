@@ -246,6 +246,7 @@ class TKernel:
     params: list              # [Symbol]
     block: tuple | None       # (x, y, z) or None
     body: TBlock = None
+    min_blocks: int | None = None   # launch bound: blocks of `block` that must fit on one SM
     calls: list = field(default_factory=list)    # [(callee name, span)]
     local_bytes: int = 0
     shared_bytes: int = 0     # static shared memory, as ptxas lays it out

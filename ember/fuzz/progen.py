@@ -216,9 +216,13 @@ class Generator(Features):
         for v in [v for v in self.visible() if v.type in NUMERIC][-4:]:
             self.store(v.type, v.name)
         slots = max(self.slots_used, 1)
-        head = f"kernel fuzz({', '.join(self.param_list())}, n: u32, s: i32) block({self.block}) {{"
         body = "\n".join(self.lines).replace("SLOTS", str(slots))
         seed = self.integer(0, 2 ** 31 - 1)
+        # a launch bound now and then (drawn last: the programs of earlier seeds keep their bodies):
+        # ptxas then caps the registers, which moves spills and scheduling
+        bound = self.integer(0, 3)
+        bounds = f" min_blocks({4 * bound})" if bound else ""
+        head = f"kernel fuzz({', '.join(self.param_list())}, n: u32, s: i32) block({self.block}){bounds} {{"
         helpers = "".join(h + "\n" for h in self.helpers)
         return Program(helpers + head + "\n" + body + "\n}\n", self.block, self.grid, slots, seed, self.approx,
                        [t for t in self.types])

@@ -191,6 +191,10 @@ class ModuleLowering:
                 for dim, n in zip("xyz", block):
                     md = self.ll.add_metadata([llf, f"maxntid{dim}", ll.Constant(I32, n)])
                     self.ll.add_named_metadata("nvvm.annotations", md)
+            if f.attrs.get("min_blocks"):
+                # launch bound: PTX .minnctapersm (LLVM upgrades the annotation to nvvm.minctasm)
+                md = self.ll.add_metadata([llf, "minctasm", ll.Constant(I32, f.attrs["min_blocks"])])
+                self.ll.add_named_metadata("nvvm.annotations", md)
         else:
             llf.linkage = "internal"
             llf.attributes.add("noinline" if f.attrs.get("noinline") else "alwaysinline")
