@@ -79,6 +79,17 @@ def _parser() -> argparse.ArgumentParser:
                    help="what LLVM runs after Ember's passes at -O1..3 (default cleanup: sroa, "
                         "instcombine, simplifycfg, loop rotation; full: LLVM's own -O pipeline, "
                         "about 15 ms slower and rarely better)")
+    deps = c.add_argument_group("dependency files (as gcc and clang write them, for Make and Ninja's deps = gcc)")
+    deps.add_argument("-MD", dest="depfile_all", action="store_true",
+                      help="also write a dependency file listing every file read (the source and all its "
+                           "imports): OUT with its extension replaced by .d, or -MF's")
+    deps.add_argument("-MMD", dest="depfile_user", action="store_true",
+                      help="the same without the standard library's files")
+    deps.add_argument("-MF", dest="depfile", metavar="FILE", help="the dependency file's name (one input only)")
+    deps.add_argument("-MT", dest="dep_targets", action="append", metavar="TARGET",
+                      help="the rule's target (repeatable; default: the output file)")
+    deps.add_argument("-MP", dest="dep_phony", action="store_true",
+                      help="an empty rule for each import, so that deleting one does not stop Make")
     _pass_options(c, pipeline_flag=False)
 
     r = sub.add_parser("run", help="run a kernel in the simulator (no GPU needed)",
@@ -292,6 +303,7 @@ def _compile(args) -> int:
         raise UsageError(str(e)) from None
     defines = _defines(args.defines)
     outputs = _outputs(args.files, args.output, _EXTENSIONS[args.emit])
+    _depfile_options(args)
     passes = _pass_list(args.passes)
     status = EXIT_OK
     for path, out in zip(args.files, outputs):
@@ -315,6 +327,7 @@ def _compile(args) -> int:
         for w in prog.warnings:
             print(w.render(), file=sys.stderr)
         _write(out, prog.stage(args.emit))
+        _write_depfile(args, path, out, prog.sources)
         if args.check:
             status = max(status, _check(prog, args, sys.stderr if out == "-" else sys.stdout))
         if args.time_passes:
@@ -323,6 +336,27 @@ def _compile(args) -> int:
             for stage, secs in prog.timings.items():
                 print(f"  {stage:24s} {secs * 1000:8.2f} ms", file=sys.stderr)
     return status
+
+
+def _depfile_options(args) -> None:
+    wants = args.depfile_all or args.depfile_user
+    if not wants and (args.depfile or args.dep_targets or args.dep_phony):
+        raise UsageError("-MF, -MT and -MP go with -MD or -MMD")
+    if wants and args.depfile and len(args.files) > 1:
+        raise UsageError("-MF names one dependency file: with several inputs leave it out "
+                         "(each output gets its own .d)")
+    if wants and args.verify_diagnostics:
+        raise UsageError("--verify-diagnostics writes no output to have dependencies")
+
+
+def _write_depfile(args, source: str, out: str, sources: list) -> None:
+    from . import depfile
+    if not (args.depfile_all or args.depfile_user):
+        return
+    name = args.depfile or (_stem(source) + ".d" if out == "-" else os.path.splitext(out)[0] + ".d")
+    targets = args.dep_targets or [out if out != "-" else _stem(source) + _EXTENSIONS[args.emit]]
+    deps = depfile.dependencies(sources, user_only=args.depfile_user and not args.depfile_all)
+    _write(name, depfile.rule(targets, deps, os.getcwd(), phony=args.dep_phony))
 
 
 def _check(prog, args, stream) -> int:

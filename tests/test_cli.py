@@ -18,7 +18,8 @@ def test_help_documents_every_option(capsys):
     assert code == 0
     for opt in ["-o OUT", "--arch", "--ptx-version", "-D NAME=VALUE", "-O N", "--emit", "--check",
                 "--validator", "--verify-diagnostics", "--time-stages", "`-` reads standard input",
-                "--passes", "--print-after-all", "--time-passes", "--llvm-pipeline"]:
+                "--passes", "--print-after-all", "--time-passes", "--llvm-pipeline", "-MD", "-MMD", "-MF FILE",
+                "-MT TARGET", "-MP"]:
         assert opt in out, opt
     code, out, _ = run(capsys, "--help")
     assert code == 0 and "compile" in out and "opt" in out and "Exit status" in out
