@@ -57,6 +57,31 @@ def add_rmsnorm(x, r, gamma, y, eps):
 
 
 @triton.jit
+def _q4k_head(w, blk, rmask):
+    """d and dmin (f16) of the super-blocks at byte offsets blk, as f32."""
+    d = tl.load((w + blk).to(tl.pointer_type(tl.float16), bitcast=True), mask=rmask, other=0.0).to(tl.float32)
+    dmin = tl.load((w + blk + 2).to(tl.pointer_type(tl.float16), bitcast=True), mask=rmask, other=0.0).to(tl.float32)
+    return d, dmin
+
+
+@triton.jit
+def _q4k_sub_block(w, blk, qs, d, dmin, rmask, j: tl.constexpr):
+    """Sub-block j (0..7) of those super-blocks: (d * sc, dmin * m, its 4-bit quants), qs
+    being the 32 quant bytes of its group j // 2 (for j >= 4 the high bits of the scale
+    come from byte j - 4, of the min from byte j)."""
+    if j < 4:
+        sc = tl.load(w + blk + 4 + j, mask=rmask, other=0).to(tl.int32) & 63
+        m = tl.load(w + blk + 8 + j, mask=rmask, other=0).to(tl.int32) & 63
+    else:
+        b8 = tl.load(w + blk + 8 + j, mask=rmask, other=0).to(tl.int32)
+        lo4 = tl.load(w + blk + j, mask=rmask, other=0).to(tl.int32)
+        hi4 = tl.load(w + blk + 4 + j, mask=rmask, other=0).to(tl.int32)
+        sc = (b8 & 0xF) | ((lo4 >> 6) << 4)
+        m = (b8 >> 4) | ((hi4 >> 6) << 4)
+    return d * sc.to(tl.float32), dmin * m.to(tl.float32), (qs >> (4 * (j % 2))) & 0xF
+
+
+@triton.jit
 def _q4k_gemv(w, x, y, n, k, M: tl.constexpr, BLOCK_N: tl.constexpr):
     """w: uint8 [n, k / 256 * 144]; x: f32 [M, k]; y: f32 [M, n]."""
     rows = tl.program_id(0) * BLOCK_N + tl.arange(0, BLOCK_N)
@@ -68,24 +93,12 @@ def _q4k_gemv(w, x, y, n, k, M: tl.constexpr, BLOCK_N: tl.constexpr):
         acc = tl.zeros([BLOCK_N], dtype=tl.float32)
         for sb in range(nb):
             blk = row_bytes + sb * 144
-            d = tl.load((w + blk).to(tl.pointer_type(tl.float16), bitcast=True), mask=rmask, other=0.0).to(tl.float32)
-            dmin = tl.load((w + blk + 2).to(tl.pointer_type(tl.float16), bitcast=True), mask=rmask,
-                           other=0.0).to(tl.float32)
+            d, dmin = _q4k_head(w, blk, rmask)
             for g in tl.static_range(4):
                 qs = tl.load(w + blk[:, None] + 16 + 32 * g + l32[None, :], mask=rmask[:, None], other=0).to(tl.int32)
                 for h in tl.static_range(2):
-                    j = 2 * g + h
-                    if j < 4:
-                        sc = tl.load(w + blk + 4 + j, mask=rmask, other=0).to(tl.int32) & 63
-                        m = tl.load(w + blk + 8 + j, mask=rmask, other=0).to(tl.int32) & 63
-                    else:
-                        b8 = tl.load(w + blk + 8 + j, mask=rmask, other=0).to(tl.int32)
-                        lo4 = tl.load(w + blk + j, mask=rmask, other=0).to(tl.int32)
-                        hi4 = tl.load(w + blk + 4 + j, mask=rmask, other=0).to(tl.int32)
-                        sc = (b8 & 0xF) | ((lo4 >> 6) << 4)
-                        m = (b8 >> 4) | ((hi4 >> 6) << 4)
-                    q = (qs >> (4 * h)) & 0xF
-                    wv = (d * sc.to(tl.float32))[:, None] * q.to(tl.float32) - (dmin * m.to(tl.float32))[:, None]
+                    a, b, q = _q4k_sub_block(w, blk, qs, d, dmin, rmask, 2 * g + h)
+                    wv = a[:, None] * q.to(tl.float32) - b[:, None]
                     xv = tl.load(x + mi * k + sb * 256 + 64 * g + 32 * h + l32)
                     acc += tl.sum(wv * xv[None, :], axis=1)
         tl.store(y + mi * n + rows, acc, mask=rmask)
@@ -111,29 +124,17 @@ def _q4k_q8_gemv(w, aq, d8, s8, y, n, k, M: tl.constexpr, BLOCK_N: tl.constexpr)
         acc = tl.zeros([BLOCK_N], dtype=tl.float32)
         for sb in range(nb):
             blk = row_bytes + sb * 144
-            d = tl.load((w + blk).to(tl.pointer_type(tl.float16), bitcast=True), mask=rmask, other=0.0).to(tl.float32)
-            dmin = tl.load((w + blk + 2).to(tl.pointer_type(tl.float16), bitcast=True), mask=rmask,
-                           other=0.0).to(tl.float32)
+            d, dmin = _q4k_head(w, blk, rmask)
             for g in tl.static_range(4):
                 qs = tl.load(w + blk[:, None] + 16 + 32 * g + l32[None, :], mask=rmask[:, None], other=0).to(tl.int32)
                 for h in tl.static_range(2):
-                    j = 2 * g + h
-                    if j < 4:
-                        sc = tl.load(w + blk + 4 + j, mask=rmask, other=0).to(tl.int32) & 63
-                        m = tl.load(w + blk + 8 + j, mask=rmask, other=0).to(tl.int32) & 63
-                    else:
-                        b8 = tl.load(w + blk + 8 + j, mask=rmask, other=0).to(tl.int32)
-                        lo4 = tl.load(w + blk + j, mask=rmask, other=0).to(tl.int32)
-                        hi4 = tl.load(w + blk + 4 + j, mask=rmask, other=0).to(tl.int32)
-                        sc = (b8 & 0xF) | ((lo4 >> 6) << 4)
-                        m = (b8 >> 4) | ((hi4 >> 6) << 4)
-                    q = (qs >> (4 * h)) & 0xF
-                    sub = sb * 8 + j
+                    a, b, q = _q4k_sub_block(w, blk, qs, d, dmin, rmask, 2 * g + h)
+                    sub = sb * 8 + 2 * g + h
                     av = tl.load(aq + mi * k + sub * 32 + l32).to(tl.int32)
                     dot = tl.sum(q * av[None, :], axis=1)
                     dq = tl.load(d8 + mi * (k // 32) + sub)
                     sq = tl.load(s8 + mi * (k // 32) + sub).to(tl.float32)
-                    acc += dq * ((d * sc.to(tl.float32)) * dot.to(tl.float32) - (dmin * m.to(tl.float32)) * sq)
+                    acc += dq * (a * dot.to(tl.float32) - b * sq)
         tl.store(y + mi * n + rows, acc, mask=rmask)
 
 
