@@ -1,9 +1,12 @@
 """The `ember` command.
 
-    ember compile FILE... [-o OUT] [--arch sm_XX] [-D NAME=VALUE]... [-O N]
-                  [--emit ast|ir|ir-opt|llvm|llvm-opt|ptx] [--check] [--verify-diagnostics]
+    ember compile FILE... [-o OUT] [--arch sm_XX]... [-D NAME=VALUE[,VALUE...]]... [-O N] [-j N]
+                  [--emit ast|ir|ir-opt|llvm|llvm-opt|ptx|cubin|fatbin|header] [--manifest F.json]
+                  [-MD|-MMD [-MF F] [-MT T] [-MP]] [--no-cache] [--check] [--verify-diagnostics]
     ember opt FILE.ir [-p PASS,...] [-O N]      parse IR, run passes, print IR
     ember run FILE --grid X[,Y,Z] [--kernel K] NAME=VALUE...   run a kernel in the simulator
+    ember cache info|clear                      the compile cache
+    ember --cmake-dir                           where find_package(Ember) finds Ember
     ember --version
 
 Exit status: 0 success, 1 errors in the program (reported as diagnostics), 2 usage
@@ -16,14 +19,9 @@ import argparse
 import os
 import sys
 
-EXIT_OK, EXIT_ERRORS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 70
-BUG_URL = "https://github.com/ember-compiler/ember/issues"
-
-_EXTENSIONS = {"ast": ".ast", "ir": ".ir", "ir-opt": ".opt.ir", "llvm": ".ll", "llvm-opt": ".opt.ll", "ptx": ".ptx"}
-
-
-class UsageError(Exception):
-    pass
+from .cli_support import (EXIT_ERRORS, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, UsageError,
+                          internal_error_text, parse_define, parse_pass_list, pass_times_text,
+                          print_after_hook, read_source, write_output)
 
 
 def _version() -> str:
@@ -37,60 +35,28 @@ def _version() -> str:
         return f"ember {__version__}"
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser(full_help: bool = True) -> argparse.ArgumentParser:
+    """The argument parser; `full_help` False leaves the pass list out of the help texts
+    (naming the passes imports them all, which a cache hit must not pay for)."""
     from .targets import DEFAULT_ARCH, archs
+    pass_help = None
+    if full_help:
+        from .ir.passes import PASSES
+        pass_help = ", ".join(sorted(PASSES))
     p = argparse.ArgumentParser(
         prog="ember",
         description="Ember: a compiler for GPU kernels (Ember source -> structured SSA IR -> LLVM -> PTX).",
         epilog="Exit status: 0 success, 1 errors in the program, 2 usage errors, "
                "70 internal compiler error. Run `ember COMMAND --help` for a command's options.")
-    p.add_argument("--version", action="version", version=_version())
+    p.add_argument("--version", action=_VersionAction)
+    p.add_argument("--cmake-dir", action=_CMakeDirAction)
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
-    c = sub.add_parser("compile", help="compile Ember source files to PTX (or dump a stage)",
-                       description="Compile Ember source to PTX. Needs no GPU and no CUDA install.")
-    c.add_argument("files", nargs="+", metavar="FILE", help="source files (.ember); `-` reads standard input")
-    c.add_argument("-o", dest="output", metavar="OUT",
-                   help="output file (`-` for standard output); with several inputs, a directory. "
-                        "Default: <input stem><stage extension> in the current directory")
-    c.add_argument("--arch", default=DEFAULT_ARCH, metavar="sm_XX",
-                   help=f"target GPU architecture (default {DEFAULT_ARCH}); one of: {', '.join(archs())}")
-    c.add_argument("--ptx-version", metavar="X.Y",
-                   help="PTX ISA version to emit (default: the lowest the target supports)")
-    c.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME=VALUE",
-                   help="bind a kernel const parameter (repeatable); `-D NAME` means NAME=1")
-    c.add_argument("-O", dest="opt", type=int, default=3, choices=range(4), metavar="N",
-                   help="optimization level 0..3 (default 3): Ember's pass pipeline and LLVM's -O")
-    c.add_argument("--emit", default="ptx", choices=list(_EXTENSIONS),
-                   help="the stage to write (default ptx): typed AST, IR, optimized IR, LLVM IR, "
-                        "optimized LLVM IR or PTX")
-    c.add_argument("--check", action="store_true",
-                   help="assemble the PTX to a cubin (nvJitLink, or ptxas) and print each kernel's "
-                        "registers, spills, stack and shared memory")
-    c.add_argument("--validator", default="auto", choices=["auto", "nvjitlink", "ptxas"],
-                   help="the assembler --check uses (default: nvJitLink if installed, else ptxas)")
-    c.add_argument("--verify-diagnostics", action="store_true",
-                   help="check the diagnostics against `// expected-error@+N {{text}}` (and "
-                        "expected-warning, expected-no-diagnostics) annotations in the source; "
-                        "exit 0 when they match exactly")
-    c.add_argument("--time-stages", action="store_true",
-                   help="print the time spent in each stage and pass to standard error")
-    c.add_argument("--llvm-pipeline", default="cleanup", choices=["cleanup", "full"],
-                   help="what LLVM runs after Ember's passes at -O1..3 (default cleanup: sroa, "
-                        "instcombine, simplifycfg, loop rotation; full: LLVM's own -O pipeline, "
-                        "about 15 ms slower and rarely better)")
-    deps = c.add_argument_group("dependency files (as gcc and clang write them, for Make and Ninja's deps = gcc)")
-    deps.add_argument("-MD", dest="depfile_all", action="store_true",
-                      help="also write a dependency file listing every file read (the source and all its "
-                           "imports): OUT with its extension replaced by .d, or -MF's")
-    deps.add_argument("-MMD", dest="depfile_user", action="store_true",
-                      help="the same without the standard library's files")
-    deps.add_argument("-MF", dest="depfile", metavar="FILE", help="the dependency file's name (one input only)")
-    deps.add_argument("-MT", dest="dep_targets", action="append", metavar="TARGET",
-                      help="the rule's target (repeatable; default: the output file)")
-    deps.add_argument("-MP", dest="dep_phony", action="store_true",
-                      help="an empty rule for each import, so that deleting one does not stop Make")
-    _pass_options(c, pipeline_flag=False)
+    c = sub.add_parser("compile", help="compile Ember source files to PTX, cubins, fatbins or C headers",
+                       description="Compile Ember source to PTX, a cubin, a fatbin or a C/C++ header. "
+                                   "Needs no GPU and no CUDA install. Results are cached (ember cache info).")
+    from .build.command import add_arguments
+    add_arguments(c, DEFAULT_ARCH, archs(), pass_help)
 
     r = sub.add_parser("run", help="run a kernel in the simulator (no GPU needed)",
                        description="Compile FILE and run one kernel in Ember's simulator, which checks "
@@ -122,63 +88,69 @@ def _parser() -> argparse.ArgumentParser:
     o.add_argument("-O", dest="opt", type=int, choices=range(4), metavar="N",
                    help="run the -O N pipeline instead of --passes")
     o.add_argument("-o", dest="output", metavar="OUT", default="-", help="output file (default standard output)")
-    _pass_options(o, pipeline_flag=True)
+    _opt_pass_options(o, full_help)
+
+    k = sub.add_parser("cache", help="show or clear the compile cache",
+                       description="The compile cache holds PTX, cubins and fatbins by the content of "
+                                   "everything that made them. Its directory is EMBER_CACHE_DIR, else the "
+                                   "user's cache directory; EMBER_NO_CACHE=1 or `ember compile --no-cache` "
+                                   "turn it off.")
+    k.add_argument("action", choices=["info", "clear"], help="info: where it is and its size; clear: empty it")
     return p
 
 
-def _pass_options(p: argparse.ArgumentParser, pipeline_flag: bool) -> None:
-    from .ir.passes import PASSES, PIPELINES
-    if not pipeline_flag:
-        p.add_argument("-p", "--passes", metavar="PASS[,PASS...]",
-                       help="run these Ember passes instead of the -O N pipeline (expand-math is "
-                            f"needed before lowering). Passes: {', '.join(sorted(PASSES))}")
+def _opt_pass_options(p: argparse.ArgumentParser, full_help: bool) -> None:
     p.add_argument("--print-after-all", action="store_true",
                    help="print the IR after every pass to standard error")
     p.add_argument("--time-passes", action="store_true",
                    help="print each pass's time (and the verifier's, run after each) to standard error")
-    if pipeline_flag:
+    if full_help:
+        from .ir.passes import PIPELINES
         p.formatter_class = argparse.RawDescriptionHelpFormatter
         p.epilog = "pipelines:\n" + "\n".join(f"  -O{n}: {','.join(names)}" for n, names in PIPELINES.items())
 
 
-def _pass_list(text: str | None) -> list[str] | None:
-    from .ir.passes import PASSES
-    if text is None:
-        return None
-    names = [n.strip() for n in text.split(",") if n.strip()]
-    for n in names:
-        if n not in PASSES:
-            raise UsageError(f"unknown pass `{n}`; passes: {', '.join(sorted(PASSES))}")
-    return names
+class _VersionAction(argparse.Action):
+    """--version, with LLVM's version loaded only when asked for."""
+
+    def __init__(self, option_strings, dest, **kwargs):
+        super().__init__(option_strings, dest, nargs=0, help="print Ember's, llvmlite's and LLVM's versions")
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(_version())
+        parser.exit()
 
 
-def _print_after(args):
-    """The after-pass hook for --print-after-all (None when not asked for)."""
-    if not args.print_after_all:
-        return None
-    from .ir.printer import print_module
+class _CMakeDirAction(argparse.Action):
+    """--cmake-dir: the directory holding EmberConfig.cmake."""
 
-    def hook(name, module):
-        print(f"// ----- IR after {name} -----", file=sys.stderr)
-        print(print_module(module), file=sys.stderr, end="")
-    return hook
+    def __init__(self, option_strings, dest, **kwargs):
+        super().__init__(option_strings, dest, nargs=0,
+                         help="print the directory of Ember's CMake package, for "
+                              "`cmake -DEmber_DIR=$(ember --cmake-dir)` and find_package(Ember)")
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from .build.cmake import config_dir
+        print(config_dir())
+        parser.exit()
 
 
-def _report_pass_times(timings: dict) -> None:
-    passes = [(k[5:], v) for k, v in timings.items() if k.startswith("pass:")]
-    passes.append(("(verifier)", timings.get("verify", 0.0)))
-    total = sum(v for _, v in passes)
-    print("===-- Ember pass timings --===", file=sys.stderr)
-    for name, secs in passes:
-        share = 100 * secs / total if total else 0.0
-        print(f"  {name:16s} {secs * 1000:8.2f} ms  {share:5.1f}%", file=sys.stderr)
-    print(f"  {'total':16s} {total * 1000:8.2f} ms", file=sys.stderr)
+def _cache_command(args) -> int:
+    from .cache import Cache, default_dir
+    store = Cache(default_dir())
+    if args.action == "clear":
+        n = store.clear()
+        print(f"removed {n} entr{'y' if n == 1 else 'ies'} from {store.dir}")
+        return EXIT_OK
+    info = store.info()
+    print(f"directory: {info['directory']}\nentries:   {info['entries']}\nsize:      {info['bytes']} bytes")
+    return EXIT_OK
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     try:
-        parser = _parser()
+        parser = _parser(full_help=any(a in ("-h", "--help") for a in argv))
         try:
             args, extra = parser.parse_known_args(argv)
             if extra and getattr(args, "command", None) == "run":
@@ -193,7 +165,10 @@ def main(argv: list[str] | None = None) -> int:
             parser.print_help(sys.stderr)
             return EXIT_USAGE
         if args.command == "compile":
-            return _compile(args)
+            from .build.command import run as compile_command
+            return compile_command(args)
+        if args.command == "cache":
+            return _cache_command(args)
         if args.command == "opt":
             return _opt(args)
         if args.command == "run":
@@ -211,184 +186,12 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _internal(e: BaseException) -> int:
-    from .diagnostics import InternalError
-    if os.environ.get("EMBER_DEBUG"):
-        import traceback
-        traceback.print_exc()
-    if isinstance(e, InternalError):
-        msg = str(e)
-    else:
-        msg = f"internal compiler error: {type(e).__name__}: {e}"
-    print(f"ember: {msg}\nember: this is a bug in Ember, not in your program; please report it at {BUG_URL} "
-          "(set EMBER_DEBUG=1 for a traceback)", file=sys.stderr)
+    sys.stderr.write(internal_error_text(e))
     return EXIT_INTERNAL
 
 
 def _defines(items: list[str]) -> dict:
-    out = {}
-    for item in items:
-        name, eq, value = item.partition("=")
-        name = name.strip()
-        if not name.isidentifier():
-            raise UsageError(f"-D expects NAME=VALUE, got `{item}`")
-        out[name] = value if eq else "1"
-    return out
-
-
-def _read(path: str):
-    from .source import SourceFile
-    if path == "-":
-        return SourceFile("<stdin>", sys.stdin.read())
-    try:
-        with open(path, encoding="utf-8") as f:
-            return SourceFile(path, f.read(), os.path.abspath(path))
-    except FileNotFoundError:
-        raise UsageError(f"no such file: {path}") from None
-    except IsADirectoryError:
-        raise UsageError(f"{path} is a directory") from None
-    except UnicodeDecodeError:
-        raise UsageError(f"{path} is not UTF-8 text") from None
-    except OSError as e:
-        raise UsageError(f"cannot read {path}: {e.strerror}") from None
-
-
-def _outputs(files: list[str], output: str | None, ext: str) -> list[str]:
-    if output is not None and len(files) > 1:
-        if output == "-":
-            return ["-"] * len(files)
-        if os.path.exists(output) and not os.path.isdir(output):
-            raise UsageError(f"-o {output}: with several inputs -o names a directory, and {output} is a file")
-        try:
-            os.makedirs(output, exist_ok=True)
-        except OSError as e:
-            raise UsageError(f"cannot create the output directory {output}: {e.strerror}") from None
-        outs = [os.path.join(output, _stem(f) + ext) for f in files]
-    elif output is not None:
-        outs = [output]
-    else:
-        outs = ["-" if f == "-" else _stem(f) + ext for f in files]
-    seen: dict[str, str] = {}
-    for f, out in zip(files, outs):
-        if out != "-" and out in seen and seen[out] != f:
-            raise UsageError(f"{seen[out]} and {f} would both be written to {out}; "
-                             "compile them separately, or with -o naming different files")
-        seen.setdefault(out, f)
-    return outs
-
-
-def _stem(path: str) -> str:
-    base = os.path.basename(path)
-    return base[:-6] if base.endswith(".ember") else os.path.splitext(base)[0]
-
-
-def _write(path: str, text: str) -> None:
-    if path == "-":
-        sys.stdout.write(text)
-        sys.stdout.flush()
-        return
-    try:
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(text)
-    except OSError as e:
-        raise UsageError(f"cannot write {path}: {e.strerror}") from None
-
-
-def _compile(args) -> int:
-    from . import driver
-    from .diagnostics import CompileError
-    from . import targets
-    try:
-        targets.resolve(args.arch, args.ptx_version)
-    except targets.TargetError as e:
-        raise UsageError(str(e)) from None
-    defines = _defines(args.defines)
-    outputs = _outputs(args.files, args.output, _EXTENSIONS[args.emit])
-    _depfile_options(args)
-    passes = _pass_list(args.passes)
-    status = EXIT_OK
-    for path, out in zip(args.files, outputs):
-        source = _read(path)
-        if args.verify_diagnostics:
-            status = max(status, _verify_diagnostics(source, args, defines))
-            continue
-        try:
-            prog = driver.compile(source, arch=args.arch, defines=defines, opt=args.opt,
-                                  ptx_version=args.ptx_version, passes=passes,
-                                  after_pass=_print_after(args), llvm_pipeline=args.llvm_pipeline,
-                                  stop_after=None if args.check or args.emit == "ptx" else args.emit)
-        except driver.PipelineError as e:
-            raise UsageError(str(e)) from None
-        except CompileError as e:
-            print(e.diagnostics.render(), file=sys.stderr)
-            n = len(e.diagnostics.errors)
-            print(f"ember: {n} error{'s' if n != 1 else ''} in {source.name}", file=sys.stderr)
-            status = max(status, EXIT_ERRORS)
-            continue
-        for w in prog.warnings:
-            print(w.render(), file=sys.stderr)
-        _write(out, prog.stage(args.emit))
-        _write_depfile(args, path, out, prog.sources)
-        if args.check:
-            status = max(status, _check(prog, args, sys.stderr if out == "-" else sys.stdout))
-        if args.time_passes:
-            _report_pass_times(prog.timings)
-        if args.time_stages:
-            for stage, secs in prog.timings.items():
-                print(f"  {stage:24s} {secs * 1000:8.2f} ms", file=sys.stderr)
-    return status
-
-
-def _depfile_options(args) -> None:
-    wants = args.depfile_all or args.depfile_user
-    if not wants and (args.depfile or args.dep_targets or args.dep_phony):
-        raise UsageError("-MF, -MT and -MP go with -MD or -MMD")
-    if wants and args.depfile and len(args.files) > 1:
-        raise UsageError("-MF names one dependency file: with several inputs leave it out "
-                         "(each output gets its own .d)")
-    if wants and args.verify_diagnostics:
-        raise UsageError("--verify-diagnostics writes no output to have dependencies")
-
-
-def _write_depfile(args, source: str, out: str, sources: list) -> None:
-    from . import depfile
-    if not (args.depfile_all or args.depfile_user):
-        return
-    name = args.depfile or (_stem(source) + ".d" if out == "-" else os.path.splitext(out)[0] + ".d")
-    targets = args.dep_targets or [out if out != "-" else _stem(source) + _EXTENSIONS[args.emit]]
-    deps = depfile.dependencies(sources, user_only=args.depfile_user and not args.depfile_all)
-    _write(name, depfile.rule(targets, deps, os.getcwd(), phony=args.dep_phony))
-
-
-def _check(prog, args, stream) -> int:
-    from .lowering.validate import ValidationError, ValidatorUnavailable, validate
-    try:
-        v = validate(prog.ptx, prog.arch, args.validator)
-    except ValidatorUnavailable as e:
-        raise UsageError(str(e)) from None
-    except ValidationError as e:
-        print(f"{prog.name}: error[E0902]: the PTX does not assemble for {e.arch}:\n{e.log}", file=sys.stderr)
-        return EXIT_INTERNAL
-    print(f"{prog.name}: valid PTX {prog.ptx_version} for {v.arch} ({v.tool})", file=stream)
-    for name in prog.kernels:
-        res = v.kernels.get(name)
-        if res is not None:
-            print(f"  {name}: {res.summary()}", file=stream)
-    return EXIT_OK
-
-
-def _verify_diagnostics(source, args, defines) -> int:
-    from . import driver
-    from .diagnostics import CompileError
-    from .verify_diagnostics import check_expectations
-    try:
-        prog = driver.compile(source, arch=args.arch, defines=defines, opt=args.opt, ptx_version=args.ptx_version)
-        diags = prog.warnings
-    except CompileError as e:
-        diags = e.diagnostics.items
-    problems = check_expectations(source, diags)
-    for p in problems:
-        print(p, file=sys.stderr)
-    return EXIT_ERRORS if problems else EXIT_OK
+    return dict(parse_define(item) for item in items)
 
 
 def _dims(text: str, what: str) -> tuple:
@@ -481,7 +284,7 @@ def _run(args) -> int:
     grid = _dims(args.grid, "--grid")
     block = _dims(args.block, "--block") if args.block else None
     given = _run_arguments(args.args)
-    source = _read(args.file)
+    source = read_source(args.file)
     try:
         # The simulator runs the optimized IR: no lowering, so no PTX is needed.
         prog = driver.compile(source, defines=_defines(args.defines), opt=args.opt, stop_after="ir-opt",
@@ -526,7 +329,7 @@ def _opt(args) -> int:
     from .ir.passes import PIPELINES, PassFailed, run_passes
     from .ir.printer import print_module
     from .ir.verifier import VerifyError, verify_module
-    source = _read(args.file)
+    source = read_source(args.file)
     try:
         m = parse_module(source.text, source.name)
     except IRSyntaxError as e:
@@ -538,15 +341,15 @@ def _opt(args) -> int:
     except VerifyError as e:
         print(f"{source.name}: error: the IR does not verify:\n{e}", file=sys.stderr)
         return EXIT_ERRORS
-    names = PIPELINES[args.opt] if args.opt is not None else _pass_list(args.passes)
+    names = PIPELINES[args.opt] if args.opt is not None else parse_pass_list(args.passes)
     timings: dict = {}
     try:
-        run_passes(m, names, after=_print_after(args), timings=timings)
+        run_passes(m, names, after=print_after_hook(args.print_after_all), timings=timings)
     except PassFailed as e:
         return _internal(e)
-    _write(args.output, print_module(m))
+    write_output(args.output, print_module(m))
     if args.time_passes:
-        _report_pass_times(timings)
+        sys.stderr.write(pass_times_text(timings))
     return EXIT_OK
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 
-from .frontend.imports import std_dir
+from .import_paths import std_dir
 
 
 def escape(path: str) -> str:

@@ -66,18 +66,29 @@ class Program:
     kernels: dict                      # name -> KernelInfo
     warnings: list                     # [Diagnostic]
     timings: dict                      # stage -> seconds
-    ir: Any = None                     # optimized Ember IR (ember.ir.core.Module)
+    _ir: Any = field(default=None, repr=False)
     _stages: dict = field(default_factory=dict, repr=False)
     sources: list = field(default_factory=list)   # every file read: the source, then its imports
+    cached: bool = False               # taken from the compile cache (ember.cache)
+    _full: Any = field(default=None, repr=False)  # () -> Program: the compile a cache hit skipped
+
+    @property
+    def ir(self):
+        """The optimized Ember IR (ember.ir.core.Module); a cache hit compiles it on demand."""
+        if self._ir is None and self._full is not None:
+            self._ir = self._full().ir
+        return self._ir
 
     def stage(self, name: str) -> str:
         """The text of one stage: ast, ir, ir-opt, llvm, llvm-opt or ptx."""
         if name not in STAGES:
             raise KeyError(f"unknown stage `{name}`; stages: {', '.join(STAGES)}")
-        v = self._stages[name]
+        v = self._stages.get(name)
+        if v is None:                  # a cache hit keeps only the PTX
+            v = self._full().stage(name)
         if callable(v):
             v = v()
-            self._stages[name] = v
+        self._stages[name] = v
         return v
 
     @property
@@ -86,7 +97,7 @@ class Program:
 
     def validate(self, arch: str | None = None, tool: str = "auto"):
         """Assemble the PTX to a cubin (nvJitLink or ptxas); returns a Validation."""
-        from .lowering.validate import validate
+        from .build.validate import validate
         return validate(self.ptx, arch or self.arch, tool)
 
 
@@ -105,7 +116,7 @@ def load_source(source_or_path, name: str | None = None) -> SourceFile:
 def compile(source_or_path, arch: str = "sm_90", defines: dict | None = None, opt: int = 3,
             ptx_version: str | None = None, name: str | None = None,
             passes: list[str] | None = None, stop_after: str | None = None,
-            after_pass=None, llvm_pipeline: str = "cleanup", kernels=None) -> Program:
+            after_pass=None, llvm_pipeline: str = "cleanup", kernels=None, cache=None) -> Program:
     """Compile Ember source to PTX. See the module docstring for the stages.
 
     defines: values for kernels' const parameters ({"HEAD_DIM": 128}).
@@ -116,20 +127,35 @@ def compile(source_or_path, arch: str = "sm_90", defines: dict | None = None, op
         Ember's passes did the rest) or "full" (LLVM's own -O pipeline).
     kernels: names of the kernels to compile (default: all); the others are not checked,
         so a kernel whose const parameters have no value does not stop the rest.
+    cache: the compile cache (ember.cache) for a compile to PTX with the default pipeline:
+        None uses the default one (EMBER_CACHE_DIR or the user's cache directory; off when
+        EMBER_NO_CACHE=1), False none, or a `Cache` or directory. A hit keeps the PTX and
+        the kernels' signatures; any other stage (and `ir`) is compiled when first asked for.
     """
     from . import targets
 
     if opt not in (0, 1, 2, 3):
         raise ValueError(f"opt must be 0..3, not {opt}")
     target = targets.resolve(arch, ptx_version)
-    from .lowering.ptx import LLVM_PIPELINES
-    if llvm_pipeline not in LLVM_PIPELINES:
-        raise ValueError(f"llvm_pipeline must be one of {', '.join(LLVM_PIPELINES)}, not {llvm_pipeline!r}")
+    if llvm_pipeline not in ("cleanup", "full"):      # (ember.lowering.ptx.LLVM_PIPELINES: not imported
+        raise ValueError(f"llvm_pipeline must be cleanup or full, not {llvm_pipeline!r}")   # on a cache hit)
     file = source_or_path if isinstance(source_or_path, SourceFile) else load_source(source_or_path, name)
     timings: dict[str, float] = {}
     stages: dict[str, Any] = {s: "" for s in STAGES}
     diags = Diagnostics()
     defines = {k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in (defines or {}).items()}
+    store = _cache_for(cache) if stop_after is None and passes is None and after_pass is None else None
+    if store is not None:
+        t0 = time.perf_counter()
+        key = _cache_key(file, target, opt, llvm_pipeline, defines, kernels)
+        hit = _from_cache(store.get(key), file, target, opt)
+        if hit is not None:
+            hit._full = lambda only=kernels: compile(file, arch, defines, opt, ptx_version, name, kernels=only,
+                                                     llvm_pipeline=llvm_pipeline, cache=False)
+            hit.timings["cache"] = time.perf_counter() - t0
+            for hook in compile_hooks:
+                hook(hit)
+            return hit
 
     def timed(stage: str, fn, *args, **kwargs):
         t0 = time.perf_counter()
@@ -170,7 +196,7 @@ def compile(source_or_path, arch: str = "sm_90", defines: dict | None = None, op
     _check_inlined_size(module, diags)
     # The IR text is made on request: rerunning IR generation is cheaper than a copy.
     stages["ir"] = lambda: print_module(irgen.generate(prog, Diagnostics()))
-    result.ir = module
+    result._ir = module
     if stop_after == "ir":
         return result
 
@@ -197,9 +223,63 @@ def compile(source_or_path, arch: str = "sm_90", defines: dict | None = None, op
     ptx = timed("codegen", ptxmod.emit_ptx, optimized, target, opt)
     stages["ptx"] = ptx
     result.ptx = ptx
+    if store is not None and not warnings:     # warnings are shown by every compile: not stored
+        _to_cache(store, key, result, [(f.path, f.text) for f in sources[1:]], file)
     for hook in compile_hooks:
         hook(result)
     return result
+
+
+def _cache_for(cache):
+    from .cache import Cache, disabled_by_environment
+    if cache is None:
+        return None if disabled_by_environment() else Cache()
+    if cache is False:
+        return None
+    if cache is True:
+        return Cache()
+    return cache if isinstance(cache, Cache) else Cache(os.fspath(cache))
+
+
+def _cache_key(file: SourceFile, target, opt: int, llvm_pipeline: str, defines: dict, kernels) -> str:
+    from .cache import make_key
+    options = {"arch": target.arch, "ptx": target.ptx_text, "opt": opt, "llvm": llvm_pipeline,
+               "defines": sorted(defines.items()), "kernels": None if kernels is None else sorted(kernels)}
+    return make_key("ptx", options, file.text.encode("utf-8"))
+
+
+def _kernel_json(k: KernelInfo) -> dict:
+    from .ir.types import Type, to_json
+    return {"name": k.name, "params": [[p.name, to_json(p.type)] for p in k.params],
+            "block": list(k.block) if k.block else None,
+            "consts": [[n, {"type": to_json(v)} if isinstance(v, Type) else v] for n, v in k.consts.items()]}
+
+
+def _kernel_from_json(d: dict) -> KernelInfo:
+    from .ir.types import from_json
+    return KernelInfo(d["name"], tuple(ParamInfo(n, from_json(t)) for n, t in d["params"]),
+                      tuple(d["block"]) if d["block"] else None,
+                      {n: from_json(v["type"]) if isinstance(v, dict) else v for n, v in d["consts"]})
+
+
+def _to_cache(store, key: str, prog: Program, imported: list, file: SourceFile) -> None:
+    from .cache import record_imports
+    meta = {"kernels": [_kernel_json(k) for k in prog.kernels.values()],
+            "imports": record_imports(file.path, imported)}
+    store.put(key, meta, {"ptx": prog.ptx.encode()})
+
+
+def _from_cache(entry, file: SourceFile, target, opt: int) -> Program | None:
+    from .cache import check_imports
+    if entry is None:
+        return None
+    imports = check_imports(file.path, entry.meta["imports"])
+    if imports is None:
+        return None
+    kernels = {d["name"]: _kernel_from_json(d) for d in entry.meta["kernels"]}
+    ptx = entry.blobs["ptx"].decode()
+    return Program(file.name, target.arch, target.ptx_text, opt, ptx, kernels, [], {}, None, {"ptx": ptx},
+                   [file.path or file.name] + imports, cached=True)
 
 
 def _check_inlined_size(module, diags) -> None:

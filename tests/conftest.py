@@ -1,6 +1,9 @@
 """Shared test setup.
 
 - Tests marked `gpu` are skipped when no CUDA GPU is present.
+- The compile cache is off (EMBER_NO_CACHE=1, also for the `ember` processes tests
+  start), so that every test exercises the compiler; tests of the cache turn it on with
+  a directory of their own.
 - Every PTX any test produces through `ember.compile` is assembled with nvJitLink (or
   ptxas) for its target at the end of the session; a PTX that does not assemble fails
   the run. `compile_both` compiles a program for sm_80 and sm_90, so every kernel source
@@ -11,12 +14,15 @@ from __future__ import annotations
 
 import os
 
-import pytest
-from hypothesis import settings
+os.environ["EMBER_NO_CACHE"] = "1"
+os.environ.pop("EMBER_CACHE_DIR", None)
 
-import ember
-from ember import driver
-from ember.ir import verifier
+import pytest  # noqa: E402
+from hypothesis import settings  # noqa: E402
+
+import ember  # noqa: E402
+from ember import driver  # noqa: E402
+from ember.ir import verifier  # noqa: E402
 
 verifier.CHECK_USES = True     # every IR the tests make has its use lists checked after every pass
 
@@ -48,7 +54,7 @@ def pytest_collection_modifyitems(config, items):
 @pytest.fixture(scope="session", autouse=True)
 def validate_every_ptx():
     yield
-    from ember.lowering.validate import ValidationError, nvjitlink_available, ptxas_path, validate
+    from ember.build.validate import ValidationError, nvjitlink_available, ptxas_path, validate
     if not (nvjitlink_available() or ptxas_path()):
         pytest.fail("no PTX validator (nvJitLink or ptxas): cannot validate the emitted PTX")
     failures = []

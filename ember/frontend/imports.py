@@ -11,31 +11,20 @@ imported file point into that file.
 from __future__ import annotations
 
 import os
-from importlib import resources
 
 from ..diagnostics import Diagnostics
+from ..import_paths import STD_PREFIX, std_dir
+from ..import_paths import locate as _locate
 from ..source import SourceFile
 from . import ast as A
-
-STD_PREFIX = "std/"
-
-
-def std_dir() -> str:
-    return str(resources.files("ember") / "std")
 
 
 def std_modules() -> list[str]:
     return sorted(f"std/{n}" for n in os.listdir(std_dir()) if n.endswith(".ember"))
 
 
-def _base_dir(file: SourceFile) -> str:
-    return os.path.dirname(file.path) if file.path else os.getcwd()
-
-
 def locate(path: str, importer: SourceFile) -> str:
-    if path.startswith(STD_PREFIX):
-        return os.path.join(std_dir(), path[len(STD_PREFIX):])
-    return os.path.normpath(os.path.join(_base_dir(importer), path))
+    return _locate(path, importer.path)
 
 
 def _read(full: str, imp: A.Import, diags: Diagnostics) -> SourceFile | None:

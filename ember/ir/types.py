@@ -201,3 +201,33 @@ def size_of(t: Type) -> int:
     if isinstance(t, PtrType):
         return 8
     raise TypeError(f"type {t} has no memory layout")
+
+
+def to_json(t: Type):
+    """A JSON value for a type (what the compile cache stores of kernel signatures)."""
+    if isinstance(t, ScalarType):
+        return t.name
+    if isinstance(t, PtrType):
+        return {"ptr": to_json(t.pointee), "space": t.space, "mut": t.mut, "align": t.align}
+    if isinstance(t, VectorType):
+        return {"vec": to_json(t.elem), "length": t.length}
+    if isinstance(t, ArrayType):
+        return {"array": to_json(t.elem), "length": t.length, "space": t.space}
+    if isinstance(t, TupleType):
+        return {"tuple": [to_json(e) for e in t.elems]}
+    if t is VOID:
+        return "void"
+    raise TypeError(f"type {t} has no JSON form")
+
+
+def from_json(v) -> Type:
+    """The inverse of `to_json`."""
+    if isinstance(v, str):
+        return VOID if v == "void" else SCALARS[v]
+    if "ptr" in v:
+        return PtrType(from_json(v["ptr"]), v["space"], v["mut"], v["align"])
+    if "vec" in v:
+        return VectorType(from_json(v["vec"]), v["length"])
+    if "array" in v:
+        return ArrayType(from_json(v["array"]), v["length"], v["space"])
+    return TupleType(tuple(from_json(e) for e in v["tuple"]))

@@ -196,7 +196,7 @@ def _image_for(program, ctx: Context) -> bytes:
     if target_sm > major * 10 + ctx.compute_capability[1]:
         raise CudaError(f"{program.name} was compiled for {program.arch}, but this GPU is {ctx.arch}")
     try:
-        from ..lowering.validate import nvjitlink_available, validate
+        from ..build.validate import nvjitlink_available, validate
         if nvjitlink_available():
             return validate(program.ptx, ctx.arch if not program.arch.endswith("a") else program.arch,
                             "nvjitlink").cubin

@@ -9,9 +9,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
-import subprocess
-import tempfile
 from dataclasses import dataclass, field
 
 
@@ -89,6 +86,7 @@ def nvjitlink_available() -> bool:
 
 
 def ptxas_path() -> str | None:
+    import shutil
     return shutil.which("ptxas")
 
 
@@ -132,6 +130,8 @@ def _log(nvjitlink, handle, error: bool) -> str:
 
 
 def _ptxas(ptx: str, arch: str) -> Validation:
+    import subprocess
+    import tempfile
     exe = ptxas_path()
     if exe is None:
         raise ValidatorUnavailable("ptxas is not on PATH")

@@ -1,0 +1,251 @@
+"""`ember compile`: its options, and the plan it runs - one job per (source, variant),
+in this process or in `-j N` worker processes, with a progress line on a terminal."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from ..cli_support import UsageError, stem
+from .job import BUILD_EMITS, EXTENSIONS, STAGE_EMITS, Job, run_job
+
+
+def add_arguments(c, default_arch: str, arch_names: list, pass_help: str | None) -> None:
+    c.add_argument("files", nargs="+", metavar="FILE", help="source files (.ember); `-` reads standard input")
+    c.add_argument("-o", dest="output", metavar="OUT",
+                   help="output file (`-` for standard output); with several inputs or variants, a "
+                        "directory. Default: <input stem>[.<variant>]<extension> in the current directory")
+    c.add_argument("--arch", dest="archs", action="append", metavar="sm_XX",
+                   help=f"target GPU architecture (default {default_arch}); repeat it or list several "
+                        f"(sm_80,sm_90) for --emit fatbin. One of: {', '.join(arch_names)}")
+    c.add_argument("--ptx-version", metavar="X.Y",
+                   help="PTX ISA version to emit (default: the lowest the target supports)")
+    c.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME=VALUE[,VALUE...]",
+                   help="bind a kernel const parameter (repeatable; `-D NAME` means NAME=1); a list of "
+                        "values compiles one variant per combination of all -D lists")
+    c.add_argument("--variants", metavar="FILE",
+                   help="compile one variant per line of FILE (`NAME=VALUE NAME=VALUE ...`; # comments), "
+                        "each with the -D values")
+    c.add_argument("-j", dest="jobs", type=int, default=1, metavar="N",
+                   help="compile up to N outputs at once in worker processes (default 1)")
+    c.add_argument("-O", dest="opt", type=int, default=3, choices=range(4), metavar="N",
+                   help="optimization level 0..3 (default 3): Ember's pass pipeline and LLVM's -O")
+    c.add_argument("--emit", default="ptx", choices=list(EXTENSIONS),
+                   help="what to write (default ptx): a stage (typed AST, IR, optimized IR, LLVM IR, "
+                        "optimized LLVM IR), PTX, a cubin (one --arch), a fatbin (a cubin per --arch and "
+                        "the PTX of the lowest), or a C/C++ header embedding the image (see --image)")
+    c.add_argument("--image", default="fatbin", choices=["fatbin", "cubin", "ptx"],
+                   help="what --emit header embeds (default fatbin)")
+    c.add_argument("--manifest", metavar="FILE.json",
+                   help="also write a JSON manifest: per output its sha256, the files read, the const "
+                        "values, and per kernel and arch its registers, spills and shared memory")
+    c.add_argument("--no-cache", action="store_true",
+                   help="neither read nor write the compile cache (EMBER_CACHE_DIR, default the user's "
+                        "cache directory; `ember cache info`)")
+    c.add_argument("--check", action="store_true",
+                   help="assemble the PTX to a cubin (nvJitLink, or ptxas) and print each kernel's "
+                        "registers, spills, stack and shared memory")
+    c.add_argument("--validator", default="auto", choices=["auto", "nvjitlink", "ptxas"],
+                   help="the assembler --check uses (default: nvJitLink if installed, else ptxas)")
+    c.add_argument("--verify-diagnostics", action="store_true",
+                   help="check the diagnostics against `// expected-error@+N {{text}}` (and "
+                        "expected-warning, expected-no-diagnostics) annotations in the source; "
+                        "exit 0 when they match exactly")
+    c.add_argument("--time-stages", action="store_true",
+                   help="print the time spent in each stage and pass to standard error")
+    c.add_argument("--llvm-pipeline", default="cleanup", choices=["cleanup", "full"],
+                   help="what LLVM runs after Ember's passes at -O1..3 (default cleanup: sroa, "
+                        "instcombine, simplifycfg, loop rotation; full: LLVM's own -O pipeline, "
+                        "about 15 ms slower and rarely better)")
+    deps = c.add_argument_group("dependency files (as gcc and clang write them, for Make and Ninja's deps = gcc)")
+    deps.add_argument("-MD", dest="depfile_all", action="store_true",
+                      help="also write a dependency file listing every file read (the source and all its "
+                           "imports): OUT with its extension replaced by .d, or -MF's")
+    deps.add_argument("-MMD", dest="depfile_user", action="store_true",
+                      help="the same without the standard library's files")
+    deps.add_argument("-MF", dest="depfile", metavar="FILE", help="the dependency file's name (one output only)")
+    deps.add_argument("-MT", dest="dep_targets", action="append", metavar="TARGET",
+                      help="the rule's target (repeatable; default: the output file)")
+    deps.add_argument("-MP", dest="dep_phony", action="store_true",
+                      help="an empty rule for each import, so that deleting one does not stop Make")
+    c.add_argument("-p", "--passes", metavar="PASS[,PASS...]",
+                   help="run these Ember passes instead of the -O N pipeline (expand-math is needed "
+                        "before lowering)" + (f". Passes: {pass_help}" if pass_help else ""))
+    c.add_argument("--print-after-all", action="store_true",
+                   help="print the IR after every pass to standard error")
+    c.add_argument("--time-passes", action="store_true",
+                   help="print each pass's time (and the verifier's, run after each) to standard error")
+
+
+def run(args) -> int:
+    from .. import targets
+    from . import variants
+    archs = _archs(args.archs or [targets.DEFAULT_ARCH], args.ptx_version)
+    if len(archs) > 1 and not (args.emit == "fatbin" or (args.emit == "header" and args.image == "fatbin")):
+        raise UsageError(f"several --arch values make a fatbin (--emit fatbin, or --emit header with "
+                         f"--image fatbin); --emit {args.emit} takes one")
+    if args.jobs < 1:
+        raise UsageError("-j takes a positive number of worker processes")
+    matrix, varying = variants.expand(args.defines, args.variants)
+    options = job_options(args, archs)
+    jobs = _plan(args, matrix, varying, options)
+    _check_depfile_options(args, jobs)
+    if args.manifest and args.emit in STAGE_EMITS:
+        raise UsageError(f"--manifest describes built outputs (--emit {', '.join(BUILD_EMITS)}), not --emit {args.emit}")
+    serial = args.jobs == 1 or len(jobs) == 1 or any(j.output == "-" for j in jobs) or \
+        args.print_after_all or args.time_passes or args.time_stages
+    results = _run_serial(jobs) if serial else _run_parallel(jobs, args.jobs)
+    status = max(r.status for r in results)
+    if args.manifest:
+        from . import manifest
+        manifest.write(args.manifest, [r.record for r in results if r.record is not None])
+    return status
+
+
+def _archs(given: list, ptx_version) -> list:
+    from .. import targets
+    archs: list = []
+    for item in given:
+        for arch in item.split(","):
+            arch = arch.strip()
+            try:
+                targets.resolve(arch, ptx_version)
+            except targets.TargetError as e:
+                raise UsageError(str(e)) from None
+            if arch not in archs:
+                archs.append(arch)
+    return archs
+
+
+def job_options(args, archs: list) -> dict:
+    """The options every job reads (a plain dict: it goes to worker processes)."""
+    from ..cache import default_dir, disabled_by_environment
+    passes = None
+    if args.passes is not None:
+        from ..cli_support import parse_pass_list
+        passes = parse_pass_list(args.passes)
+    return {
+        "emit": args.emit, "archs": archs, "ptx_version": args.ptx_version, "opt": args.opt,
+        "llvm_pipeline": args.llvm_pipeline, "passes": passes, "image": args.image,
+        "cache_dir": None if args.no_cache or disabled_by_environment() else default_dir(),
+        "check": args.check, "validator": args.validator, "manifest": bool(args.manifest),
+        "verify_diagnostics": args.verify_diagnostics, "time_stages": args.time_stages,
+        "time_passes": args.time_passes, "print_after_all": args.print_after_all,
+        "depfile_user": args.depfile_user and not args.depfile_all, "dep_targets": args.dep_targets,
+        "dep_phony": args.dep_phony,
+    }
+
+
+def _plan(args, matrix: list, varying: list, options: dict) -> list:
+    ext = EXTENSIONS[args.emit]
+    stdin = sys.stdin.read() if "-" in args.files else None
+    names = [(f, v, stem(f) + variants_suffix(v, varying) + ext) for f in args.files for v in matrix]
+    several = len(names) > 1
+    if args.output is not None and several and args.output != "-":
+        if os.path.exists(args.output) and not os.path.isdir(args.output):
+            raise UsageError(f"-o {args.output}: with several inputs or variants -o names a directory, "
+                             f"and {args.output} is a file")
+        try:
+            os.makedirs(args.output, exist_ok=True)
+        except OSError as e:
+            raise UsageError(f"cannot create the output directory {args.output}: {e.strerror}") from None
+    jobs, seen = [], {}
+    for f, v, name in names:
+        if args.output is None:
+            out = "-" if f == "-" and not several else name
+        elif args.output == "-":
+            out = "-"
+        else:
+            out = os.path.join(args.output, name) if several else args.output
+        if out != "-" and seen.get(out, (f, v)) != (f, v):
+            raise UsageError(f"{seen[out][0]} and {f} would both be written to {out}; "
+                             "compile them separately, or with -o naming different files")
+        seen[out] = (f, v)
+        jobs.append(Job(f, v, out, options, stdin if f == "-" else None, _depfile_name(args, f, out, name)))
+    return jobs
+
+
+def variants_suffix(variant: dict, varying: list) -> str:
+    from .variants import suffix
+    return suffix(variant, varying)
+
+
+def _depfile_name(args, source: str, out: str, name: str) -> str | None:
+    if not (args.depfile_all or args.depfile_user):
+        return None
+    if args.depfile:
+        return args.depfile
+    return os.path.splitext(name if out == "-" else out)[0] + ".d"
+
+
+def _check_depfile_options(args, jobs: list) -> None:
+    wants = args.depfile_all or args.depfile_user
+    if not wants and (args.depfile or args.dep_targets or args.dep_phony):
+        raise UsageError("-MF, -MT and -MP go with -MD or -MMD")
+    if wants and args.depfile and len(jobs) > 1:
+        raise UsageError("-MF names one dependency file: with several inputs or variants leave it out "
+                         "(each output gets its own .d)")
+    if wants and args.verify_diagnostics:
+        raise UsageError("--verify-diagnostics writes no output to have dependencies")
+
+
+def _show(job: Job, result) -> None:
+    if result.err:
+        sys.stderr.write(result.err)
+    if result.out:
+        (sys.stderr if job.output == "-" else sys.stdout).write(result.out)
+
+
+class _Progress:
+    """`[k/n] file` on one terminal line, rewritten as outputs finish; nothing when standard
+    error is not a terminal (a log, a CI run) or for a single output."""
+
+    def __init__(self, total: int):
+        self.total = total
+        self.on = total > 1 and sys.stderr.isatty()
+
+    def done(self, k: int, job: Job) -> None:
+        if self.on:
+            sys.stderr.write(f"\r\x1b[K[{k}/{self.total}] {job.output}")
+            sys.stderr.flush()
+
+    def clear(self) -> None:
+        if self.on:
+            sys.stderr.write("\r\x1b[K")
+            sys.stderr.flush()
+
+
+def _run_serial(jobs: list) -> list:
+    progress = _Progress(len(jobs))
+    results = []
+    for k, job in enumerate(jobs, 1):
+        result = run_job(job)
+        progress.clear()
+        _show(job, result)
+        progress.done(k, job)
+        results.append(result)
+    progress.clear()
+    return results
+
+
+def _run_parallel(jobs: list, workers: int) -> list:
+    """Workers build; this process prints each job's messages in job order."""
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+    progress = _Progress(len(jobs))
+    results: list = [None] * len(jobs)
+    shown = 0
+    with ProcessPoolExecutor(max_workers=min(workers, len(jobs))) as pool:
+        pending = {pool.submit(run_job, job): i for i, job in enumerate(jobs)}
+        finished = 0
+        while pending:
+            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for fut in done:
+                results[pending.pop(fut)] = fut.result()
+                finished += 1
+            progress.clear()
+            while shown < len(jobs) and results[shown] is not None:
+                _show(jobs[shown], results[shown])
+                shown += 1
+            progress.done(finished, jobs[min(shown, len(jobs) - 1)])
+    progress.clear()
+    return results

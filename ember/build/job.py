@@ -1,0 +1,202 @@
+"""One output of `ember compile`: a source, its const values and where the result goes.
+`run_job` does the whole of it (compile for each arch, assemble, package, write the
+output and its dependency file) in this process or in a worker of `-j N`, and returns
+what it has to say instead of printing it, so that messages come out in job order."""
+
+from __future__ import annotations
+
+import io
+import os
+from dataclasses import dataclass
+
+from ..cli_support import (EXIT_ERRORS, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, UsageError, internal_error_text,
+                           pass_times_text, print_after_hook, read_source, stem, write_output)
+
+STAGE_EMITS = ("ast", "ir", "ir-opt", "llvm", "llvm-opt")
+BUILD_EMITS = ("ptx", "cubin", "fatbin", "header")
+EXTENSIONS = {"ast": ".ast", "ir": ".ir", "ir-opt": ".opt.ir", "llvm": ".ll", "llvm-opt": ".opt.ll",
+              "ptx": ".ptx", "cubin": ".cubin", "fatbin": ".fatbin", "header": ".h"}
+
+
+@dataclass
+class Job:
+    source: str                    # a path, or "-" (then `text` holds standard input)
+    defines: dict                  # NAME -> VALUE text
+    output: str                    # a path, or "-"
+    options: dict                  # the command's options (see command.job_options)
+    text: str | None = None
+    depfile: str | None = None     # where the dependency file goes (None: none)
+
+
+@dataclass
+class Result:
+    status: int = EXIT_OK
+    err: str = ""                  # diagnostics and errors, for standard error
+    out: str = ""                  # --check reports, for standard output (or standard error)
+    record: dict | None = None     # the manifest's entry for the output
+
+
+def run_job(job: Job) -> Result:
+    """Build one output; never raises (an internal error becomes exit status 70)."""
+    result = Result()
+    try:
+        _build(job, result)
+    except UsageError as e:
+        result.status, result.err = EXIT_USAGE, result.err + f"ember: error: {e}\n"
+    except KeyboardInterrupt:
+        raise
+    except Exception as e:                       # a bug in Ember, reported as one
+        result.status, result.err = EXIT_INTERNAL, result.err + internal_error_text(e)
+    return result
+
+
+def _source(job: Job):
+    from ..source import SourceFile
+    if job.source == "-":
+        return SourceFile("<stdin>", job.text or "")
+    return read_source(job.source)
+
+
+def _build(job: Job, result: Result) -> None:
+    from .. import driver
+    from ..diagnostics import CompileError
+    o = job.options
+    source = _source(job)
+    emit = o["emit"]
+    if o["verify_diagnostics"]:
+        result.status, result.err = _verify_diagnostics(source, job)
+        return
+    store = _store(o)
+    progs = []
+    for arch in o["archs"]:
+        try:
+            prog = driver.compile(source, arch=arch, defines=job.defines, opt=o["opt"],
+                                  ptx_version=o["ptx_version"], passes=o["passes"],
+                                  after_pass=print_after_hook(o["print_after_all"]), llvm_pipeline=o["llvm_pipeline"],
+                                  stop_after=emit if emit in STAGE_EMITS and not o["check"] else None,
+                                  cache=store if store is not None else False)
+        except driver.PipelineError as e:
+            raise UsageError(str(e)) from None
+        except CompileError as e:
+            n = len(e.diagnostics.errors)
+            result.err += e.diagnostics.render() + "\n" + \
+                f"ember: {n} error{'s' if n != 1 else ''} in {source.name}\n"
+            result.status = EXIT_ERRORS
+            return
+        if not progs:
+            result.err += "".join(w.render() + "\n" for w in prog.warnings)
+        progs.append(prog)
+    data, resources = _product(emit, progs, o, store, job)
+    write_output(job.output, data)
+    if job.depfile is not None:
+        _write_depfile(job, progs[0].sources)
+    if o["check"]:
+        result.status = max(result.status, _check(progs, o, result))
+    if o["time_passes"]:
+        result.err += pass_times_text(progs[0].timings)
+    if o["time_stages"]:
+        for stage, secs in progs[0].timings.items():
+            result.err += f"  {stage:24s} {secs * 1000:8.2f} ms\n"
+    if o["manifest"]:
+        from .manifest import record
+        result.record = record(job, progs, data, resources)
+
+
+def _store(o: dict):
+    if o["cache_dir"] is None:
+        return None
+    from ..cache import Cache
+    return Cache(o["cache_dir"])
+
+
+def _product(emit: str, progs: list, o: dict, store, job: Job) -> tuple:
+    """The output's bytes, and each arch's kernel resources when the PTX was assembled
+    (arch -> kernel name -> KernelResources)."""
+    from . import binaries
+    from .validate import ValidationError
+    if emit in STAGE_EMITS:
+        return progs[0].stage(emit), {}
+    resources: dict = {}
+    cubins = []
+    if emit != "ptx" or o["manifest"]:
+        for prog in progs:
+            try:
+                cubin, res = binaries.cubin(prog.ptx, prog.arch, store)
+            except ValidationError as e:
+                raise RuntimeError(f"the PTX of {prog.name} does not assemble for {e.arch} "
+                                   f"(error[E0902]):\n{e.log}") from None
+            cubins.append((prog.arch, cubin))
+            resources[prog.arch] = res
+    if emit == "ptx":
+        return progs[0].ptx, resources
+    if emit == "cubin":
+        return cubins[0][1], resources
+    lowest = min(progs, key=lambda p: _sm(p.arch))
+    image_kind = "fatbin" if emit == "fatbin" else o["image"]
+    if image_kind == "fatbin":
+        image = binaries.fatbin(cubins, lowest.arch, lowest.ptx, store)
+    elif image_kind == "cubin":
+        image = cubins[0][1]
+    else:
+        image = progs[0].ptx.encode() + b"\0"
+    if emit == "fatbin":
+        return image, resources
+    from .header import c_identifier, render
+    prefix = c_identifier(stem(job.output if job.output != "-" else job.source))
+    kernels = list(progs[0].kernels.values())
+    shared = {k.name: max(r[k.name].shared for r in resources.values() if k.name in r) for k in kernels
+              if any(k.name in r for r in resources.values())}
+    about = [f"from {os.path.basename(job.source) if job.source != '-' else '<stdin>'}"
+             + (" with " + " ".join(f"{n}={v}" for n, v in job.defines.items()) if job.defines else ""),
+             f"for {', '.join(p.arch for p in progs)}" + (
+                 f" (cubins; PTX for {lowest.arch})" if image_kind == "fatbin" else f" ({image_kind})")]
+    return render(prefix, image, image_kind, kernels, shared, about), resources
+
+
+def _sm(arch: str) -> tuple:
+    digits = "".join(c for c in arch[3:] if c.isdigit())
+    return int(digits), arch
+
+
+def _write_depfile(job: Job, sources: list) -> None:
+    from .. import depfile
+    o = job.options
+    targets = o["dep_targets"] or [job.output if job.output != "-" else
+                                   stem(job.source) + EXTENSIONS[o["emit"]]]
+    deps = depfile.dependencies(sources, user_only=o["depfile_user"])
+    write_output(job.depfile, depfile.rule(targets, deps, os.getcwd(), phony=o["dep_phony"]))
+
+
+def _check(progs: list, o: dict, result: Result) -> int:
+    from .validate import ValidationError, ValidatorUnavailable, validate
+    stream = io.StringIO()
+    for prog in progs:
+        try:
+            v = validate(prog.ptx, prog.arch, o["validator"])
+        except ValidatorUnavailable as e:
+            raise UsageError(str(e)) from None
+        except ValidationError as e:
+            result.err += f"{prog.name}: error[E0902]: the PTX does not assemble for {e.arch}:\n{e.log}\n"
+            return EXIT_INTERNAL
+        print(f"{prog.name}: valid PTX {prog.ptx_version} for {v.arch} ({v.tool})", file=stream)
+        for name in prog.kernels:
+            res = v.kernels.get(name)
+            if res is not None:
+                print(f"  {name}: {res.summary()}", file=stream)
+    result.out += stream.getvalue()
+    return EXIT_OK
+
+
+def _verify_diagnostics(source, job: Job) -> tuple:
+    from .. import driver
+    from ..diagnostics import CompileError
+    from ..verify_diagnostics import check_expectations
+    o = job.options
+    try:
+        prog = driver.compile(source, arch=o["archs"][0], defines=job.defines, opt=o["opt"],
+                              ptx_version=o["ptx_version"], cache=False)
+        diags = prog.warnings
+    except CompileError as e:
+        diags = e.diagnostics.items
+    problems = check_expectations(source, diags)
+    return (EXIT_ERRORS if problems else EXIT_OK), "".join(p + "\n" for p in problems)

@@ -1,0 +1,117 @@
+"""What every `ember` command shares: exit codes, usage errors, reading sources and
+writing outputs. Light on purpose: a cache-hit `ember compile` runs on little more."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+EXIT_OK, EXIT_ERRORS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 70
+BUG_URL = "https://github.com/ember-compiler/ember/issues"
+
+
+class UsageError(Exception):
+    pass
+
+
+def read_source(path: str):
+    from .source import SourceFile
+    if path == "-":
+        return SourceFile("<stdin>", sys.stdin.read())
+    try:
+        with open(path, encoding="utf-8") as f:
+            return SourceFile(path, f.read(), os.path.abspath(path))
+    except FileNotFoundError:
+        raise UsageError(f"no such file: {path}") from None
+    except IsADirectoryError:
+        raise UsageError(f"{path} is a directory") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"{path} is not UTF-8 text") from None
+    except OSError as e:
+        raise UsageError(f"cannot read {path}: {e.strerror}") from None
+
+
+def write_output(path: str, data) -> None:
+    """Write text or bytes to `path` (`-`: standard output). A file is written under a
+    temporary name and renamed, so that a build killed halfway leaves no half-written
+    output newer than its inputs."""
+    if path == "-":
+        if isinstance(data, str):
+            sys.stdout.write(data)
+        else:
+            sys.stdout.flush()
+            sys.stdout.buffer.write(data)
+        sys.stdout.flush()
+        return
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    tmp = f"{path}.{os.getpid()}.tmp"
+    try:
+        with open(tmp, "wb") as f:
+            f.write(raw)
+        os.replace(tmp, path)
+    except OSError as e:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise UsageError(f"cannot write {path}: {e.strerror}") from None
+
+
+def stem(path: str) -> str:
+    base = os.path.basename(path)
+    return base[:-6] if base.endswith(".ember") else os.path.splitext(base)[0]
+
+
+def parse_define(item: str) -> tuple[str, str]:
+    """`-D NAME=VALUE` (`-D NAME` means NAME=1)."""
+    name, eq, value = item.partition("=")
+    name = name.strip()
+    if not name.isidentifier():
+        raise UsageError(f"-D expects NAME=VALUE, got `{item}`")
+    return name, value if eq else "1"
+
+
+def parse_pass_list(text: str) -> list[str]:
+    from .ir.passes import PASSES
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    for n in names:
+        if n not in PASSES:
+            raise UsageError(f"unknown pass `{n}`; passes: {', '.join(sorted(PASSES))}")
+    return names
+
+
+def internal_error_text(e: BaseException) -> str:
+    """What `ember` says about a bug in Ember (never a bare traceback; EMBER_DEBUG=1 adds one)."""
+    from .diagnostics import InternalError
+    text = ""
+    if os.environ.get("EMBER_DEBUG"):
+        import traceback
+        text = "".join(traceback.format_exception(type(e), e, e.__traceback__))
+    msg = str(e) if isinstance(e, InternalError) else f"internal compiler error: {type(e).__name__}: {e}"
+    return text + (f"ember: {msg}\nember: this is a bug in Ember, not in your program; please report it at "
+                   f"{BUG_URL} (set EMBER_DEBUG=1 for a traceback)\n")
+
+
+def print_after_hook(enabled: bool):
+    """The after-pass hook of --print-after-all (None when not asked for)."""
+    if not enabled:
+        return None
+    from .ir.printer import print_module
+
+    def hook(name, module):
+        print(f"// ----- IR after {name} -----", file=sys.stderr)
+        print(print_module(module), file=sys.stderr, end="")
+    return hook
+
+
+def pass_times_text(timings: dict) -> str:
+    """The --time-passes report: each pass's time and share, and the verifier's."""
+    passes = [(k[5:], v) for k, v in timings.items() if k.startswith("pass:")]
+    passes.append(("(verifier)", timings.get("verify", 0.0)))
+    total = sum(v for _, v in passes)
+    lines = ["===-- Ember pass timings --==="]
+    for name, secs in passes:
+        share = 100 * secs / total if total else 0.0
+        lines.append(f"  {name:16s} {secs * 1000:8.2f} ms  {share:5.1f}%")
+    lines.append(f"  {'total':16s} {total * 1000:8.2f} ms")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,116 @@
+"""`ember compile --emit header`: the header compiles as C and C++ with the system compiler,
+describes every kernel as Ember does, embeds the image byte for byte, and its typed
+launchers (defined when <cuda.h> comes first) pass the compiled block size and each
+argument to cuLaunchKernel. A stand-in <cuda.h> records the call, so this runs with no
+CUDA install; tests/gpu/test_build_gpu.py launches for real."""
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+import ember
+from ember.build.header import c_identifier
+from ember.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+CC = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+CXX = shutil.which("c++") or shutil.which("g++") or shutil.which("clang++")
+
+KERNELS = """
+kernel scale(x: *global f32, y: *mut global f32, a: f32, n: u32) block(128) {
+    let i = block_idx.x * 128 + thread_idx.x;
+    if i < n { y[i] = a * x[i]; }
+}
+kernel anyblock(y: *mut global u16, h: f16, b: i64) {
+    y[thread_idx.x] = u16(b);
+}
+"""
+
+# Just enough of <cuda.h> for the launchers: cuLaunchKernel records what it is given.
+FAKE_CUDA = """
+#define __cuda_cuda_h__
+typedef int CUresult;
+typedef struct CUfunc_st *CUfunction;
+typedef struct CUmod_st *CUmodule;
+typedef struct CUstream_st *CUstream;
+typedef unsigned long long CUdeviceptr;
+static unsigned seen_block[3];
+static void **seen_params;
+static CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                               unsigned bz, unsigned shared, CUstream s, void **params, void **extra) {
+    (void)f; (void)gx; (void)gy; (void)gz; (void)shared; (void)s; (void)extra;
+    seen_block[0] = bx; seen_block[1] = by; seen_block[2] = bz; seen_params = params;
+    return 0;
+}
+static CUresult cuModuleLoadData(CUmodule *m, const void *image) { (void)m; return image ? 0 : 1; }
+"""
+
+HOST = """
+#include <stdio.h>
+#include <string.h>
+#include "fake_cuda.h"
+#include "k.h"
+#include "k.h"   /* twice: the include guard holds */
+
+int main(void) {
+    CUmodule m;
+    if (k_load(&m) != 0) return 10;
+    if (k_num_kernels != 2 || strcmp(k_kernels[0].name, "scale") != 0) return 11;
+    if (k_kernels[0].block[0] != 128 || k_kernels[1].block[0] != 0) return 12;
+    if (k_kernels[0].num_params != 4 || strcmp(k_kernels[0].params[1].type, "*mut global f32") != 0) return 13;
+    if (!k_kernels[0].params[1].writable || k_kernels[0].params[0].writable) return 14;
+    if (k_kernels[1].params[1].size != 2 || k_kernels[1].params[2].size != 8) return 15;
+    if (k_launch_scale(0, 4, 1, 1, 0, 1000, 2000, 2.5f, 77u) != 0) return 16;
+    if (seen_block[0] != 128 || seen_block[1] != 1 || seen_block[2] != 1) return 17;
+    if (*(CUdeviceptr *)seen_params[1] != 2000 || *(float *)seen_params[2] != 2.5f) return 18;
+    if (*(uint32_t *)seen_params[3] != 77u) return 19;
+    k_launch_anyblock(0, 1, 1, 1, 64, 2, 1, 0, 3000, (uint16_t)0x3c00, (int64_t)-5);
+    if (seen_block[0] != 64 || seen_block[1] != 2 || *(int64_t *)seen_params[2] != -5) return 20;
+    printf("%zu", k_image_size);
+    for (size_t i = 0; i < k_image_size; i++) printf(" %02x", k_image[i]);
+    printf("\\n");
+    return 0;
+}
+"""
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "k.ember").write_text(KERNELS)
+    (tmp_path / "fake_cuda.h").write_text(FAKE_CUDA)
+    (tmp_path / "host.c").write_text(HOST)
+    (tmp_path / "host.cpp").write_text(HOST)
+    return tmp_path
+
+
+@pytest.mark.parametrize("image", ["ptx", "cubin", "fatbin"])
+@pytest.mark.parametrize("lang", ["c", "c++"])
+def test_a_host_program_builds_against_the_header(project, capsys, image, lang):
+    compiler = CC if lang == "c" else CXX
+    if compiler is None:
+        pytest.skip(f"no {lang} compiler")
+    assert main(["compile", "k.ember", "--emit", "header", "--image", image, "-o", "k.h"]) == 0
+    src, std = ("host.c", "-std=c11") if lang == "c" else ("host.cpp", "-std=c++11")
+    subprocess.run([compiler, std, "-Wall", "-Wextra", "-Werror", "-pedantic", src, "-o", "host"],
+                   check=True, capture_output=True)
+    run = subprocess.run(["./host"], capture_output=True, text=True)
+    assert run.returncode == 0, f"host program check {run.returncode} failed"
+    size, *hexes = run.stdout.split()
+    embedded = bytes(int(h, 16) for h in hexes)
+    assert int(size) == len(embedded)
+    if image == "ptx":
+        assert embedded == ember.compile(project / "k.ember", cache=False).ptx.encode() + b"\0"
+    else:
+        assert main(["compile", "k.ember", "--emit", image, "-o", f"k.{image}"]) == 0
+        assert embedded == (project / f"k.{image}").read_bytes()
+
+
+def test_header_names_come_from_the_output_name(project, capsys):
+    assert main(["compile", "k.ember", "--emit", "header", "-D", "X=1,2", "-o", "out"]) == 0
+    capsys.readouterr()
+    text = (project / "out" / "k.X-1.h").read_text()
+    assert "k_X_1_image[" in text and "EMBER_K_X_1_H" in text and "k_X_1_launch_scale(" in text
+    assert c_identifier("9lives-x.y") == "_9lives_x_y"
