@@ -19,10 +19,12 @@ def test_help_documents_every_option(capsys):
     for opt in ["-o OUT", "--arch", "--ptx-version", "-D NAME=VALUE", "-O N", "--emit", "--check",
                 "--validator", "--verify-diagnostics", "--time-stages", "`-` reads standard input",
                 "--passes", "--print-after-all", "--time-passes", "--llvm-pipeline", "-MD", "-MMD", "-MF FILE",
-                "-MT TARGET", "-MP"]:
+                "-MT TARGET", "-MP", "--manifest", "--no-cache", "-j N", "--variants FILE", "--image",
+                "--list-outputs", "cubin", "fatbin", "header"]:
         assert opt in out, opt
     code, out, _ = run(capsys, "--help")
-    assert code == 0 and "compile" in out and "opt" in out and "Exit status" in out
+    assert code == 0 and "compile" in out and "opt" in out and "cache" in out and "--cmake-dir" in out
+    assert "Exit status" in out
     code, out, _ = run(capsys, "opt", "--help")
     assert code == 0 and "--passes" in out and "--print-after-all" in out and "-O3: inline" in out
     code, out, _ = run(capsys, "run", "--help")

@@ -13,8 +13,8 @@ from .job import BUILD_EMITS, EXTENSIONS, STAGE_EMITS, Job, run_job
 def add_arguments(c, default_arch: str, arch_names: list, pass_help: str | None) -> None:
     c.add_argument("files", nargs="+", metavar="FILE", help="source files (.ember); `-` reads standard input")
     c.add_argument("-o", dest="output", metavar="OUT",
-                   help="output file (`-` for standard output); with several inputs or variants, a "
-                        "directory. Default: <input stem>[.<variant>]<extension> in the current directory")
+                   help="output file (`-` for standard output); a directory with several inputs or "
+                        "variants, or when it is one or ends in /. Default: <input stem>[.<variant>]<extension> in the current directory")
     c.add_argument("--arch", dest="archs", action="append", metavar="sm_XX",
                    help=f"target GPU architecture (default {default_arch}); repeat it or list several "
                         f"(sm_80,sm_90) for --emit fatbin. One of: {', '.join(arch_names)}")
@@ -26,6 +26,9 @@ def add_arguments(c, default_arch: str, arch_names: list, pass_help: str | None)
     c.add_argument("--variants", metavar="FILE",
                    help="compile one variant per line of FILE (`NAME=VALUE NAME=VALUE ...`; # comments), "
                         "each with the -D values")
+    c.add_argument("--list-outputs", action="store_true",
+                   help="compile nothing: print each output this command would write and its const "
+                        "values, one per line (OUTPUT<tab>NAME=VALUE<tab>...), for build systems")
     c.add_argument("-j", dest="jobs", type=int, default=1, metavar="N",
                    help="compile up to N outputs at once in worker processes (default 1)")
     c.add_argument("-O", dest="opt", type=int, default=3, choices=range(4), metavar="N",
@@ -89,6 +92,10 @@ def run(args) -> int:
     matrix, varying = variants.expand(args.defines, args.variants)
     options = job_options(args, archs)
     jobs = _plan(args, matrix, varying, options)
+    if args.list_outputs:
+        for job in jobs:
+            print("\t".join([job.output, *(f"{n}={v}" for n, v in job.defines.items())]))
+        return 0
     _check_depfile_options(args, jobs)
     if args.manifest and args.emit in STAGE_EMITS:
         raise UsageError(f"--manifest describes built outputs (--emit {', '.join(BUILD_EMITS)}), not --emit {args.emit}")
@@ -140,7 +147,9 @@ def _plan(args, matrix: list, varying: list, options: dict) -> list:
     ext = EXTENSIONS[args.emit]
     stdin = sys.stdin.read() if "-" in args.files else None
     names = [(f, v, stem(f) + variants_suffix(v, varying) + ext) for f in args.files for v in matrix]
-    several = len(names) > 1
+    # several outputs, or -o naming a directory (an existing one, or one ending in /): -o is a directory
+    several = len(names) > 1 or (args.output not in (None, "-") and (
+        args.output.endswith(("/", os.sep)) or os.path.isdir(args.output)))
     if args.output is not None and several and args.output != "-":
         if os.path.exists(args.output) and not os.path.isdir(args.output):
             raise UsageError(f"-o {args.output}: with several inputs or variants -o names a directory, "
@@ -152,7 +161,7 @@ def _plan(args, matrix: list, varying: list, options: dict) -> list:
     jobs, seen = [], {}
     for f, v, name in names:
         if args.output is None:
-            out = "-" if f == "-" and not several else name
+            out = "-" if f == "-" and len(names) == 1 else name
         elif args.output == "-":
             out = "-"
         else:

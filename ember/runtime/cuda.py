@@ -190,16 +190,19 @@ class Module(KernelTable):
 
 
 def _image_for(program, ctx: Context) -> bytes:
-    """A cubin for this GPU from nvJitLink when available (the driver's PTX JIT otherwise)."""
+    """A cubin for this GPU from nvJitLink when available, through the compile cache (the
+    driver's PTX JIT otherwise)."""
     major, _ = ctx.compute_capability
     target_sm = int("".join(ch for ch in program.arch[3:] if ch.isdigit()))
     if target_sm > major * 10 + ctx.compute_capability[1]:
         raise CudaError(f"{program.name} was compiled for {program.arch}, but this GPU is {ctx.arch}")
     try:
-        from ..build.validate import nvjitlink_available, validate
+        from ..build.binaries import cubin
+        from ..build.validate import nvjitlink_available
+        from ..cache import Cache, disabled_by_environment
         if nvjitlink_available():
-            return validate(program.ptx, ctx.arch if not program.arch.endswith("a") else program.arch,
-                            "nvjitlink").cubin
+            arch = ctx.arch if not program.arch.endswith("a") else program.arch
+            return cubin(program.ptx, arch, None if disabled_by_environment() else Cache())[0]
     except Exception:
         pass
     return program.ptx.encode() + b"\0"

@@ -1,0 +1,107 @@
+"""The CMake package (ember/build/cmake/EmberConfig.cmake) driving real CMake and Ninja
+(both from PyPI in the test extra): find_package(Ember) through `ember --cmake-dir`, a
+clean build, a no-op rebuild that runs nothing, an edit to an imported file that rebuilds
+exactly the outputs that read it, and a host program built against a generated header."""
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+CMAKE = shutil.which("cmake")
+NINJA = shutil.which("ninja")
+CXX = shutil.which("c++") or shutil.which("g++") or shutil.which("clang++")
+
+pytestmark = pytest.mark.skipif(not (CMAKE and NINJA), reason="cmake and ninja are in the test extra")
+
+HELPER = 'fn twice(x: f32) -> f32 { return x * 2.0; }\n'
+A = ('import "lib/helper.ember";\n'
+     "kernel a<const W: u32>(x: *mut global f32) block(64) { x[thread_idx.x] = twice(x[W]); }\n")
+B = "kernel b(x: *mut global f32, n: u32) block(32) { if thread_idx.x < n { x[thread_idx.x] = 1.0; } }\n"
+MAIN = """
+#include <cstdio>
+#include "a.W-1.h"
+#include "a.W-2.h"
+#include "b.h"
+int main() {
+    std::printf("%s %u %s %u %u\\n", a_W_1_kernels[0].name, a_W_2_kernels[0].block[0],
+                b_kernels[0].name, b_kernels[0].num_params, (unsigned)(b_image_size > 0));
+    return 0;
+}
+"""
+CMAKELISTS = """
+cmake_minimum_required(VERSION 3.20)
+project(uses_ember LANGUAGES {langs})
+execute_process(COMMAND "{python}" -m ember --cmake-dir OUTPUT_VARIABLE Ember_DIR
+                OUTPUT_STRIP_TRAILING_WHITESPACE COMMAND_ERROR_IS_FATAL ANY)
+find_package(Ember REQUIRED)
+ember_add_kernels(kernels SOURCES kernels/a.ember ARCHS sm_80 sm_90 DEFINES W=1,2)
+ember_add_kernels(more SOURCES kernels/b.ember ARCHS sm_90 EMIT header IMAGE cubin)
+{host}
+"""
+HOST = "add_executable(host main.cpp)\ntarget_link_libraries(host PRIVATE kernels more)\n"
+
+
+def _ember_on_path(tmp_path: Path) -> dict:
+    """A PATH whose `ember` runs this checkout with this interpreter."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    script = bindir / "ember"
+    script.write_text(f'#!/bin/sh\nPYTHONPATH="{ROOT}" exec "{sys.executable}" -m ember "$@"\n')
+    script.chmod(0o755)
+    env = dict(os.environ, PATH=f"{bindir}{os.pathsep}{os.environ['PATH']}", PYTHONPATH=str(ROOT))
+    env["EMBER_CACHE_DIR"] = str(tmp_path / "cache")
+    env.pop("EMBER_NO_CACHE", None)
+    return env
+
+
+@pytest.fixture
+def project(tmp_path):
+    src = tmp_path / "proj"
+    (src / "kernels" / "lib").mkdir(parents=True)
+    (src / "kernels" / "lib" / "helper.ember").write_text(HELPER)
+    (src / "kernels" / "a.ember").write_text(A)
+    (src / "kernels" / "b.ember").write_text(B)
+    (src / "main.cpp").write_text(MAIN)
+    (src / "CMakeLists.txt").write_text(CMAKELISTS.format(
+        langs="CXX" if CXX else "NONE", python=sys.executable.replace("\\", "/"), host=HOST if CXX else ""))
+    return src, tmp_path / "build", _ember_on_path(tmp_path)
+
+
+def _ninja(build: Path, env: dict) -> list:
+    """Runs ninja; returns the outputs it built (its `Ember: ...` lines)."""
+    r = subprocess.run([NINJA, "-C", str(build)], env=env, capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return sorted(Path(line.split("Ember: ", 1)[1]).name for line in r.stdout.splitlines() if "Ember: " in line)
+
+
+def _age(tree: Path) -> None:
+    """Every file 100 s old, so that an edit is newer whatever the clock's resolution."""
+    old = time.time() - 100
+    for f in tree.rglob("*"):
+        os.utime(f, (old, old))
+
+
+def test_clean_build_noop_and_edit_of_an_import(project):
+    src, build, env = project
+    r = subprocess.run([CMAKE, "-S", str(src), "-B", str(build), "-G", "Ninja",
+                        f"-DCMAKE_MAKE_PROGRAM={NINJA}"], env=env, capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert _ninja(build, env) == ["a.W-1.h", "a.W-2.h", "b.h"]
+    assert _ninja(build, env) == []                               # nothing to do
+    _age(src)
+    _age(build)
+    helper = src / "kernels" / "lib" / "helper.ember"
+    helper.write_text(HELPER.replace("2.0", "3.0"))
+    assert _ninja(build, env) == ["a.W-1.h", "a.W-2.h"]            # b does not import it
+    assert _ninja(build, env) == []
+    (src / "kernels" / "b.ember").write_text(B.replace("1.0", "2.0"))
+    assert _ninja(build, env) == ["b.h"]
+    if CXX:
+        host = subprocess.run([str(build / "host")], capture_output=True, text=True, check=True)
+        assert host.stdout.split() == ["a", "64", "b", "2", "1"]
