@@ -1,7 +1,7 @@
 """python -m bench {rope,rmsnorm,q4k,compile,sim} [--out DIR]
 
 rope: RoPE on the GPU against the hand-written PTX; rmsnorm: RMSNorm and add+RMSNorm
-against Triton, liger-kernel and torch; q4k: the Q4_K GEMV family against Triton and torch; compile: compile time of RoPE;
+against Triton, liger-kernel and torch; q4k: the Q4_K GEMV family against Triton and torch; compile: compile time against Triton and Numba-CUDA;
 sim: simulator speed (RMSNorm 64 x 4096)."""
 
 import argparse

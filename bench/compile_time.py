@@ -1,11 +1,15 @@
-"""Compile time of kernels_src/rope.ember (HEAD_DIM=128, sm_90, -O3) on this CPU:
+"""Compile time on this CPU, Ember next to Triton and Numba-CUDA in the same run
+(bench/compile_peers.py has their equivalent kernels; all three compile without a GPU):
 
-- warm: `ember.compile` in a process that has compiled once already (source -> PTX),
-  median of 30, with the time per stage;
-- cold: the whole `ember compile ... -o rope.ptx` process, median of 15 runs (after one
-  run that fills lark's grammar cache and the OS file cache).
+- warm: in a process that has compiled the kernel once (median of N compiles);
+- cold: a whole fresh process that imports the compiler and compiles once (median of N);
+  Ember's with the `ember compile` command (cache off: a miss), and a cache hit;
+- Ember's stages for rope.ember (warm);
+- scaling: generated kernels of 100 to 10,000 statements and if-nests 50 to 400 deep.
 
-Writes compile_time.json and compile_time.md.
+Everything runs with compiled bytecode (PYTHONDONTWRITEBYTECODE is cleared, the packages
+are byte-compiled first): without it every process pays ~60 ms more. Writes
+compile_time.json and compile_time.md.
 """
 
 from __future__ import annotations
@@ -22,59 +26,184 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 ROPE = ROOT / "kernels_src" / "rope.ember"
-DEFINES = {"HEAD_DIM": 128}
+RMSNORM = ROOT / "kernels_src" / "rmsnorm.ember"
+
+# name -> (Ember source, defines, kernels (None: the whole file), the peers' kernel or None)
+CASES = {
+    "RMSNorm (one kernel)": (RMSNORM, {}, ["rmsnorm"], "rmsnorm"),
+    "RoPE (one kernel, f32 fast sin/cos)": (ROPE, {"HEAD_DIM": 128, "FAST": True}, ["rope"], "rope"),
+    "rope.ember (2 kernels, f64 trigonometry)": (ROPE, {"HEAD_DIM": 128}, None, None),
+    "rmsnorm.ember (3 kernels + std/reduce)": (RMSNORM, {}, None, None),
+}
 
 
-def warm(n: int) -> dict:
+def _env() -> dict:
+    env = dict(os.environ, PYTHONPATH=str(ROOT), EMBER_NO_CACHE="1")
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env.pop("EMBER_CACHE_DIR", None)
+    return env
+
+
+def _median_ms(times: list) -> float:
+    return round(1000 * statistics.median(times), 1)
+
+
+def _warm_ember(src, defines, kernels, n: int) -> tuple:
     import ember
-    ember.compile(ROPE, arch="sm_90", defines=DEFINES)
-    totals, stages = [], {}
+    ember.compile(src, defines=defines, kernels=kernels, cache=False)
+    times, stages = [], {}
     for _ in range(n):
         t0 = time.perf_counter()
-        prog = ember.compile(ROPE, arch="sm_90", defines=DEFINES)
-        totals.append(time.perf_counter() - t0)
+        prog = ember.compile(src, defines=defines, kernels=kernels, cache=False)
+        times.append(time.perf_counter() - t0)
         for k, v in prog.timings.items():
             stages.setdefault(k, []).append(v)
-    return {"median_ms": 1000 * statistics.median(totals), "min_ms": 1000 * min(totals),
-            "stages_ms": {k: 1000 * statistics.median(v) for k, v in stages.items()}}
+    return _median_ms(times), {k: _median_ms(v) for k, v in stages.items()}
 
 
-def cold(n: int) -> dict:
-    with tempfile.TemporaryDirectory() as d:
-        cmd = [sys.executable, "-m", "ember", "compile", str(ROPE), "-D", "HEAD_DIM=128", "--arch", "sm_90",
-               "-o", os.path.join(d, "rope.ptx")]
-        env = dict(os.environ, PYTHONPATH=str(ROOT))
-        subprocess.run(cmd, check=True, env=env)
-        times = []
-        for _ in range(n):
+def _cold(cmd: list, n: int, env: dict, cwd) -> float:
+    subprocess.run(cmd, check=True, env=env, cwd=cwd, capture_output=True)     # fills OS caches
+    times = []
+    for _ in range(n):
+        t0 = time.perf_counter()
+        subprocess.run(cmd, check=True, env=env, cwd=cwd, capture_output=True)
+        times.append(time.perf_counter() - t0)
+    return _median_ms(times)
+
+
+def _ember_cold_command(src, defines, kernels, out: str) -> list:
+    if kernels is None:         # the whole file: the `ember compile` command
+        args = [a for n, v in defines.items() for a in ("-D", f"{n}={str(v).lower()}")]
+        return [sys.executable, "-m", "ember", "compile", str(src), *args, "-o", out]
+    code = (f"import ember; ember.compile({str(src)!r}, defines={defines!r}, kernels={kernels!r}, cache=False)")
+    return [sys.executable, "-c", code]
+
+
+def _peer_warm(peer: str, kernel: str, n: int) -> float | None:
+    from bench import compile_peers
+    fn = compile_peers.triton_compile if peer == "triton" else compile_peers.numba_compile
+    try:
+        fn(kernel)
+    except ImportError:
+        return None
+    times = []
+    for _ in range(n):
+        r = fn(kernel)
+        times.append(r[0] if isinstance(r, tuple) else r)
+    return _median_ms(times)
+
+
+def _generated(kind: str, n: int) -> str:
+    head = "kernel k(x: *mut global f32, n: u32) block(32) {\nlet t = u64(thread_idx.x) * 1024;\n"
+    if kind == "statements":
+        body = "var a = x[t];\n" + "".join(f"a = a * 1.0001 + x[t + {j % 1000}u64];\nx[t + {j % 997}u64] = a;\n"
+                                           for j in range(n // 2))
+    else:
+        body = "let i = thread_idx.x;\n" + "".join(f"if i < n - {j}u32 {{\nx[t + {j}u64] = 1.0;\n"
+                                                   for j in range(n)) + "}\n" * n
+    return head + body + "}\n"
+
+
+def _scaling() -> dict:
+    import ember
+    out = {}
+    for kind, sizes in (("statements", [100, 1000, 2000, 5000, 10000]), ("nesting", [50, 100, 200, 400])):
+        rows = []
+        for n in sizes:
+            src = _generated(kind, n)
             t0 = time.perf_counter()
-            subprocess.run(cmd, check=True, env=env)
-            times.append(time.perf_counter() - t0)
-    return {"median_ms": 1000 * statistics.median(times), "min_ms": 1000 * min(times)}
+            ember.compile(src, cache=False)
+            dt = time.perf_counter() - t0
+            rows.append({"size": n, "ms": round(1000 * dt, 1), "us_per_unit": round(1e6 * dt / n)})
+        out[kind] = rows
+    return out
 
 
 def main(out_dir: str, quick: bool = False) -> int:
     import llvmlite
 
     import ember
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "ember")], check=False,
+                   capture_output=True)
+    n_warm, n_cold = (3, 2) if quick else (20, 7)
+    env = _env()
+    cases = []
+    with tempfile.TemporaryDirectory() as d:
+        for name, (src, defines, kernels, peer) in CASES.items():
+            warm, stages = _warm_ember(src, defines, kernels, n_warm)
+            row = {"case": name, "ember_warm_ms": warm,
+                   "ember_cold_ms": _cold(_ember_cold_command(src, defines, kernels, os.path.join(d, "o.ptx")),
+                                          n_cold, env, d),
+                   "stages_ms": stages}
+            if kernels is None:      # a cache hit of the same command, as a whole process
+                hit_env = dict(env, EMBER_CACHE_DIR=os.path.join(d, "cache"))
+                hit_env.pop("EMBER_NO_CACHE")
+                row["ember_cache_hit_process_ms"] = _cold(_ember_cold_command(src, defines, None,
+                                                                               os.path.join(d, "o.ptx")),
+                                                          n_cold, hit_env, d)
+            if peer is not None:
+                for p in ("triton", "numba"):
+                    row[f"{p}_warm_ms"] = _peer_warm(p, peer, n_warm)
+                    row[f"{p}_cold_ms"] = _cold([sys.executable, "-m", "bench.compile_peers", p, peer],
+                                                n_cold, dict(env, PYTHONPATH=str(ROOT)), ROOT)
+            cases.append(row)
+    hits = []
+    with tempfile.TemporaryDirectory() as store:
+        ember.compile(ROPE, defines={"HEAD_DIM": 128}, cache=store)
+        for _ in range(50):
+            t0 = time.perf_counter()
+            assert ember.compile(ROPE, defines={"HEAD_DIM": 128}, cache=store).cached
+            hits.append(time.perf_counter() - t0)
     result = {
         "benchmark": "compile_time", "date": datetime.date.today().isoformat(),
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
         "ember": ember.__version__, "llvmlite": llvmlite.__version__,
-        "kernel": "kernels_src/rope.ember (rope + rope_out), HEAD_DIM=128, sm_90, -O3",
-        "warm": warm(5 if quick else 30),
-        "cold": cold(3 if quick else 15),
+        "peers": _peer_versions(), "target": "sm_90, -O3 (Ember), default options (Triton, Numba)",
+        "cases": cases, "cache_hit_in_process_ms": round(1000 * statistics.median(hits), 3),
+        "scaling": _scaling(),
     }
-    w, c = result["warm"], result["cold"]
-    lines = ["# Compile time: RoPE source -> PTX", "",
-             f"{result['date']}, {result['machine']}, Ember {result['ember']}, llvmlite {result['llvmlite']}.",
-             f"Kernel: {result['kernel']}.", "",
-             "| measure | median | min |", "|---|---|---|",
-             f"| warm, in process (`ember.compile`) | {w['median_ms']:.1f} ms | {w['min_ms']:.1f} ms |",
-             f"| cold, whole `ember compile` process | {c['median_ms']:.1f} ms | {c['min_ms']:.1f} ms |",
-             "", "Warm time per stage (median):", "", "| stage | ms |", "|---|---|"]
-    for k, v in w["stages_ms"].items():
-        lines.append(f"| {k} | {v:.2f} |")
     from bench.report import save
-    save(out_dir, "compile_time", result, "\n".join(lines) + "\n")
+    save(out_dir, "compile_time", result, markdown(result))
     return 0
+
+
+def _peer_versions() -> dict:
+    from importlib import metadata
+    out = {}
+    for dist in ("triton", "numba-cuda", "numba"):
+        try:
+            out[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            out[dist] = None
+    return out
+
+
+def _ms(v) -> str:
+    return "-" if v is None else f"{v:.1f}"
+
+
+def markdown(r: dict) -> str:
+    peers = ", ".join(f"{k} {v}" for k, v in r["peers"].items() if v)
+    lines = ["# Compile time: Ember, Triton and Numba-CUDA, source to PTX", "",
+             f"{r['date']}, {r['machine']}, Ember {r['ember']} (llvmlite {r['llvmlite']}), {peers}; "
+             f"{r['target']}. One run; medians; compiled bytecode.", "",
+             "warm: in a process that compiled the kernel before; cold: a fresh process (imports "
+             "included). Triton's times leave out its cubin stage (ptxas); its cache is bypassed.", "",
+             "| kernel | Ember warm | Triton warm | Numba warm | Ember cold | Triton cold | Numba cold |"
+             " Ember cache hit (process) |",
+             "|---|---|---|---|---|---|---|---|"]
+    for c in r["cases"]:
+        lines.append(f"| {c['case']} | {_ms(c['ember_warm_ms'])} | {_ms(c.get('triton_warm_ms'))} | "
+                     f"{_ms(c.get('numba_warm_ms'))} | {_ms(c['ember_cold_ms'])} | {_ms(c.get('triton_cold_ms'))} | "
+                     f"{_ms(c.get('numba_cold_ms'))} | {_ms(c.get('ember_cache_hit_process_ms'))} |")
+    lines += ["", "(milliseconds; cold Ember times for the whole files are `ember compile` processes, for one "
+              "kernel a `python -c` process calling `ember.compile`)", "",
+              f"A cache hit in process (`ember.compile` of rope.ember): {r['cache_hit_in_process_ms']} ms.", "",
+              "Ember's stages, rope.ember warm (ms):", "", "| stage | ms |", "|---|---|"]
+    stages = next(c for c in r["cases"] if c["case"].startswith("rope.ember"))["stages_ms"]
+    lines += [f"| {k} | {v:.2f} |" for k, v in stages.items()]
+    lines += ["", "Scaling (generated kernels; one compile each):", "", "| kind | size | ms | us per unit |",
+              "|---|---|---|---|"]
+    for kind, rows in r["scaling"].items():
+        lines += [f"| {kind} | {x['size']} | {x['ms']:.0f} | {x['us_per_unit']} |" for x in rows]
+    return "\n".join(lines) + "\n"

@@ -185,6 +185,19 @@ def main(argv: list[str] | None = None) -> int:
         return _internal(e)
 
 
+def entry() -> None:
+    """The `ember` command (and `python -m ember`): `main()`, then exit without the
+    interpreter's teardown, which only frees memory - the modules and, after a compile, the
+    IR (30 ms of a 200 ms compile). Every output is written and closed by then."""
+    status = main()
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):      # a closed pipe: nothing more to say
+        pass
+    os._exit(status)
+
+
 def _internal(e: BaseException) -> int:
     sys.stderr.write(internal_error_text(e))
     return EXIT_INTERNAL

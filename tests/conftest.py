@@ -25,6 +25,7 @@ from ember import driver  # noqa: E402
 from ember.ir import verifier  # noqa: E402
 
 verifier.CHECK_USES = True     # every IR the tests make has its use lists checked after every pass
+verifier.VERIFY_EACH = True
 
 # CI runs are reproducible (derandomized); HYPOTHESIS_PROFILE=explore searches afresh.
 settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)

@@ -218,3 +218,24 @@ def test_inputs_with_one_stem_do_not_overwrite_each_other(tmp_path, capsys):
     code, _, err = run(capsys, "compile", str(tmp_path / "a" / "k.ember"), str(tmp_path / "b" / "k.ember"),
                        "-o", str(tmp_path / "file"))
     assert code == 2 and "names a directory" in err
+
+
+def test_the_command_exits_with_mains_status(tmp_path):
+    """`python -m ember` (and the `ember` script) end with os._exit after flushing: the status,
+    standard output and standard error are those of main()."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[1]
+    env = dict(os.environ, PYTHONPATH=str(root))
+    (tmp_path / "ok.ember").write_text(OK)
+    (tmp_path / "bad.ember").write_text("kernel k() { let x: u32 = 1.0; }\n")
+    for args, status in [(["ok.ember", "-o", "-"], 0), (["bad.ember"], 1), (["--arch", "sm_1"], 2)]:
+        r = subprocess.run([sys.executable, "-m", "ember", "compile", *args], cwd=tmp_path, env=env,
+                           capture_output=True, text=True)
+        assert r.returncode == status, r.stderr
+        if status == 0:
+            assert r.stdout.startswith("//") and r.stdout.rstrip().endswith("}")
+        else:
+            assert r.stderr.strip()

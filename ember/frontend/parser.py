@@ -404,8 +404,29 @@ def describe_terminal(name: str) -> str:
     return _FRIENDLY.get(name) or _names.get(name, name.lower())
 
 
+# Files parsed without a diagnostic, by (name, path, text): their items, shared by every
+# later compile in the process (AST nodes are never changed after parsing; the checker
+# builds typed trees of its own). The standard library is parsed once per process, and a
+# recompile of unchanged source skips the parser.
+_PARSED: dict = {}
+_PARSED_MAX = 256
+
+
 def parse(file: SourceFile, diags: Diagnostics) -> A.Module:
     """Parse a whole file. Syntax errors go to `diags`; the module holds what parsed."""
+    key = (file.name, file.path, file.text)
+    hit = _PARSED.get(key)
+    if hit is not None:
+        return A.Module(hit[0], list(hit[1]))
+    module = _parse(file, diags)
+    if not module.broken_items and not diags.items:
+        if len(_PARSED) >= _PARSED_MAX:
+            _PARSED.pop(next(iter(_PARSED)))
+        _PARSED[key] = (file, tuple(module.items))
+    return module
+
+
+def _parse(file: SourceFile, diags: Diagnostics) -> A.Module:
     parser, builder = _get_parser()
     with _lock:
         builder.file = file

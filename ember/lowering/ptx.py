@@ -34,6 +34,11 @@ def _init() -> None:
     # without it) and is quadratic in the accesses of a block: a 10,000-term sum of loads
     # spent 13 of its 19 s there.
     llvm.set_option("ember", "--disable-nvptx-load-store-vectorizer")
+    # The DAG combiner flattens the TokenFactor chains of a block's memory operations up to
+    # this many operands (default 2048): quadratic in the stores of a long block, it made
+    # instruction selection 90% of a 10,000-statement kernel's compile (4.1 of 4.5 s; 0.5 s
+    # at 4). Every kernel in kernels_src/ gives the same PTX with the limit.
+    llvm.set_option("ember", "--combiner-tokenfactor-inline-limit=4")
     try:
         llvm.Target.from_triple("nvptx64-nvidia-cuda")
     except RuntimeError as e:  # pragma: no cover - depends on the llvmlite build
