@@ -134,7 +134,9 @@ def job_options(args, archs: list) -> dict:
     return {
         "emit": args.emit, "archs": archs, "ptx_version": args.ptx_version, "opt": args.opt,
         "llvm_pipeline": args.llvm_pipeline, "passes": passes, "image": args.image,
-        "cache_dir": None if args.no_cache or disabled_by_environment() else default_dir(),
+        # --time-stages and --time-passes time a compile: not a cache lookup
+        "cache_dir": None if args.no_cache or disabled_by_environment() or args.time_stages or args.time_passes
+        else default_dir(),
         "check": args.check, "validator": args.validator, "manifest": bool(args.manifest),
         "verify_diagnostics": args.verify_diagnostics, "time_stages": args.time_stages,
         "time_passes": args.time_passes, "print_after_all": args.print_after_all,
