@@ -14,7 +14,7 @@ from __future__ import annotations
 import gc
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .diagnostics import CompileError, Diagnostic, Diagnostics, InternalError
@@ -50,6 +50,8 @@ class KernelInfo:
     params: tuple
     block: tuple | None          # fixed block size (from `block(...)`), else None
     consts: dict = field(default_factory=dict)   # const parameters and their bound values
+    dynamic_shared: int = 0      # bytes of dynamic shared memory each launch must give
+                                 # (ember.ir.analysis.shared; known once the IR is optimized)
 
     def signature(self) -> str:
         ps = ", ".join(f"{p.name}: {p.type}" for p in self.params)
@@ -234,6 +236,10 @@ def _compile(source_or_path, arch, defines, opt, ptx_version, name, passes, stop
         raise InternalError(f"passes ({', '.join(pass_list)}; EMBER_VERIFY_EACH=1 names the pass)",
                             str(e)) from e
     stages["ir-opt"] = lambda: print_module(module)
+    from .ir.analysis.shared import dynamic_bytes
+    for f in module.kernels:
+        if f.name in result.kernels:
+            result.kernels[f.name] = replace(result.kernels[f.name], dynamic_shared=dynamic_bytes(f))
     if stop_after == "ir-opt":
         return result
     _check_lowerable(module, pass_list)
@@ -278,7 +284,7 @@ def _cache_key(file: SourceFile, target, opt: int, llvm_pipeline: str, defines: 
 def _kernel_json(k: KernelInfo) -> dict:
     from .ir.types import Type, to_json
     return {"name": k.name, "params": [[p.name, to_json(p.type)] for p in k.params],
-            "block": list(k.block) if k.block else None,
+            "block": list(k.block) if k.block else None, "dynamic_shared": k.dynamic_shared,
             "consts": [[n, {"type": to_json(v)} if isinstance(v, Type) else v] for n, v in k.consts.items()]}
 
 
@@ -286,7 +292,8 @@ def _kernel_from_json(d: dict) -> KernelInfo:
     from .ir.types import from_json
     return KernelInfo(d["name"], tuple(ParamInfo(n, from_json(t)) for n, t in d["params"]),
                       tuple(d["block"]) if d["block"] else None,
-                      {n: from_json(v["type"]) if isinstance(v, dict) else v for n, v in d["consts"]})
+                      {n: from_json(v["type"]) if isinstance(v, dict) else v for n, v in d["consts"]},
+                      d["dynamic_shared"])
 
 
 def _to_cache(store, key: str, prog: Program, imported: list, file: SourceFile) -> None:

@@ -32,13 +32,16 @@ typedef struct ember_param {
 } ember_param;
 
 /* One kernel: the entry name for cuModuleGetFunction, its parameters in order, the block
-   size it was compiled for ({0, 0, 0}: any) and the shared memory it declares statically. */
+   size it was compiled for ({0, 0, 0}: any), the shared memory it declares statically, and
+   the dynamic shared memory every launch must give it (its arrays above 48 KB; the kernel
+   must first be allowed that much: CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES). */
 typedef struct ember_kernel {
     const char *name;
     unsigned num_params;
     const ember_param *params;
     unsigned block[3];
     unsigned static_shared_bytes;
+    unsigned dynamic_shared_bytes;
 } ember_kernel;
 
 #if defined(__cplusplus)
@@ -95,9 +98,10 @@ def render(prefix: str, image: bytes, image_kind: str, kernels: list, shared: di
     for k in kernels:
         params = f"{prefix}_{k.name}_params" if k.params else "NULL"
         block = ", ".join(map(str, k.block)) if k.block else "0, 0, 0"
-        out.append(f"    {{{_c_string(k.name)}, {len(k.params)}, {params}, {{{block}}}, {shared.get(k.name, 0)}}},")
+        out.append(f"    {{{_c_string(k.name)}, {len(k.params)}, {params}, {{{block}}}, {shared.get(k.name, 0)}, "
+                   f"{k.dynamic_shared}}},")
     if not kernels:
-        out.append("    {NULL, 0, NULL, {0, 0, 0}, 0},")
+        out.append("    {NULL, 0, NULL, {0, 0, 0}, 0, 0},")
     out += ["};", f"static const unsigned {prefix}_num_kernels = {len(kernels)};", ""]
     out += _launchers(prefix, kernels)
     out += ["", f"#endif /* {guard} */", ""]
@@ -123,7 +127,11 @@ def _launchers(prefix: str, kernels: list) -> list:
                 f"static inline CUresult {prefix}_launch_{k.name}({sig}) {{"]
         if k.params:
             out.append("    void *params[] = {" + ", ".join(f"&a_{p.name}" for p in k.params) + "};")
-        out.append(f"    return cuLaunchKernel(f, grid_x, grid_y, grid_z, {block}, 0, stream, "
+        if k.dynamic_shared:
+            out += [f"    CUresult r = cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, "
+                    f"{k.dynamic_shared});",
+                    "    if (r != CUDA_SUCCESS) return r;"]
+        out.append(f"    return cuLaunchKernel(f, grid_x, grid_y, grid_z, {block}, {k.dynamic_shared}, stream, "
                    f"{'params' if k.params else 'NULL'}, NULL);")
         out.append("}")
     out.append("#endif")

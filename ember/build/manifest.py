@@ -24,6 +24,7 @@ def record(job, progs: list, data, resources: dict) -> dict:
             "name": k.name,
             "params": [{"name": p.name, "type": str(p.type)} for p in k.params],
             "block": list(k.block) if k.block else None,
+            "dynamic_shared": k.dynamic_shared,
             "consts": {n: str(v).lower() if isinstance(v, bool) else str(v) for n, v in k.consts.items()},
             "archs": {arch: _resources(res[k.name]) for arch, res in resources.items() if k.name in res},
         })

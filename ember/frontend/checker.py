@@ -376,8 +376,9 @@ class Checker(TypeChecker, ExprChecker, CallChecker, GenericChecker, StmtChecker
                                  help="shrink the arrays, or share one array between the calls")
 
     def count_array(self, name: str, t, span, shared: bool) -> None:
-        """Shared arrays against the static shared memory a block may declare (as ptxas
-        lays them out, 16-byte aligned); per-thread arrays against local memory."""
+        """Shared arrays against the shared memory a block may use on the target (static,
+        or dynamic above 48 KB: ember.ir.analysis.shared; laid out 16-byte aligned as ptxas
+        does); per-thread arrays against local memory."""
         nbytes = size_of(t)
         if not shared:
             limit = self.target.local_bytes_per_thread
@@ -388,14 +389,16 @@ class Checker(TypeChecker, ExprChecker, CallChecker, GenericChecker, StmtChecker
             self.item.local_bytes += nbytes
             return
         k = self.item
-        limit = self.target.static_shared_bytes
+        limit = self.target.max_shared_bytes
         before = k.shared_bytes
         k.shared_bytes = (before + 15) // 16 * 16 + nbytes
         if k.shared_bytes > limit >= before:
             self.diags.error("E0405", f"kernel `{self.fn_name}` declares {k.shared_bytes} bytes of shared memory "
-                             f"with `{name}`; a block may declare at most {limit} bytes ({limit // 1024} KB)",
-                             span, label=f"{nbytes} bytes",
-                             help="shrink the arrays, or tile the work over several passes")
+                             f"with `{name}`; a block may use at most {limit} bytes ({limit // 1024} KB) on "
+                             f"{self.target.arch}", span, label=f"{nbytes} bytes",
+                             help="shrink the arrays, or tile the work over several passes",
+                             notes=[f"above {self.target.static_shared_bytes // 1024} KB a kernel's shared arrays "
+                                    "are placed in dynamic shared memory, which launches size for it"])
 
 
 def _callees_first(fns: dict) -> list[str]:

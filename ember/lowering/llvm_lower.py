@@ -21,6 +21,7 @@ import llvmlite.ir as ll
 
 from .. import floats
 from ..diagnostics import InternalError
+from ..ir.analysis.pointers import SHARED_ALIGN
 from ..ir.core import Function, Module, Region, Value
 from ..ir.types import ADDRESS_SPACES, ArrayType, PtrType, ScalarType, Type, VectorType
 from ..targets import Target
@@ -95,6 +96,7 @@ class FunctionLowering:
         self.values: dict[Value, object] = {}
         self.b: ll.IRBuilder | None = None
         self._blocks = 0
+        self.dynamic_shared: dict | None = None   # mem.shared op -> offset in the dynamic buffer
 
     def block(self, name: str) -> ll.Block:
         self._blocks += 1
@@ -164,6 +166,18 @@ class ModuleLowering:
             fn = ll.Function(self.ll, ll.FunctionType(ret, arg_types), full)
             self._intrinsics[full] = fn
         return fn
+
+    def dynamic_shared_base(self):
+        """The module's dynamic shared buffer (PTX `.extern .shared .align 16 .b8 ember_dynamic_shared[]`:
+        every kernel's starts at the same address, sized by its launch)."""
+        gv = self.globals.get("ember_dynamic_shared")
+        if gv is None:
+            gv = ll.GlobalVariable(self.ll, ll.ArrayType(I8, 0), "ember_dynamic_shared",
+                                   addrspace=ADDRESS_SPACES["shared"])
+            gv.linkage = "external"
+            gv.align = SHARED_ALIGN
+            self.globals["ember_dynamic_shared"] = gv
+        return gv
 
     def global_table(self, g) -> None:
         ty = ll.ArrayType(lltype(g.elem), len(g.values))

@@ -7,6 +7,8 @@ import llvmlite.ir as ll
 
 from . import lowers
 from ..ir.analysis.pointers import unchanging
+from ..ir.analysis.shared import dynamic_bytes as dynamic_shared_bytes
+from ..ir.analysis.shared import layout as shared_layout
 from ..ir.core import Value
 from ..ir.types import ADDRESS_SPACES, VectorType
 from .llvm_lower import I1, I8, I32, I64, lltype
@@ -112,6 +114,11 @@ def _global(L, op, args):
 @lowers("mem.shared")
 def _shared(L, op, args):
     t = op.results[0].type
+    if L.dynamic_shared is None:
+        L.dynamic_shared = shared_layout(L.f)[0] if dynamic_shared_bytes(L.f) else {}
+    if op in L.dynamic_shared:       # more than a block may declare: in the dynamic buffer
+        return [L.b.gep(L.L.dynamic_shared_base(), [ll.Constant(I32, L.dynamic_shared[op])],
+                        source_etype=I8)]
     name = f"{L.f.name}.{op.attrs.get('name', 'shared')}"
     n = 0
     while name in L.L.ll.globals:

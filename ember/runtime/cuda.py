@@ -214,6 +214,12 @@ class Kernel:
         self.info = info
         self.name = info.name
         self.function = _check(_driver().cuModuleGetFunction(module.module, info.name.encode()))
+        self.shared_bytes = getattr(info, "dynamic_shared", 0)
+        if self.shared_bytes:   # above 48 KB: the kernel opts in to this much dynamic shared memory
+            d = _driver()
+            _check(d.cuFuncSetAttribute(self.function,
+                                        d.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                        self.shared_bytes))
 
     def __call__(self, *args, grid, block=None, stream=0, sync: bool = True):
         """Launch. Buffers: DeviceArray, any __cuda_array_interface__ / DLPack CUDA array
@@ -284,7 +290,7 @@ class Launch:
         self.address = ctypes.addressof(self.ptrs)
 
     def __call__(self, stream=0) -> None:
-        _check(_driver().cuLaunchKernel(self.kernel.function, *self.grid, *self.block, 0,
+        _check(_driver().cuLaunchKernel(self.kernel.function, *self.grid, *self.block, self.kernel.shared_bytes,
                                         getattr(stream, "handle", stream), self.address, 0))
 
 

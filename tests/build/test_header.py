@@ -26,6 +26,12 @@ kernel scale(x: *global f32, y: *mut global f32, a: f32, n: u32) block(128) {
 kernel anyblock(y: *mut global u16, h: f16, b: i64) {
     y[thread_idx.x] = u16(b);
 }
+kernel roomy(y: *mut global f32) block(32) {
+    shared t: [f32; 20000];
+    t[thread_idx.x] = 1.0;
+    barrier();
+    y[thread_idx.x] = t[31 - thread_idx.x];
+}
 """
 
 # Just enough of <cuda.h> for the launchers: cuLaunchKernel records what it is given.
@@ -36,12 +42,19 @@ typedef struct CUfunc_st *CUfunction;
 typedef struct CUmod_st *CUmodule;
 typedef struct CUstream_st *CUstream;
 typedef unsigned long long CUdeviceptr;
-static unsigned seen_block[3];
+#define CUDA_SUCCESS 0
+#define CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES 8
+static unsigned seen_block[3], seen_shared, seen_attribute;
 static void **seen_params;
 static CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                                unsigned bz, unsigned shared, CUstream s, void **params, void **extra) {
-    (void)f; (void)gx; (void)gy; (void)gz; (void)shared; (void)s; (void)extra;
-    seen_block[0] = bx; seen_block[1] = by; seen_block[2] = bz; seen_params = params;
+    (void)f; (void)gx; (void)gy; (void)gz; (void)s; (void)extra;
+    seen_block[0] = bx; seen_block[1] = by; seen_block[2] = bz; seen_params = params; seen_shared = shared;
+    return 0;
+}
+static CUresult cuFuncSetAttribute(CUfunction f, int attribute, int value) {
+    (void)f;
+    if (attribute == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) seen_attribute = (unsigned)value;
     return 0;
 }
 static CUresult cuModuleLoadData(CUmodule *m, const void *image) { (void)m; return image ? 0 : 1; }
@@ -57,7 +70,7 @@ HOST = """
 int main(void) {
     CUmodule m;
     if (k_load(&m) != 0) return 10;
-    if (k_num_kernels != 2 || strcmp(k_kernels[0].name, "scale") != 0) return 11;
+    if (k_num_kernels != 3 || strcmp(k_kernels[0].name, "scale") != 0) return 11;
     if (k_kernels[0].block[0] != 128 || k_kernels[1].block[0] != 0) return 12;
     if (k_kernels[0].num_params != 4 || strcmp(k_kernels[0].params[1].type, "*mut global f32") != 0) return 13;
     if (!k_kernels[0].params[1].writable || k_kernels[0].params[0].writable) return 14;
@@ -68,6 +81,10 @@ int main(void) {
     if (*(uint32_t *)seen_params[3] != 77u) return 19;
     k_launch_anyblock(0, 1, 1, 1, 64, 2, 1, 0, 3000, (uint16_t)0x3c00, (int64_t)-5);
     if (seen_block[0] != 64 || seen_block[1] != 2 || *(int64_t *)seen_params[2] != -5) return 20;
+    if (seen_shared != 0 || seen_attribute != 0) return 21;
+    if (k_kernels[2].dynamic_shared_bytes != 80000 || k_kernels[0].dynamic_shared_bytes != 0) return 22;
+    k_launch_roomy(0, 1, 1, 1, 0, 4000);
+    if (seen_shared != 80000 || seen_attribute != 80000) return 23;
     printf("%zu", k_image_size);
     for (size_t i = 0; i < k_image_size; i++) printf(" %02x", k_image[i]);
     printf("\\n");
