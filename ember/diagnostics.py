@@ -81,6 +81,7 @@ CODES: dict[str, str] = {
     "S0006": "shuffle from an inactive lane",
     "S0007": "step limit exceeded",
     "S0008": "kernel too large to simulate",
+    "S0009": "access to memory a cp.async is still copying",
     # warnings
     "W0001": "unused definition from the command line",
     "W0002": "unreachable code",

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from ..ir import signature as sig
 from ..ir.ops import OPS
+from ..ir.ops.async_copy import CP_ASYNC_BYTES
 from ..ir.ops.gpu import INDEX_OPS, SHUFFLE_MODES
 from ..ir.ops.mathops import ACCURATE_UNARY, FAST, NATIVE_UNARY
 from ..ir.ops.mem import ATOMIC_KINDS, CAS_TYPES
@@ -29,6 +30,8 @@ class Builtin:
     doc: str
     attrs: tuple = ()         # (key, value) attributes of the op
     promote_half: bool = False    # f16/bf16 arguments are computed in f32 and rounded back
+    const_attrs: tuple = ()   # (attribute, what it is) per trailing argument that must be a
+                              # u32 constant and becomes the op's attribute (cp_async_wait(1))
 
     @property
     def min_sm(self) -> int:
@@ -41,7 +44,7 @@ class Builtin:
 
 
 def from_op(name: str, op: str, doc: str | None = None, attrs: tuple = (), promote_half: bool = False,
-            results: tuple | None = None, params: tuple | None = None) -> Builtin:
+            results: tuple | None = None, params: tuple | None = None, const_attrs: tuple = ()) -> Builtin:
     """A builtin that is exactly `op` (with `attrs`); its signature is the op's. With
     promote_half, restricted float letters (`F{f32,f64}`) admit every float type."""
     d = OPS[op]
@@ -50,7 +53,7 @@ def from_op(name: str, op: str, doc: str | None = None, attrs: tuple = (), promo
     if promote_half:
         ps = tuple(sig.Var(p.letter) if isinstance(p, sig.Var) else p for p in ps)
         rs = tuple(sig.Var(r.letter) if isinstance(r, sig.Var) else r for r in rs)
-    return Builtin(name, op, ps, rs, doc if doc is not None else d.doc, tuple(attrs), promote_half)
+    return Builtin(name, op, ps, rs, doc if doc is not None else d.doc, tuple(attrs), promote_half, const_attrs)
 
 
 def _spec(text: str) -> sig.Spec:
@@ -95,6 +98,19 @@ def _table() -> dict[str, Builtin]:
     rows.append(from_op("atomic_cas", "mem.cas", "atomically: if p[i] == expected { p[i] = new }; "
                         "returns the old value", params=(_spec(f"*T{{{','.join(CAS_TYPES)}}}"), _spec("I"),
                                                          _spec("T"), _spec("T"))))
+    for n in CP_ASYNC_BYTES:
+        for cache in ("ca", "cg") if n == 16 else ("ca",):
+            where = "L2 only" if cache == "cg" else "L1 and L2"
+            rows.append(from_op(f"cp_async_{n}" + ("_cg" if cache == "cg" else ""), "mem.cp_async",
+                                f"start copying {n} bytes from src[j] to the shared dst[i] (caching in {where}); "
+                                f"the first src_bytes come from src, the rest are zeros; they land at "
+                                f"`cp_async_wait` (sm_80+)",
+                                attrs=(("bytes", n), ("cache", cache))))
+    rows.append(from_op("cp_async_commit", "mem.cp_async_commit",
+                        "close the copies started since the last commit into a group (sm_80+)"))
+    rows.append(from_op("cp_async_wait", "mem.cp_async_wait",
+                        "wait until at most N (a constant) of this thread's committed groups are in flight "
+                        "(sm_80+)", const_attrs=(("pending", "the number of groups left in flight"),)))
     return {b.name: b for b in rows}
 
 

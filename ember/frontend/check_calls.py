@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from .. import floats
 from ..ir import signature as sig
-from ..ir.types import F32, I32, SCALARS, VOID, ArrayType, PtrType, ScalarType, TupleType
+from ..ir.types import F32, I32, SCALARS, U32, VOID, ArrayType, PtrType, ScalarType, TupleType
 from . import ast as A
 from . import typed as T
+from ..ir.ops import OPS
 from .builtins import BUILTINS, Builtin
 from .check_types import ERROR, UNTYPED, UNTYPED_FLOAT, UNTYPED_INT, decays_to, snippet
 from .consteval import wrap
@@ -120,13 +121,20 @@ class CallChecker:
 
     # ------------------------------------------------------------------ builtins
     def builtin_call(self, e: A.Call, b: Builtin, expected):
-        if len(e.args) != len(b.params):
-            self.diags.error("E0206", f"`{b.name}` takes {len(b.params)} argument(s) but {len(e.args)} "
+        n = len(b.params) + len(b.const_attrs)
+        if len(e.args) != n:
+            self.diags.error("E0206", f"`{b.name}` takes {n} argument(s) but {len(e.args)} "
                              "were given", e.span)
             yield self.check_args(e)
             return _error(e)
+        const_attrs = {}
+        for (attr, what), a in zip(b.const_attrs, e.args[len(b.params):]):     # compile-time operands
+            value = self.const_value(a, U32, what)
+            if value is None:
+                return _error(e)
+            const_attrs[attr] = value
         args = []
-        for a in e.args:
+        for a in e.args[:len(b.params)]:
             args.append((yield self.expr(a)))
         if any(a.ty is ERROR for a in args):
             return _error(e)
@@ -134,10 +142,10 @@ class CallChecker:
         for p, a in zip(b.params, args):
             t = a.ty
             if isinstance(p, sig.PointerTo):
-                elem = _pointer_element(t)
+                elem = _pointer_element(t, p)
                 if elem is None:
-                    self.diags.error("E0201", f"`{b.name}` needs a `*mut global` or `*mut shared` pointer "
-                                     f"(or a shared array), found `{t}`", a.span)
+                    arrays = " (or a shared array)" if "shared" in p.spaces else ""
+                    self.diags.error("E0201", f"`{b.name}` needs {p.words}{arrays}, found `{t}`", a.span)
                     return _error(e)
                 if p.var.allowed is not None and elem.name not in p.var.allowed:
                     self.diags.error("E0201", f"`{b.name}` is not available for `{elem}`", a.span,
@@ -189,13 +197,21 @@ class CallChecker:
                 self.mismatch(a, want, a.ty)
                 return _error(e)
             checked.append(a)
+        if b.op and OPS[b.op].check_consts is not None:
+            d = OPS[b.op]
+            consts = {slot.name: a.const for slot, a in zip(d.operands, checked)}
+            bad = d.check_consts({**dict(b.attrs), **const_attrs}, consts)
+            if bad:
+                at = checked[[slot.name for slot in d.operands].index(bad[0])]
+                self.diags.error("E0201", f"`{b.name}`: `{bad[0]}` {bad[1]}", at.span)
+                return _error(e)
         if b.min_sm > self.target.sm:
             self.diags.error("E0501", f"`{b.name}` needs sm_{b.min_sm} or newer; the target is {self.target.arch}",
                              e.name_span, help=f"compile with --arch sm_{b.min_sm} (or newer)")
             return _error(e)
         results = [r.resolve(binding) for r in b.results]
         ty = VOID if not results else results[0] if len(results) == 1 else TupleType(tuple(results))
-        return T.TBuiltin(e.span, ty, b, binding, checked)
+        return T.TBuiltin(e.span, ty, b, binding, checked, const_attrs)
 
     def _apply_rules(self, b: Builtin, args: list, binding: dict):
         """Bind or check the variables the op's rules decide; False after reporting."""
@@ -209,11 +225,11 @@ class CallChecker:
         return True
 
 
-def _pointer_element(t) -> ScalarType | None:
-    """The element type of something atomics can update: a mutable global or shared
-    pointer, or a shared array."""
-    if isinstance(t, PtrType) and t.mut and t.space in ("global", "shared"):
+def _pointer_element(t, spec: sig.PointerTo) -> ScalarType | None:
+    """The element type of what a pointer parameter of a builtin takes: a pointer the spec
+    admits, or a shared array where it admits shared pointers."""
+    if spec.admits(t):
         return t.pointee
-    if isinstance(t, ArrayType) and t.space == "shared":
+    if isinstance(t, ArrayType) and t.space == "shared" and "shared" in spec.spaces:
         return t.elem
     return None

@@ -540,7 +540,7 @@ class FnGen:
             args.append((yield self.expr(a)))
         if not b.op:
             return [self.classify(b.name, args[0])]
-        attrs = dict(b.attrs) or None
+        attrs = {**dict(b.attrs), **e.const_attrs} or None
         result_types = _types(e.ty)
         if b.promote_half and any(t.name in ("f16", "bf16") for t in result_types):
             args = [self.b.cast(a, F32) for a in args]

@@ -134,6 +134,7 @@ class TBuiltin(TExpr):
     builtin: Any              # ember.frontend.builtins.Builtin
     binding: dict             # type variable -> type
     args: list
+    const_attrs: dict = field(default_factory=dict)   # attributes given as constant arguments
 
 
 @dataclass(eq=False, slots=True)

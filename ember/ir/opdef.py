@@ -189,6 +189,10 @@ class OpDef:
     region_types: Callable | None = None   # op -> per region: (argument types, terminator, its operand types)
     traits: frozenset = frozenset()
     verify: Callable | None = None         # extra checks: op -> message or None
+    check_consts: Callable | None = None   # (attrs, {operand name: constant value or None}) ->
+                                           # (operand name, message) when a constant operand is
+                                           # invalid; the verifier and the language's checker
+                                           # (which points at the argument) both apply it
     infer: Callable | None = None          # (operand types, attrs) -> result types
     eval: Callable | None = None           # (op, *lane arrays) -> result arrays
     simulate: Callable | None = None       # (machine, op, args, mask) -> results

@@ -8,6 +8,8 @@ from the op).
     T, U, V               any scalar
     F{f32,f64}            a variable restricted to some types
     *T                    a mutable global or shared pointer whose element type is T
+    *shared T, *global T  ... in that space only
+    &global T             a global pointer to T, mutable or not (read through only)
     ptr                   any pointer              vec  any vector
     any                   anything (checked by the op's own verifier)
 
@@ -95,17 +97,29 @@ class Var(Spec):
 
 @dataclass(frozen=True)
 class PointerTo(Spec):
-    """`*T`: a mutable global or shared pointer to elements of type T."""
+    """`*T`: a mutable global or shared pointer to elements of type T; `*shared T` or
+    `*global T` in one space; `&global T` a pointer read through (mutable or not)."""
 
     var: Var
+    spaces: tuple = ("global", "shared")
+    mut: bool = True
+
+    def admits(self, t) -> bool:
+        return isinstance(t, PtrType) and (t.mut or not self.mut) and t.space in self.spaces
+
+    @property
+    def words(self) -> str:
+        kinds = " or ".join(f"`*{'mut ' if self.mut else ''}{s}`" for s in self.spaces)
+        return f"a {kinds} pointer"
 
     def match(self, t, binding):
-        if not (isinstance(t, PtrType) and t.mut and t.space in ("global", "shared")):
-            return f"must be a `*mut global` or `*mut shared` pointer, not {t}"
+        if not self.admits(t):
+            return f"must be {self.words}, not {t}"
         return self.var.match(t.pointee, binding)
 
     def __str__(self):
-        return f"*{self.var}"
+        space = "" if self.spaces == ("global", "shared") else f"{self.spaces[0]} "
+        return f"{'*' if self.mut else '&'}{space}{self.var}"
 
 
 @dataclass(frozen=True)
@@ -125,22 +139,26 @@ class Kind(Spec):
         return self.kind
 
 
-_SPEC = re.compile(r"^(\*?)([A-Za-z_][A-Za-z0-9_]*)(?:\{([a-z0-9, ]+)\})?$")
+_SPEC = re.compile(r"^([*&]?)(?:(global|shared) +)?([A-Za-z_][A-Za-z0-9_]*)(?:\{([a-z0-9, ]+)\})?$")
 
 
 def parse_spec(text: str) -> Spec:
     m = _SPEC.match(text.strip())
     if m is None:
         raise ValueError(f"bad type constraint `{text}`")
-    star, word, allowed = m.groups()
+    star, space, word, allowed = m.groups()
     allowed = tuple(a.strip() for a in allowed.split(",")) if allowed else None
+    if (space or star == "&") and not (star and word in KINDS and (space or star == "*")):
+        raise ValueError(f"bad type constraint `{text}`")
     if word in ("ptr", "vec", "any") and not star:
         return Kind(word)
     if word in SCALARS and not star and not allowed:
         return Exact(SCALARS[word])
     if word in KINDS:
         var = Var(word, allowed)
-        return PointerTo(var) if star else var
+        if not star:
+            return var
+        return PointerTo(var, (space,) if space else ("global", "shared"), star == "*")
     raise ValueError(f"bad type constraint `{text}`")
 
 

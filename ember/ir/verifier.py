@@ -146,6 +146,11 @@ class _Verifier:
                     msg = d.verify(op)
                 except (AttributeError, IndexError, TypeError, KeyError) as e:
                     msg = f"malformed: {type(e).__name__}: {e}"
+            if not msg and d.check_consts is not None:
+                consts = {s.name: (v.op.attrs["value"] if v.op is not None and v.op.name == "arith.const" else None)
+                          for s, v in zip(d.operands, op.operands)}
+                bad = d.check_consts(op.attrs, consts)
+                msg = f"`{bad[0]}` {bad[1]}" if bad else None
             if msg:
                 self.err(msg, op)
             else:

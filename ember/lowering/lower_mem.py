@@ -11,7 +11,7 @@ from ..ir.analysis.shared import dynamic_bytes as dynamic_shared_bytes
 from ..ir.analysis.shared import layout as shared_layout
 from ..ir.core import Value
 from ..ir.types import ADDRESS_SPACES, VectorType
-from .llvm_lower import I1, I8, I32, I64, lltype
+from .llvm_lower import I1, I8, I32, I64, const_int, lltype
 
 
 def _index64(L, idx_value: Value, idx):
@@ -155,3 +155,28 @@ def _cas(L, op, args):
     return [L.b.extract_value(pair, 0)]
 
 
+
+
+@lowers("mem.cp_async")
+def _cp_async(L, op, args):
+    n, cache = op.attrs["bytes"], op.attrs["cache"]
+    dst = _element_address(L, op.dst, args[0], op.dst_index, args[1])
+    src = _element_address(L, op.src, args[2], op.src_index, args[3])
+    name = f"llvm.nvvm.cp.async.{cache}.shared.global.{n}"
+    if const_int(op.src_bytes) == n:       # the whole copy from the source: no zero fill
+        L.intrinsic(name, [], [dst, src], ret=ll.VoidType())
+    else:
+        L.intrinsic(name + ".s", [], [dst, src, args[4]], ret=ll.VoidType())
+    return []
+
+
+@lowers("mem.cp_async_commit")
+def _cp_async_commit(L, op, args):
+    L.intrinsic("llvm.nvvm.cp.async.commit.group", [], [], ret=ll.VoidType())
+    return []
+
+
+@lowers("mem.cp_async_wait")
+def _cp_async_wait(L, op, args):
+    L.intrinsic("llvm.nvvm.cp.async.wait.group", [], [ll.Constant(I32, op.attrs["pending"])], ret=ll.VoidType())
+    return []

@@ -15,6 +15,7 @@ from ..ir import semantics as S
 from ..ir.core import Op
 from ..ir.interp import Machine
 from ..ir.types import ScalarType, VectorType
+from .async_copy import AsyncCopies, check_in_flight
 from .errors import SimError, thread_text
 from .memory import Memory, Ptr, element_bytes, from_array, huge, to_array
 
@@ -35,6 +36,7 @@ class SimMachine(Machine):
         self.tables = tables
         self.check_races = check_races
         self.allocations: dict[Op, Memory] = {}
+        self.async_copies = AsyncCopies(self)
 
     # -- identities
     def coords(self, lin: np.ndarray, dims: tuple) -> list:
@@ -157,6 +159,15 @@ class SimMachine(Machine):
             self.check_races = saved
         return old
 
+    def cp_async(self, op: Op, dst: Ptr, src: Ptr, size: int, src_bytes: np.ndarray, mask: np.ndarray) -> None:
+        self.async_copies.start(op, dst, src, size, src_bytes, mask)
+
+    def cp_async_commit(self, mask: np.ndarray) -> None:
+        self.async_copies.commit(mask)
+
+    def cp_async_wait(self, op: Op, pending: int, mask: np.ndarray) -> None:
+        self.async_copies.wait(pending, mask)
+
     def row_of(self, mem: Memory) -> np.ndarray:
         if mem.space == "shared":
             return self.block_in_batch
@@ -167,6 +178,7 @@ class SimMachine(Machine):
     # -- memory access with checks
     def access(self, op: Op, ptr: Ptr, idx: np.ndarray, mask: np.ndarray, t, kind: str,
                values: np.ndarray | None = None) -> np.ndarray | None:
+        """Read ("r"), write ("w") or only check bounds and alignment ("c")."""
         size = element_bytes(t)
         lanes = np.nonzero(mask)[0]
         wild = ptr.wild | huge(idx)
@@ -192,8 +204,12 @@ class SimMachine(Machine):
                                f"{int(addr[k])} by {self.who(k)}"
                                + (f" (the buffer starts at byte {mem.base} of its allocation)" if mem.base else ""),
                                op)
+            if kind == "c":
+                continue
             rows = self.row_of(mem)[sel]
             cols = a[:, None] + np.arange(size)
+            if mem.in_flight is not None:
+                check_in_flight(self, op, mem, sel, rows, cols, kind)
             if kind == "r":
                 if mem.init is not None:
                     ok = mem.init[rows[:, None], cols].all(axis=1)

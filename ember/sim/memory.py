@@ -28,6 +28,7 @@ class Memory:
         self.track = track
         self.elem = elem
         self.init = np.zeros((rows, nbytes), dtype=bool) if track_init else None
+        self.in_flight = None    # per byte, the cp.async copies not yet landed (ember.sim.async_copy)
         self._race = None
         self.base = 0            # byte offset of this memory in its allocation (alignment)
         self.aliases: list[str] = []
