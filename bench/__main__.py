@@ -1,7 +1,8 @@
-"""python -m bench {rope,rmsnorm,q4k,compile,sim} [--out DIR]
+"""python -m bench {rope,rmsnorm,q4k,gemm,compile,sim} [--out DIR]
 
 rope: RoPE on the GPU against the hand-written PTX; rmsnorm: RMSNorm and add+RMSNorm
-against Triton, liger-kernel and torch; q4k: the Q4_K GEMV family against Triton and torch; compile: compile time against Triton and Numba-CUDA;
+against Triton, liger-kernel and torch; q4k: the Q4_K GEMV family against Triton and torch; gemm: the bf16 tensor-core GEMM against cuBLAS and Triton;
+compile: compile time against Triton and Numba-CUDA;
 sim: simulator speed (RMSNorm 64 x 4096)."""
 
 import argparse
@@ -11,7 +12,7 @@ import sys
 def main() -> int:
     p = argparse.ArgumentParser(prog="python -m bench", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("which", choices=["rope", "rmsnorm", "q4k", "compile", "sim"])
+    p.add_argument("which", choices=["rope", "rmsnorm", "q4k", "gemm", "compile", "sim"])
     p.add_argument("--out", default="bench/results", help="directory for the JSON and markdown results")
     p.add_argument("--quick", action="store_true", help="fewer repetitions (smoke test)")
     args = p.parse_args()
@@ -24,6 +25,9 @@ def main() -> int:
     if args.which == "q4k":
         from . import q4k_ab
         return q4k_ab.main(args.out, quick=args.quick)
+    if args.which == "gemm":
+        from . import gemm_ab
+        return gemm_ab.main(args.out, quick=args.quick)
     if args.which == "sim":
         from . import sim_speed
         return sim_speed.main(args.out, quick=args.quick)

@@ -82,6 +82,7 @@ CODES: dict[str, str] = {
     "S0007": "step limit exceeded",
     "S0008": "kernel too large to simulate",
     "S0009": "access to memory a cp.async is still copying",
+    "S0010": "warp-wide op run by part of a warp",
     # warnings
     "W0001": "unused definition from the command line",
     "W0002": "unreachable code",

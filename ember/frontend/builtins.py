@@ -111,6 +111,15 @@ def _table() -> dict[str, Builtin]:
     rows.append(from_op("cp_async_wait", "mem.cp_async_wait",
                         "wait until at most N (a constant) of this thread's committed groups are in flight "
                         "(sm_80+)", const_attrs=(("pending", "the number of groups left in flight"),)))
+    for n in (1, 2, 4):
+        for trans in (False, True):
+            rows.append(from_op(f"ldmatrix_x{n}" + ("_trans" if trans else ""), "gpu.ldmatrix",
+                                f"warp-wide: load {n} 8x8 matrix(es) of 16-bit elements from shared memory, this "
+                                f"lane's row address src[j] (lanes 0..{8 * n - 1}); 2 elements per matrix "
+                                f"into dst[i..]" + (", transposed" if trans else "") + " (sm_75+)",
+                                attrs=(("count", n), ("trans", trans))))
+    rows.append(from_op("mma_m16n8k16", "gpu.mma", "warp-wide D = A B + C, 16x16 by 16x8, f16/bf16 in f32: "
+                        "acc[i..+4] += a[j..+8] x b[k..+4] in the PTX fragment layouts (sm_80+)"))
     return {b.name: b for b in rows}
 
 

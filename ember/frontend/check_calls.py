@@ -145,6 +145,7 @@ class CallChecker:
                 elem = _pointer_element(t, p)
                 if elem is None:
                     arrays = " (or a shared array)" if "shared" in p.spaces else ""
+                    arrays = " (a per-thread array)" if p.spaces == ("local",) else arrays
                     self.diags.error("E0201", f"`{b.name}` needs {p.words}{arrays}, found `{t}`", a.span)
                     return _error(e)
                 if p.var.allowed is not None and elem.name not in p.var.allowed:
@@ -230,6 +231,6 @@ def _pointer_element(t, spec: sig.PointerTo) -> ScalarType | None:
     admits, or a shared array where it admits shared pointers."""
     if spec.admits(t):
         return t.pointee
-    if isinstance(t, ArrayType) and t.space == "shared" and "shared" in spec.spaces:
+    if isinstance(t, ArrayType) and (t.space or "local") in spec.spaces:
         return t.elem
     return None

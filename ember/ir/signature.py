@@ -8,7 +8,7 @@ from the op).
     T, U, V               any scalar
     F{f32,f64}            a variable restricted to some types
     *T                    a mutable global or shared pointer whose element type is T
-    *shared T, *global T  ... in that space only
+    *shared T, *global T, *local T  ... in that space only (local: a per-thread array)
     &global T             a global pointer to T, mutable or not (read through only)
     ptr                   any pointer              vec  any vector
     any                   anything (checked by the op's own verifier)
@@ -139,7 +139,7 @@ class Kind(Spec):
         return self.kind
 
 
-_SPEC = re.compile(r"^([*&]?)(?:(global|shared) +)?([A-Za-z_][A-Za-z0-9_]*)(?:\{([a-z0-9, ]+)\})?$")
+_SPEC = re.compile(r"^([*&]?)(?:(global|shared|local) +)?([A-Za-z_][A-Za-z0-9_]*)(?:\{([a-z0-9, ]+)\})?$")
 
 
 def parse_spec(text: str) -> Spec:

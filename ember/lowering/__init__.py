@@ -28,7 +28,7 @@ def missing_lowerings() -> list[str]:
                   and not d.terminator)
 
 
-from . import lower_arith, lower_control, lower_gpu, lower_math, lower_mem  # noqa: E402,F401
+from . import lower_arith, lower_control, lower_gpu, lower_math, lower_mem, lower_tensor  # noqa: E402,F401
 
 _missing = missing_lowerings()
 if _missing:

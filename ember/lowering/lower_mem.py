@@ -21,7 +21,7 @@ def _index64(L, idx_value: Value, idx):
     return L.b.sext(idx, I64) if t.signed else L.b.zext(idx, I64)
 
 
-def _element_address(L, ptr_value: Value, ptr, idx_value: Value, idx):
+def element_address(L, ptr_value: Value, ptr, idx_value: Value, idx):
     elem = lltype(ptr_value.type.pointee)
     addr = L.b.gep(ptr, [_index64(L, idx_value, idx)], source_etype=elem)
     # llvmlite gives the address the type of `ptr`, typed (`float addrspace(3)*`) when ptr is
@@ -33,7 +33,7 @@ def _element_address(L, ptr_value: Value, ptr, idx_value: Value, idx):
 
 @lowers("mem.load")
 def _load(L, op, args):
-    addr = _element_address(L, op.operands[0], args[0], op.operands[1], args[1])
+    addr = element_address(L, op.operands[0], args[0], op.operands[1], args[1])
     t = op.results[0].type
     align = op.attrs.get("align") or _natural(t)
     if isinstance(t, VectorType):
@@ -47,7 +47,7 @@ def _load(L, op, args):
 @lowers("mem.store")
 def _store(L, op, args):
     val = op.operands[0]
-    addr = _element_address(L, op.operands[1], args[1], op.operands[2], args[2])
+    addr = element_address(L, op.operands[1], args[1], op.operands[2], args[2])
     align = op.attrs.get("align") or _natural(val.type)
     if isinstance(val.type, VectorType):
         addr = L.b.bitcast(addr, ll.PointerType(lltype(val.type), addr.type.addrspace))
@@ -77,7 +77,7 @@ def _vec_extract(L, op, args):
 
 @lowers("mem.offset")
 def _offset(L, op, args):
-    return [_element_address(L, op.operands[0], args[0], op.operands[1], args[1])]
+    return [element_address(L, op.operands[0], args[0], op.operands[1], args[1])]
 
 
 @lowers("mem.alloca")
@@ -139,7 +139,7 @@ _ATOMIC = {"add": ("add", "fadd"), "and": ("and", None), "or": ("or", None), "xo
 @lowers("mem.atomic")
 def _atomic(L, op, args):
     t = op.results[0].type
-    addr = _element_address(L, op.operands[0], args[0], op.operands[1], args[1])
+    addr = element_address(L, op.operands[0], args[0], op.operands[1], args[1])
     kind = op.attrs["op"]
     if kind in ("min", "max"):
         name = kind if t.signed else "u" + kind
@@ -150,7 +150,7 @@ def _atomic(L, op, args):
 
 @lowers("mem.cas")
 def _cas(L, op, args):
-    addr = _element_address(L, op.operands[0], args[0], op.operands[1], args[1])
+    addr = element_address(L, op.operands[0], args[0], op.operands[1], args[1])
     pair = L.b.cmpxchg(addr, args[2], args[3], "monotonic", "monotonic")
     return [L.b.extract_value(pair, 0)]
 
@@ -160,8 +160,8 @@ def _cas(L, op, args):
 @lowers("mem.cp_async")
 def _cp_async(L, op, args):
     n, cache = op.attrs["bytes"], op.attrs["cache"]
-    dst = _element_address(L, op.dst, args[0], op.dst_index, args[1])
-    src = _element_address(L, op.src, args[2], op.src_index, args[3])
+    dst = element_address(L, op.dst, args[0], op.dst_index, args[1])
+    src = element_address(L, op.src, args[2], op.src_index, args[3])
     name = f"llvm.nvvm.cp.async.{cache}.shared.global.{n}"
     if const_int(op.src_bytes) == n:       # the whole copy from the source: no zero fill
         L.intrinsic(name, [], [dst, src], ret=ll.VoidType())

@@ -1,0 +1,98 @@
+"""GEMM A/B on the GPU: Ember's batch-invariant bf16 GEMM (kernels_src/gemm_bf16.ember,
+c = a w^T, f32 accumulate and output) against cuBLAS (torch.mm, bf16) and a Triton matmul
+with one fixed configuration (no autotuning), TFLOP/s in one run, CUDA-graph timing
+(bench.gpu_timing). Parity of every side against f64 on sampled rows. Forward only so far.
+
+Shapes: 4096^3, 8192^3, and M in {1, 16, 128, 2048, 4096} x (N, K) in {(4096, 4096),
+(14336, 4096), (4096, 14336)}. Writes gemm_ab.json and gemm_ab.md.
+"""
+
+from __future__ import annotations
+
+import datetime
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SQUARE = [(4096, 4096, 4096), (8192, 8192, 8192)]
+LAYER = [(m, n, k) for (n, k) in ((4096, 4096), (14336, 4096), (4096, 14336)) for m in (1, 16, 128, 2048, 4096)]
+
+
+def _triton_matmul():
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def kernel(a, w, c, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+        pid_m, pid_n = tl.program_id(1), tl.program_id(0)
+        rm = pid_m * BM + tl.arange(0, BM)
+        rn = pid_n * BN + tl.arange(0, BN)
+        rk = tl.arange(0, BK)
+        acc = tl.zeros((BM, BN), dtype=tl.float32)
+        for k0 in range(0, K, BK):
+            ta = tl.load(a + rm[:, None] * K + (k0 + rk)[None, :], mask=(rm[:, None] < M) & ((k0 + rk)[None, :] < K),
+                         other=0.0)
+            tw = tl.load(w + rn[None, :] * K + (k0 + rk)[:, None], mask=(rn[None, :] < N) & ((k0 + rk)[:, None] < K),
+                         other=0.0)
+            acc += tl.dot(ta, tw)
+        tl.store(c + rm[:, None] * N + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+    def run(a, w, c, m, n, k):
+        kernel[(triton.cdiv(n, 128), triton.cdiv(m, 128))](a, w, c, m, n, k, BM=128, BN=128, BK=64,
+                                                           num_warps=8, num_stages=3)
+    return run
+
+
+def main(out_dir: str, quick: bool = False) -> int:
+    import torch
+
+    import ember
+    from bench.gpu_timing import ember_on_torch_stream, time_torch_graph
+    from bench.report import save
+    from ember.runtime import cuda
+    arch = cuda.context().arch
+    mod = cuda.load(ember.compile(ROOT / "kernels_src" / "gemm_bf16.ember", arch=arch, cache=False))
+    triton_mm = _triton_matmul()
+    shapes = SQUARE[:1] + LAYER[:3] if quick else SQUARE + LAYER
+    rows = []
+    for (m, n, k) in shapes:
+        g = torch.Generator(device="cuda").manual_seed(m + n + k)
+        a = torch.randn(m, k, device="cuda", generator=g).to(torch.bfloat16)
+        w = torch.randn(n, k, device="cuda", generator=g).to(torch.bfloat16)
+        c = torch.empty(m, n, device="cuda", dtype=torch.float32)
+        ct = torch.empty(m, n, device="cuda", dtype=torch.float32)
+        launch = mod.gemm_bf16.prepare(a, w, c, m, n, k, grid=((n + 63) // 64, (m + 63) // 64))
+        sides = {"ember": ember_on_torch_stream(launch),
+                 "cublas": lambda: torch.mm(a, w.t()),
+                 "triton": lambda: triton_mm(a, w, ct, m, n, k)}
+        flops = 2.0 * m * n * k
+        iters = 10 if flops > 1e12 else 100
+        row = {"m": m, "n": n, "k": k}
+        # parity on 8 sampled rows against f64
+        pick = torch.randint(0, m, (min(m, 8),), device="cuda", generator=g)
+        ref = (a[pick].double() @ w.double().t())
+        for name, fn in sides.items():
+            fn()
+            torch.cuda.synchronize()
+            out = {"ember": c, "triton": ct}.get(name)
+            got = (out[pick].double() if out is not None else torch.mm(a, w.t())[pick].double())
+            err = float((got - ref).abs().max() / ref.abs().max())
+            t = time_torch_graph(fn, iters=iters)["median_us"]
+            row[name] = {"us": round(t, 2), "tflops": round(flops / t / 1e6, 1), "max_rel_err": err}
+        row["ember_vs_cublas"] = round(row["cublas"]["us"] / row["ember"]["us"], 3)
+        rows.append(row)
+        print(row, flush=True)
+    result = {"benchmark": "gemm_ab", "date": datetime.date.today().isoformat(),
+              "device": torch.cuda.get_device_name(), "arch": arch, "torch": torch.__version__,
+              "rows": rows, "note": "ember: gemm_bf16 (64x64 tile, 4 warps, BK 32, 2 stages, f32 out); "
+                                    "cublas: torch.mm bf16 (bf16 out); triton: 128x128x64, 8 warps, 3 stages (f32 out)"}
+    lines = ["# GEMM (bf16 in, f32 accumulate): Ember vs cuBLAS vs Triton", "",
+             f"{result['date']}, {result['device']} ({arch}), torch {torch.__version__}; one run, CUDA graphs. "
+             + result["note"] + ".", "",
+             "| M | N | K | Ember TFLOP/s | cuBLAS TFLOP/s | Triton TFLOP/s | Ember / cuBLAS | max rel err (E / cuBLAS / T) |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r['m']} | {r['n']} | {r['k']} | {r['ember']['tflops']} | {r['cublas']['tflops']} | "
+                     f"{r['triton']['tflops']} | {r['ember_vs_cublas']:.2f} | {r['ember']['max_rel_err']:.1e} / "
+                     f"{r['cublas']['max_rel_err']:.1e} / {r['triton']['max_rel_err']:.1e} |")
+    save(out_dir, "gemm_ab", result, "\n".join(lines) + "\n")
+    return 0

@@ -1,0 +1,142 @@
+"""Warp-wide tensor-core ops: ldmatrix (sm_75+) and mma.m16n8k16 with f16/bf16 inputs and
+f32 accumulators (sm_80+). Every lane of a warp executes them together.
+
+A thread's part of a matrix (its fragment) lives in a per-thread array: `mma` reads 8 A
+elements and 4 B elements from the thread's arrays and updates 4 f32 accumulators;
+`ldmatrix` writes 2 elements per 8x8 matrix into one. Which elements a lane holds is the
+PTX ISA's layout (below, also what the simulator computes with), so a kernel that builds
+its fragments in another layout gets wrong results in the simulator as on the GPU.
+
+mma's arithmetic: products of f16/bf16 values are exact; the simulator adds the 16
+products and the accumulator exactly (f64) and rounds once to f32. The hardware's
+accumulation order and intermediate rounding are not specified; the difference measured
+on GPUs is in docs/simulator.md (tests/gpu/test_tensor_gpu.py bounds it).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..formats import Operands
+from ..opdef import CONVERGENT, MAY_FAULT, READS_MEMORY, WRITES_MEMORY, Attr, defop
+from ..types import F32, VectorType
+
+# lane l = 4 * group + t (group = l // 4, t = l % 4); element i of the lane's fragment:
+_LANE = np.arange(32)
+_G, _T = _LANE // 4, _LANE % 4
+A_ROW = np.stack([_G + 8 * ((i // 2) % 2) for i in range(8)], axis=1)        # [lane, i]: 16 x 16, row-major
+A_COL = np.stack([2 * _T + (i % 2) + 8 * (i // 4) for i in range(8)], axis=1)
+B_ROW = np.stack([2 * _T + (i % 2) + 8 * (i // 2) for i in range(4)], axis=1)  # k of the 16 x 8 B
+B_COL = np.stack([_G for _ in range(4)], axis=1)
+C_ROW = np.stack([_G + 8 * (i // 2) for i in range(4)], axis=1)               # 16 x 8 accumulators
+C_COL = np.stack([2 * _T + (i % 2) for i in range(4)], axis=1)
+
+
+def _owner(rows: np.ndarray, cols: np.ndarray, shape: tuple) -> tuple:
+    """For each matrix element, the lane that holds it and its index in that lane's fragment."""
+    lane, index = np.zeros(shape, dtype=np.int64), np.zeros(shape, dtype=np.int64)
+    for ln in range(32):
+        for i in range(rows.shape[1]):
+            lane[rows[ln, i], cols[ln, i]] = ln
+            index[rows[ln, i], cols[ln, i]] = i
+    return lane, index
+
+
+A_OWNER = _owner(A_ROW, A_COL, (16, 16))
+B_OWNER = _owner(B_ROW, B_COL, (16, 8))
+
+
+def _whole_warps(m, op, mask) -> None:
+    """Every lane of a warp that executes the op must execute it, and exist."""
+    active = np.nonzero(mask)[0]
+    for src in range(32):
+        at, exists = m.warp_lane(np.full(m.lanes, src))
+        ok = exists[active] & mask[at[active]]
+        if not ok.all():
+            k = active[np.argmin(ok)]
+            m.fail("S0010", f"`{op.name}` is executed by {m.who(k)} but not by lane {src} of its warp", op,
+                   notes=["tensor-core ops are warp-wide: every lane of the warp runs them together, "
+                          "outside divergent branches, in warps of 32 threads"])
+
+
+def _read(m, op, ptr, index, t, count: int, mask) -> np.ndarray:
+    """count consecutive elements from ptr[index] per lane, as float64 (lanes x count)."""
+    base = index.astype(np.int64)
+    return np.stack([np.asarray(m.load(op, ptr, base + k, t, mask), dtype=np.float64) for k in range(count)],
+                    axis=1)
+
+
+def _mma_sim(m, op, args, mask):
+    acc, ai, a, aj, b, bk = args
+    _whole_warps(m, op, mask)
+    t = op.a.type.pointee
+    av, bv = _read(m, op, a, aj, t, 8, mask), _read(m, op, b, bk, t, 4, mask)
+    cv = _read(m, op, acc, ai, F32, 4, mask)
+    lane = m.lane_in_warp()
+    out = np.zeros((m.lanes, 4))
+    for i in range(4):
+        row, col = C_ROW[lane, i], C_COL[lane, i]
+        total = cv[:, i].copy()
+        for k in range(16):
+            a_at, _ = m.warp_lane(A_OWNER[0][row, k])
+            b_at, _ = m.warp_lane(B_OWNER[0][k, col])
+            total += av[a_at, A_OWNER[1][row, k]] * bv[b_at, B_OWNER[1][k, col]]
+        out[:, i] = total
+    with np.errstate(over="ignore", invalid="ignore"):
+        d = out.astype(np.float32)
+    base = ai.astype(np.int64)
+    for i in range(4):
+        m.store(op, acc, base + i, F32, d[:, i], mask)
+    return []
+
+
+defop("gpu.mma", Operands(types_of="operands"),
+      operands="acc: *local F{f32}, acc_index: I, a: *local T{f16,bf16}, a_index: U{i32,u32,i64,u64}, "
+               "b: *local T, b_index: V{i32,u32,i64,u64}",
+      traits=(READS_MEMORY, WRITES_MEMORY, CONVERGENT), simulate=_mma_sim, min_sm=80,
+      example="gpu.mma %c, %i, %a, %i, %b, %i : *mut local f32, u32, *mut local bf16, u32, *mut local bf16, u32",
+      example_args="%c: *mut local f32, %a: *mut local bf16, %b: *mut local bf16, %i: u32",
+      doc="The warp's D = A B + C for a 16x16 A (row-major fragments) and a 16x8 B (column-major), f16 or "
+          "bf16, with f32 accumulators: each lane reads a[a_index..+8], b[b_index..+4] and updates "
+          "acc[acc_index..+4] (PTX mma.m16n8k16 fragment layouts). Warp-wide.")
+
+
+def _ldmatrix_verify(op):
+    if op.attrs["count"] not in (1, 2, 4):
+        return f"count must be 1, 2 or 4, not {op.attrs['count']}"
+    return None
+
+
+def _ldmatrix_sim(m, op, args, mask):
+    dst, di, src, sj = args
+    n, trans = op.attrs["count"], op.attrs["trans"]
+    _whole_warps(m, op, mask)
+    t = op.src.type.pointee
+    lane = m.lane_in_warp()
+    supplies = mask & (lane < 8 * n)             # the lanes whose row address is used
+    raw = m.load(op, src, sj.astype(np.int64), VectorType(t, 8), supplies)   # 16-byte aligned rows
+    rows = np.asarray(raw).reshape(m.lanes, 8)
+    base = di.astype(np.int64)
+    for j in range(n):
+        for e in range(2):
+            if trans:
+                at, _ = m.warp_lane(8 * j + 2 * (lane % 4) + e)
+                value = rows[at, lane // 4]
+            else:
+                at, _ = m.warp_lane(8 * j + lane // 4)
+                value = rows[at, 2 * (lane % 4) + e]
+            m.store(op, dst, base + 2 * j + e, t, value, mask)
+    return []
+
+
+defop("gpu.ldmatrix", Operands(types_of="operands"),
+      operands="dst: *local T{f16,bf16,i16,u16}, dst_index: I, src: *shared T, src_index: U{i32,u32,i64,u64}",
+      attrs={"count": Attr("int"), "trans": Attr("bool")},
+      traits=(READS_MEMORY, WRITES_MEMORY, CONVERGENT, MAY_FAULT), verify=_ldmatrix_verify,
+      simulate=_ldmatrix_sim, min_sm=75,
+      example="gpu.ldmatrix %d, %i, %s, %i {count = 4, trans = false} : *mut local bf16, u32, *mut shared bf16, u32",
+      example_args="%d: *mut local bf16, %s: *mut shared bf16, %i: u32",
+      doc="Load `count` (1, 2, 4) 8x8 matrices of 16-bit elements from shared memory: lane 8j+r gives the "
+          "address of row r of matrix j (16-byte aligned: 8 consecutive elements); each lane receives 2 "
+          "elements per matrix, dst[dst_index + 2j], dst[dst_index + 2j + 1]: row lane/4, columns "
+          "2(lane%4) and +1 (with `trans`, the transposed matrix's). Warp-wide.")
