@@ -25,7 +25,7 @@ def gemm():
         m, k = a.shape
         n = w.shape[0]
         c = torch.empty(m, n, device="cuda", dtype=torch.float32)
-        mod.gemm_bf16(a, w, c, m, n, k, grid=((n + 63) // 64, (m + 63) // 64))
+        mod.gemm_bf16(a, w, c, m, n, k, grid=((n + 127) // 128, (m + 127) // 128))
         return c
     return run
 

@@ -23,7 +23,7 @@ def gemm():
 
 def run(gemm, a_bits, w_bits, m, n, k):
     c = np.zeros(m * n, np.float32)
-    gemm(a_bits, w_bits, c, m, n, k, grid=((n + 63) // 64, (m + 63) // 64))
+    gemm(a_bits, w_bits, c, m, n, k, grid=((n + 127) // 128, (m + 127) // 128))
     return c.reshape(m, n)
 
 
@@ -38,13 +38,13 @@ def test_matches_the_f64_reference(gemm, m, n, k):
 
 @pytest.mark.parametrize("k", [64, 72])          # a power of two, and not
 def test_rows_do_not_depend_on_the_batch(gemm, k):
-    n, rows = 24, 80
+    n, rows = 24, 140
     rng = np.random.default_rng(k)
     a, w = bf16_values(rng.standard_normal((rows, k))), bf16_values(rng.standard_normal((n, k)))
     full = run(gemm, bf16_bits(a), bf16_bits(w), rows, n, k)
-    for m in (1, 3, 17, 64, 65):                 # every M gives the same rows, bit for bit
+    for m in (1, 3, 17, 64, 65, 128):            # every M gives the same rows, bit for bit
         assert np.array_equal(run(gemm, bf16_bits(a[:m]), bf16_bits(w), m, n, k), full[:m])
-    for cut in (1, 30, 64):                      # any split of the batch into chunks
+    for cut in (1, 30, 129):                    # any split of the batch into chunks
         parts = [run(gemm, bf16_bits(a[s:e]), bf16_bits(w), e - s, n, k)
                  for s, e in ((0, cut), (cut, rows))]
         assert np.array_equal(np.concatenate(parts), full)
