@@ -69,6 +69,35 @@ def _configs(default_mod, arch) -> list:
     return out
 
 
+def _backward(arch, torch) -> list:
+    """dx = dy w and dw = dy^T x at 4096^3: Ember (B_T; A_T + B_T) and cuBLAS."""
+    import ember
+    from bench.gpu_timing import ember_on_torch_stream, time_torch_graph
+    from ember.runtime import cuda
+    m = n = k = 4096
+    g = torch.Generator(device="cuda").manual_seed(7)
+    x = torch.randn(m, k, device="cuda", generator=g).to(torch.bfloat16)
+    w = torch.randn(n, k, device="cuda", generator=g).to(torch.bfloat16)
+    dy = torch.randn(m, n, device="cuda", generator=g).to(torch.bfloat16)
+    out = []
+    for product, defines, a, b, shape, peer, ref in (
+            ("dx", {"B_T": True}, dy, w, (m, k, n), lambda: torch.mm(dy, w), lambda: dy[:8].double() @ w.double()),
+            ("dw", {"A_T": True, "B_T": True}, dy, x, (n, k, m), lambda: torch.mm(dy.t(), x),
+             lambda: dy.double().t()[:8] @ x.double())):
+        pm, pn, pk = shape
+        c = torch.empty(pm, pn, device="cuda", dtype=torch.float32)
+        prog = ember.compile(ROOT / "kernels_src" / "gemm_bf16.ember", arch=arch, defines=defines, cache=False)
+        launch = cuda.load(prog).gemm_bf16.prepare(a, b, c, pm, pn, pk, grid=(pn // 128, pm // 128))
+        t_e = time_torch_graph(ember_on_torch_stream(launch), iters=20)["median_us"]
+        t_c = time_torch_graph(peer, iters=20)["median_us"]
+        r = ref()
+        err = float((c[:8].double() - r).abs().max() / r.abs().max())
+        flops = 2.0 * m * n * k
+        out.append({"product": product, "ember": round(flops / t_e / 1e6, 1), "cublas": round(flops / t_c / 1e6, 1),
+                    "ratio": t_c / t_e, "err": err})
+    return out
+
+
 def main(out_dir: str, quick: bool = False) -> int:
     import torch
 
@@ -109,7 +138,8 @@ def main(out_dir: str, quick: bool = False) -> int:
         rows.append(row)
         print(row, flush=True)
     configs = _configs(mod, arch) if not quick else []
-    result = {"benchmark": "gemm_ab", "configs_4096": configs, "date": datetime.date.today().isoformat(),
+    backward = _backward(arch, torch) if not quick else []
+    result = {"benchmark": "gemm_ab", "configs_4096": configs, "backward_4096": backward, "date": datetime.date.today().isoformat(),
               "device": torch.cuda.get_device_name(), "arch": arch, "torch": torch.__version__,
               "rows": rows, "note": "ember: gemm_bf16 (128x128 tile, 4 warps of 64x64, BK 64, 2 stages, f32 out); "
                                     "cublas: torch.mm bf16 (bf16 out); triton: 128x128x64, 8 warps, 3 stages (f32 out)"}
@@ -122,6 +152,10 @@ def main(out_dir: str, quick: bool = False) -> int:
         lines.append(f"| {r['m']} | {r['n']} | {r['k']} | {r['ember']['tflops']} | {r['cublas']['tflops']} | "
                      f"{r['triton']['tflops']} | {r['ember_vs_cublas']:.2f} | {r['ember']['max_rel_err']:.1e} / "
                      f"{r['cublas']['max_rel_err']:.1e} / {r['triton']['max_rel_err']:.1e} |")
+    if backward:
+        lines += ["", "Backward products at M = N = K = 4096 (dx = dy w, dw = dy^T x; f32 out):", "",
+                  "| product | Ember TFLOP/s | cuBLAS TFLOP/s | Ember / cuBLAS | Ember max rel err |", "|---|---|---|---|---|"]
+        lines += [f"| {r['product']} | {r['ember']} | {r['cublas']} | {r['ratio']:.2f} | {r['err']:.1e} |" for r in backward]
     if configs:
         lines += ["", "Tile configurations tried at 4096^3 (const parameters; the default is the first):", "",
                   "| configuration | TFLOP/s | dynamic shared bytes |", "|---|---|---|"]

@@ -1,6 +1,7 @@
 """GEMM references in float64, and bf16 buffers, for kernels_src/gemm_bf16.ember:
 
-    forward:   c[M, N] = a[M, K] w[N, K]^T     (a linear layer: activations times its weight)
+    forward:   y  = x w^T    (x [M, K] activations, w [N, K] the layer's weight)
+    backward:  dx = dy w     dw = dy^T x
 """
 
 from __future__ import annotations
@@ -24,3 +25,9 @@ def bf16_bits(values) -> np.ndarray:
 def linear(a, w) -> np.ndarray:
     """a [M, K] times w [N, K] transposed, in float64."""
     return np.asarray(a, dtype=np.float64) @ np.asarray(w, dtype=np.float64).T
+
+
+def linear_backward(x, w, dy) -> tuple:
+    """(dx, dw) of y = x w^T, in float64."""
+    x, w, dy = (np.asarray(v, dtype=np.float64) for v in (x, w, dy))
+    return dy @ w, dy.T @ x

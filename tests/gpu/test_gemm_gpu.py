@@ -15,19 +15,23 @@ SRC = Path(__file__).resolve().parents[2] / "kernels_src" / "gemm_bf16.ember"
 MS = [1, 2, 7, 16, 63, 64, 65, 100, 128, 1000, 2048, 4095]
 
 
-@pytest.fixture(scope="module")
-def gemm():
+def _kernel(defines):
     import torch
     from ember.runtime import cuda
-    mod = cuda.load(ember.compile(SRC, arch=cuda.context().arch, cache=False))
+    mod = cuda.load(ember.compile(SRC, arch=cuda.context().arch, defines=defines, cache=False))
 
-    def run(a, w):
-        m, k = a.shape
-        n = w.shape[0]
+    def run(a, w, shape=None):
+        """c = a w^T for the forward defaults; other products give (m, n, k)."""
+        m, n, k = shape or (a.shape[0], w.shape[0], a.shape[1])
         c = torch.empty(m, n, device="cuda", dtype=torch.float32)
         mod.gemm_bf16(a, w, c, m, n, k, grid=((n + 127) // 128, (m + 127) // 128))
         return c
     return run
+
+
+@pytest.fixture(scope="module")
+def gemm():
+    return _kernel({})
 
 
 def _battery(run, a, w) -> dict:
@@ -57,3 +61,26 @@ def test_batch_invariance_at_real_sizes(gemm, n, k):
     ref = a[:64].double() @ w.double().t()
     err = float((gemm(a[:64].contiguous(), w).double() - ref).abs().max() / ref.abs().max())
     assert err < 1e-5
+
+
+def test_backward_at_real_sizes():
+    """dx = dy w (rows batch invariant) and dw = dy^T x (run to run, zero rows), against f64."""
+    import torch
+    g = torch.Generator(device="cuda").manual_seed(3)
+    m, n, k = 4096, 4096, 4096
+    x = torch.randn(m, k, device="cuda", generator=g).to(torch.bfloat16)
+    w = torch.randn(n, k, device="cuda", generator=g).to(torch.bfloat16)
+    dy = torch.randn(m, n, device="cuda", generator=g).to(torch.bfloat16)
+    dx_k, dw_k = _kernel({"B_T": True}), _kernel({"A_T": True, "B_T": True})
+    dx = dx_k(dy, w, (m, k, n))                     # a = dy [M, N]; b = w, stored [N, K]
+    ref = dy[:64].double() @ w.double()
+    assert float((dx[:64].double() - ref).abs().max() / ref.abs().max()) < 1e-5
+    assert all(torch.equal(dx_k(dy[:r].contiguous(), w, (r, k, n)), dx[:r]) for r in (1, 100, 4095))
+    dw = dw_k(dy, x, (n, k, m))                     # a = dy stored [M, N]; b = x stored [M, K]
+    ref = dy.double().t()[:64] @ x.double()
+    assert float((dw[:64].double() - ref).abs().max() / ref.abs().max()) < 1e-5
+    assert torch.equal(dw_k(dy, x, (n, k, m)), dw)
+
+    def pad(t):
+        return torch.cat([t, torch.zeros(200, t.shape[1], device="cuda", dtype=t.dtype)])
+    assert torch.equal(dw_k(pad(dy), pad(x), (n, k, m + 200)), dw)

@@ -10,15 +10,21 @@ import numpy as np
 import pytest
 
 import ember
-from ember.reference.gemm import bf16_bits, bf16_values, linear
+from ember.reference.gemm import bf16_bits, bf16_values, linear, linear_backward
 from ember.sim import load
 
 SRC = Path(__file__).resolve().parents[2] / "kernels_src" / "gemm_bf16.ember"
+# the three products of a linear layer: which operand is stored transposed
+PRODUCTS = {"forward": {}, "dx": {"B_T": True}, "dw": {"A_T": True, "B_T": True}}
+
+
+def kernel(product: str):
+    return load(ember.compile(SRC, defines=PRODUCTS[product], cache=False)).gemm_bf16
 
 
 @pytest.fixture(scope="module")
 def gemm():
-    return load(ember.compile(SRC, cache=False)).gemm_bf16
+    return kernel("forward")
 
 
 def run(gemm, a_bits, w_bits, m, n, k):
@@ -60,3 +66,31 @@ def test_rows_past_m_are_never_read(gemm, fill):
     padded[m:] = rng.standard_normal((64 - m, k)) if fill == "random" else fill
     ref = run(gemm, bf16_bits(a), bf16_bits(w), m, n, k)
     assert np.array_equal(run(gemm, bf16_bits(bf16_values(padded)), bf16_bits(w), m, n, k), ref)
+
+
+@pytest.mark.parametrize("m, n, k", [(40, 72, 96), (130, 16, 24)])
+def test_backward_products_match_the_f64_reference(m, n, k):
+    rng = np.random.default_rng(m + n)
+    x, w = bf16_values(rng.standard_normal((m, k))), bf16_values(rng.standard_normal((n, k)))
+    dy = bf16_values(rng.standard_normal((m, n)))
+    dx_ref, dw_ref = linear_backward(x, w, dy)
+    dx = run(kernel("dx"), bf16_bits(dy), bf16_bits(w), m, k, n)
+    dw = run(kernel("dw"), bf16_bits(dy), bf16_bits(x), n, k, m)
+    for got, ref, depth in ((dx, dx_ref, n), (dw, dw_ref, m)):
+        assert np.abs(got - ref).max() <= 1e-6 * np.abs(ref).max() * np.sqrt(depth)
+
+
+def test_dx_rows_do_not_depend_on_the_batch_and_dw_ignores_zero_rows():
+    m, n, k = 70, 24, 40
+    rng = np.random.default_rng(2)
+    x, w = bf16_values(rng.standard_normal((m, k))), bf16_values(rng.standard_normal((n, k)))
+    dy = bf16_values(rng.standard_normal((m, n)))
+    dxk, dwk = kernel("dx"), kernel("dw")
+    full = run(dxk, bf16_bits(dy), bf16_bits(w), m, k, n)
+    for rows in (1, 9, 64):
+        assert np.array_equal(run(dxk, bf16_bits(dy[:rows]), bf16_bits(w), rows, k, n), full[:rows])
+    dw = run(dwk, bf16_bits(dy), bf16_bits(x), n, k, m)
+    assert np.array_equal(run(dwk, bf16_bits(dy), bf16_bits(x), n, k, m), dw)          # run to run
+    zeros = 50                                                                          # zero rows added
+    dy0, x0 = np.vstack([dy, np.zeros((zeros, n))]), np.vstack([x, np.zeros((zeros, k))])
+    assert np.array_equal(run(dwk, bf16_bits(dy0), bf16_bits(x0), n, k, m + zeros), dw)
