@@ -1,4 +1,5 @@
-"""GEMM A/B on the GPU: Ember's batch-invariant bf16 GEMM (kernels_src/gemm_bf16.ember,
+"""GEMM A/B on the GPU: the SIMT f32 GEMM (kernels_src/gemm_f32.ember) against cuBLAS f32
+without TF32, and Ember's batch-invariant bf16 GEMM (kernels_src/gemm_bf16.ember,
 c = a w^T, f32 accumulate and output) against cuBLAS (torch.mm, bf16) and a Triton matmul
 with one fixed configuration (no autotuning), TFLOP/s in one run, CUDA-graph timing
 (bench.gpu_timing). Parity of every side against f64 on sampled rows. Forward only so far.
@@ -98,6 +99,32 @@ def _backward(arch, torch) -> list:
     return out
 
 
+def _simt_f32(arch, torch) -> list:
+    """kernels_src/gemm_f32.ember against cuBLAS f32 (TF32 off), c = a w^T."""
+    import ember
+    from bench.gpu_timing import ember_on_torch_stream, time_torch_graph
+    from ember.runtime import cuda
+    torch.backends.cuda.matmul.allow_tf32 = False
+    mod = cuda.load(ember.compile(ROOT / "kernels_src" / "gemm_f32.ember", arch=arch, cache=False))
+    out = []
+    for size in (2048, 4096):
+        m = n = k = size
+        g = torch.Generator(device="cuda").manual_seed(size)
+        a = torch.randn(m, k, device="cuda", generator=g)
+        w = torch.randn(n, k, device="cuda", generator=g)
+        c = torch.empty(m, n, device="cuda")
+        launch = mod.gemm_f32.prepare(a, w, c, m, n, k, grid=(n // 128, m // 128))
+        t_e = time_torch_graph(ember_on_torch_stream(launch), iters=10)["median_us"]
+        t_c = time_torch_graph(lambda: torch.mm(a, w.t()), iters=10)["median_us"]
+        ref = a[:8].double() @ w.double().t()
+        err = float((c[:8].double() - ref).abs().max() / ref.abs().max())
+        flops = 2.0 * m * n * k
+        out.append({"size": size, "ember": round(flops / t_e / 1e6, 1), "cublas": round(flops / t_c / 1e6, 1),
+                    "ratio": t_c / t_e, "err": err})
+        print(out[-1], flush=True)
+    return out
+
+
 def main(out_dir: str, quick: bool = False) -> int:
     import torch
 
@@ -139,7 +166,8 @@ def main(out_dir: str, quick: bool = False) -> int:
         print(row, flush=True)
     configs = _configs(mod, arch) if not quick else []
     backward = _backward(arch, torch) if not quick else []
-    result = {"benchmark": "gemm_ab", "configs_4096": configs, "backward_4096": backward, "date": datetime.date.today().isoformat(),
+    simt = _simt_f32(arch, torch)
+    result = {"benchmark": "gemm_ab", "configs_4096": configs, "backward_4096": backward, "simt_f32": simt, "date": datetime.date.today().isoformat(),
               "device": torch.cuda.get_device_name(), "arch": arch, "torch": torch.__version__,
               "rows": rows, "note": "ember: gemm_bf16 (128x128 tile, 4 warps of 64x64, BK 64, 2 stages, f32 out); "
                                     "cublas: torch.mm bf16 (bf16 out); triton: 128x128x64, 8 warps, 3 stages (f32 out)"}
@@ -152,6 +180,10 @@ def main(out_dir: str, quick: bool = False) -> int:
         lines.append(f"| {r['m']} | {r['n']} | {r['k']} | {r['ember']['tflops']} | {r['cublas']['tflops']} | "
                      f"{r['triton']['tflops']} | {r['ember_vs_cublas']:.2f} | {r['ember']['max_rel_err']:.1e} / "
                      f"{r['cublas']['max_rel_err']:.1e} / {r['triton']['max_rel_err']:.1e} |")
+    lines += ["", "SIMT f32 (kernels_src/gemm_f32.ember, 128x128 tile, 8x8 per thread) against cuBLAS f32 without TF32:",
+              "", "| M = N = K | Ember TFLOP/s | cuBLAS f32 TFLOP/s | Ember / cuBLAS | Ember max rel err |",
+              "|---|---|---|---|---|"]
+    lines += [f"| {r['size']} | {r['ember']} | {r['cublas']} | {r['ratio']:.2f} | {r['err']:.1e} |" for r in simt]
     if backward:
         lines += ["", "Backward products at M = N = K = 4096 (dx = dy w, dw = dy^T x; f32 out):", "",
                   "| product | Ember TFLOP/s | cuBLAS TFLOP/s | Ember / cuBLAS | Ember max rel err |", "|---|---|---|---|---|"]

@@ -84,3 +84,26 @@ def test_backward_at_real_sizes():
     def pad(t):
         return torch.cat([t, torch.zeros(200, t.shape[1], device="cuda", dtype=t.dtype)])
     assert torch.equal(dw_k(pad(dy), pad(x), (n, k, m + 200)), dw)
+
+
+def test_simt_f32_gemm_against_f64_and_the_simulator():
+    import torch
+    from ember.runtime import cuda
+    from ember.runtime import load as load_on
+    src = SRC.parent / "gemm_f32.ember"
+    prog = ember.compile(src, arch=cuda.context().arch, cache=False)
+    g = torch.Generator(device="cuda").manual_seed(11)
+    m, n, k = 1000, 1030, 516
+    a = torch.randn(m, k, device="cuda", generator=g)
+    w = torch.randn(n, k, device="cuda", generator=g)
+    c = torch.empty(m, n, device="cuda")
+    load_on(prog).gemm_f32(a, w, c, m, n, k, grid=((n + 127) // 128, (m + 127) // 128))
+    ref = a.double() @ w.double().t()
+    assert float((c.double() - ref).abs().max() / ref.abs().max()) < 1e-5
+    # bit for bit with the simulator on a slice (fma chains in the same order)
+    small = np.zeros(3 * 20, np.float32)
+    load_on(prog, device="sim").gemm_f32(a[:3].cpu().numpy().reshape(-1), w[:20].cpu().numpy().reshape(-1), small,
+                                         3, 20, k, grid=(1, 1))
+    gpu_small = torch.empty(3, 20, device="cuda")
+    load_on(prog).gemm_f32(a[:3].contiguous(), w[:20].contiguous(), gpu_small, 3, 20, k, grid=(1, 1))
+    assert np.array_equal(gpu_small.cpu().numpy().reshape(-1), small)
