@@ -47,7 +47,18 @@ CONFIGS = [{}, {"BK": 32, "STAGES": 3}, {"BK": 32, "STAGES": 4}, {"BN": 256, "WA
            {"BM": 256, "WARPS_M": 4}, {"BM": 64, "BN": 64, "BK": 32, "WARPS_M": 2, "WARPS_N": 2}]
 
 
-def _configs(default_mod, arch) -> list:
+def _versus(launch, peer, c, ref, flops: float, iters: int) -> dict:
+    """Ember's launch against a peer (cuBLAS): TFLOP/s of both in the same run, and Ember's
+    error on the rows `ref` (f64) holds, relative to its largest value."""
+    from bench.gpu_timing import ember_on_torch_stream, time_torch_graph
+    t_e = time_torch_graph(ember_on_torch_stream(launch), iters=iters)["median_us"]
+    t_c = time_torch_graph(peer, iters=iters)["median_us"]
+    err = float((c[:ref.shape[0]].double() - ref).abs().max() / ref.abs().max())
+    return {"ember": round(flops / t_e / 1e6, 1), "cublas": round(flops / t_c / 1e6, 1), "ratio": t_c / t_e,
+            "err": err}
+
+
+def _configs(arch) -> list:
     """The kernel's time at 4096^3 for other tile configurations (the default first)."""
     import torch
 
@@ -73,7 +84,6 @@ def _configs(default_mod, arch) -> list:
 def _backward(arch, torch) -> list:
     """dx = dy w and dw = dy^T x at 4096^3: Ember (B_T; A_T + B_T) and cuBLAS."""
     import ember
-    from bench.gpu_timing import ember_on_torch_stream, time_torch_graph
     from ember.runtime import cuda
     m = n = k = 4096
     g = torch.Generator(device="cuda").manual_seed(7)
@@ -89,20 +99,13 @@ def _backward(arch, torch) -> list:
         c = torch.empty(pm, pn, device="cuda", dtype=torch.float32)
         prog = ember.compile(ROOT / "kernels_src" / "gemm_bf16.ember", arch=arch, defines=defines, cache=False)
         launch = cuda.load(prog).gemm_bf16.prepare(a, b, c, pm, pn, pk, grid=(pn // 128, pm // 128))
-        t_e = time_torch_graph(ember_on_torch_stream(launch), iters=20)["median_us"]
-        t_c = time_torch_graph(peer, iters=20)["median_us"]
-        r = ref()
-        err = float((c[:8].double() - r).abs().max() / r.abs().max())
-        flops = 2.0 * m * n * k
-        out.append({"product": product, "ember": round(flops / t_e / 1e6, 1), "cublas": round(flops / t_c / 1e6, 1),
-                    "ratio": t_c / t_e, "err": err})
+        out.append({"product": product, **_versus(launch, peer, c, ref(), 2.0 * m * n * k, 20)})
     return out
 
 
 def _simt_f32(arch, torch) -> list:
     """kernels_src/gemm_f32.ember against cuBLAS f32 (TF32 off), c = a w^T."""
     import ember
-    from bench.gpu_timing import ember_on_torch_stream, time_torch_graph
     from ember.runtime import cuda
     torch.backends.cuda.matmul.allow_tf32 = False
     mod = cuda.load(ember.compile(ROOT / "kernels_src" / "gemm_f32.ember", arch=arch, cache=False))
@@ -114,13 +117,8 @@ def _simt_f32(arch, torch) -> list:
         w = torch.randn(n, k, device="cuda", generator=g)
         c = torch.empty(m, n, device="cuda")
         launch = mod.gemm_f32.prepare(a, w, c, m, n, k, grid=(n // 128, m // 128))
-        t_e = time_torch_graph(ember_on_torch_stream(launch), iters=10)["median_us"]
-        t_c = time_torch_graph(lambda: torch.mm(a, w.t()), iters=10)["median_us"]
         ref = a[:8].double() @ w.double().t()
-        err = float((c[:8].double() - ref).abs().max() / ref.abs().max())
-        flops = 2.0 * m * n * k
-        out.append({"size": size, "ember": round(flops / t_e / 1e6, 1), "cublas": round(flops / t_c / 1e6, 1),
-                    "ratio": t_c / t_e, "err": err})
+        out.append({"size": size, **_versus(launch, lambda: torch.mm(a, w.t()), c, ref, 2.0 * m * n * k, 10)})
         print(out[-1], flush=True)
     return out
 
@@ -164,7 +162,7 @@ def main(out_dir: str, quick: bool = False) -> int:
         row["ember_vs_cublas"] = round(row["cublas"]["us"] / row["ember"]["us"], 3)
         rows.append(row)
         print(row, flush=True)
-    configs = _configs(mod, arch) if not quick else []
+    configs = _configs(arch) if not quick else []
     backward = _backward(arch, torch) if not quick else []
     simt = _simt_f32(arch, torch)
     result = {"benchmark": "gemm_ab", "configs_4096": configs, "backward_4096": backward, "simt_f32": simt, "date": datetime.date.today().isoformat(),

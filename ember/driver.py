@@ -157,8 +157,9 @@ def _compile(source_or_path, arch, defines, opt, ptx_version, name, passes, stop
     if opt not in (0, 1, 2, 3):
         raise ValueError(f"opt must be 0..3, not {opt}")
     target = targets.resolve(arch, ptx_version)
-    if llvm_pipeline not in ("cleanup", "full"):      # (ember.lowering.ptx.LLVM_PIPELINES: not imported
-        raise ValueError(f"llvm_pipeline must be cleanup or full, not {llvm_pipeline!r}")   # on a cache hit)
+    # the names of ember.lowering.ptx.LLVM_PIPELINES, which a cache hit must not import
+    if llvm_pipeline not in ("cleanup", "full"):
+        raise ValueError(f"llvm_pipeline must be cleanup or full, not {llvm_pipeline!r}")
     file = source_or_path if isinstance(source_or_path, SourceFile) else load_source(source_or_path, name)
     timings: dict[str, float] = {}
     stages: dict[str, Any] = {s: "" for s in STAGES}

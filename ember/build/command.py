@@ -146,9 +146,10 @@ def job_options(args, archs: list) -> dict:
 
 
 def _plan(args, matrix: list, varying: list, options: dict) -> list:
+    from .variants import suffix
     ext = EXTENSIONS[args.emit]
     stdin = sys.stdin.read() if "-" in args.files else None
-    names = [(f, v, stem(f) + variants_suffix(v, varying) + ext) for f in args.files for v in matrix]
+    names = [(f, v, stem(f) + suffix(v, varying) + ext) for f in args.files for v in matrix]
     # several outputs, or -o naming a directory (an existing one, or one ending in /): -o is a directory
     several = len(names) > 1 or (args.output not in (None, "-") and (
         args.output.endswith(("/", os.sep)) or os.path.isdir(args.output)))
@@ -174,11 +175,6 @@ def _plan(args, matrix: list, varying: list, options: dict) -> list:
         seen[out] = (f, v)
         jobs.append(Job(f, v, out, options, stdin if f == "-" else None, _depfile_name(args, f, out, name)))
     return jobs
-
-
-def variants_suffix(variant: dict, varying: list) -> str:
-    from .variants import suffix
-    return suffix(variant, varying)
 
 
 def _depfile_name(args, source: str, out: str, name: str) -> str | None:
