@@ -1,0 +1,139 @@
+"""ember/std/q4k.ember's unpacking helpers in the simulator, each against the format
+definition (ember/reference/q4k.py): exact where the helper claims exactness."""
+
+import numpy as np
+
+import ember
+from ember.reference import q4k as R
+from ember.sim import load
+
+SRC = """
+import "std/q4k.ember";
+kernel nibbles(w: *global u32, out: *mut global f32) block(32) {
+    let i = block_idx.x * 32u32 + thread_idx.x;
+    let v = w[i];
+    let ones = exponent_ones();
+    let t = v >> 12u32;
+    out[8u32 * i] = nibble_f32(v, ones, 0u32);
+    out[8u32 * i + 1u32] = nibble_f32(v, ones, 4u32);
+    out[8u32 * i + 2u32] = nibble_f32(v, ones, 8u32);
+    out[8u32 * i + 3u32] = nibble_f32(v, ones, 12u32);
+    out[8u32 * i + 4u32] = nibble_f32(v, ones, 16u32);
+    out[8u32 * i + 5u32] = nibble_f32(t, ones, 8u32);
+    out[8u32 * i + 6u32] = nibble_f32(t, ones, 12u32);
+    out[8u32 * i + 7u32] = nibble_f32(t, ones, 16u32);
+}
+kernel bytes(v: *global u32, c: *global f32, out: *mut global f32) block(32) {
+    let i = block_idx.x * 32u32 + thread_idx.x;
+    out[i] = byte_times(v[i], exponent_ones(), c[i]);
+}
+kernel coeffs(h: *global u32, out: *mut global f32) block(32) {
+    let i = block_idx.x * 32u32 + thread_idx.x;     // super-block i / 4, group i % 4
+    let b = u64(i / 4u32) * 4u64;
+    let (a_lo, b_lo, a_hi, b_hi) = q4k_coeffs_of(h[b], h[b + 1u64], h[b + 2u64], h[b + 3u64], i % 4u32);
+    out[4u32 * i] = a_lo;
+    out[4u32 * i + 1u32] = b_lo;
+    out[4u32 * i + 2u32] = a_hi;
+    out[4u32 * i + 3u32] = b_hi;
+}
+kernel scale_min(h: *global u32, out: *mut global u32) block(32) {
+    let i = block_idx.x * 32u32 + thread_idx.x;     // super-block i / 8, sub-block i % 8
+    let b = u64(i / 8u32) * 4u64;
+    let (sc, m) = q4k_scale_min(h[b + 1u64], h[b + 2u64], h[b + 3u64], i % 8u32);
+    out[2u32 * i] = sc;
+    out[2u32 * i + 1u32] = m;
+}
+kernel small(v: *global u32, out: *mut global f32) block(32) {
+    let i = block_idx.x * 32u32 + thread_idx.x;
+    out[i] = small_u32_to_f32(v[i]);
+}
+kernel dot(q: *global u32, co: *global f32, x: *global f32, out: *mut global f32) block(32) {
+    let i = block_idx.x * 32u32 + thread_idx.x;
+    var xv: [f32; 32];
+    unroll for j in 0..32u32 {
+        xv[j] = x[32u32 * i + j];
+    }
+    let c = 4u32 * i;
+    out[i] = q4k_dot_lane(q[c], q[c + 1u32], q[c + 2u32], q[c + 3u32], co[c], co[c + 1u32], co[c + 2u32],
+                          co[c + 3u32], xv, sum16(xv, 0u32), sum16(xv, 16u32));
+}
+"""
+
+
+def module():
+    return load(ember.compile(SRC))
+
+
+def test_nibble_f32_is_exact_at_every_position():
+    rng = np.random.default_rng(11)
+    w = rng.integers(0, 2**32, 256, dtype=np.uint64).astype(np.uint32)
+    w[:16] = np.arange(16, dtype=np.uint32) * 0x11111111      # every nibble value everywhere
+    out = np.zeros(8 * w.size, np.float32)
+    module().nibbles(w, out, grid=w.size // 32)
+    shifts = [0, 4, 8, 12, 16, 20, 24, 28]
+    want = np.stack([(w >> s) & 15 for s in shifts], axis=1).astype(np.float32).ravel()
+    np.testing.assert_array_equal(out, want)
+
+
+def test_byte_times_rounds_once_like_a_product():
+    rng = np.random.default_rng(12)
+    v = np.tile(np.arange(64, dtype=np.uint32), 4)
+    v |= rng.integers(0, 256, v.size, dtype=np.uint32) << 8        # higher bytes ignored
+    c = rng.standard_normal(v.size).astype(np.float32) * np.float32(1e-3)
+    out = np.zeros(v.size, np.float32)
+    module().bytes(v, c, out, grid=v.size // 32)
+    np.testing.assert_array_equal(out, (v & 63).astype(np.float32) * c)
+
+
+def test_coefficients_of_every_group_match_the_definition():
+    rng = np.random.default_rng(13)
+    blocks = R.random_q4k(rng, 1, 256 * 64)            # 64 super-blocks, random scale bytes
+    sb = blocks.reshape(-1, R.Q4K_BYTES)
+    head = np.ascontiguousarray(sb[:, :16]).view(np.uint32).ravel()
+    out = np.zeros(4 * 4 * sb.shape[0], np.float32)
+    module().coeffs(head, out, grid=4 * sb.shape[0] // 32)
+    d = sb[:, 0:2].copy().view(np.float16)[:, 0].astype(np.float32)
+    dmin = sb[:, 2:4].copy().view(np.float16)[:, 0].astype(np.float32)
+    sc, m = R.scale_min(sb[:, 4:16])
+    want = np.empty((sb.shape[0], 4, 4), np.float32)
+    for g in range(4):
+        want[:, g, 0] = d * sc[:, 2 * g].astype(np.float32)
+        want[:, g, 1] = dmin * m[:, 2 * g].astype(np.float32)
+        want[:, g, 2] = d * sc[:, 2 * g + 1].astype(np.float32)
+        want[:, g, 3] = dmin * m[:, 2 * g + 1].astype(np.float32)
+    np.testing.assert_array_equal(out.reshape(-1, 4, 4), want)
+
+
+def test_scale_min_of_every_sub_block_matches_the_definition():
+    rng = np.random.default_rng(15)
+    sb = R.random_q4k(rng, 1, 256 * 32).reshape(-1, R.Q4K_BYTES)
+    head = np.ascontiguousarray(sb[:, :16]).view(np.uint32).ravel()
+    out = np.zeros(2 * 8 * sb.shape[0], np.uint32)
+    module().scale_min(head, out, grid=8 * sb.shape[0] // 32)
+    sc, m = R.scale_min(sb[:, 4:16])
+    np.testing.assert_array_equal(out.reshape(-1, 8, 2), np.stack([sc, m], axis=-1))
+
+
+def test_small_u32_to_f32_is_exact_below_2_to_the_23():
+    v = np.concatenate([np.arange(32, dtype=np.uint32), np.array([2**23 - 1 - i for i in range(32)], np.uint32)])
+    out = np.zeros(v.size, np.float32)
+    module().small(v, out, grid=v.size // 32)
+    np.testing.assert_array_equal(out, v.astype(np.float32))
+
+
+def test_dot_lane_against_f64():
+    rng = np.random.default_rng(14)
+    lanes = 64
+    q = rng.integers(0, 2**32, 4 * lanes, dtype=np.uint64).astype(np.uint32)
+    co = rng.uniform(1e-4, 1e-1, 4 * lanes).astype(np.float32)
+    x = rng.standard_normal(32 * lanes).astype(np.float32)
+    out = np.zeros(lanes, np.float32)
+    module().dot(q, co, x, out, grid=lanes // 32)
+    qb = q.view(np.uint8).reshape(lanes, 16).astype(np.float64)
+    xs = x.reshape(lanes, 32).astype(np.float64)
+    c = co.reshape(lanes, 4).astype(np.float64)
+    w_lo = c[:, :1] * (qb % 16) - c[:, 1:2]       # weight i: low nibble of byte i ...
+    w_hi = c[:, 2:3] * (qb // 16) - c[:, 3:4]     # ... and weight 16 + i: its high nibble
+    want = (w_lo * xs[:, :16]).sum(1) + (w_hi * xs[:, 16:]).sum(1)
+    scale = (np.abs(w_lo * xs[:, :16]).sum(1) + np.abs(w_hi * xs[:, 16:]).sum(1))
+    assert (np.abs(out - want) <= 64 * 2.0**-24 * scale).all()
