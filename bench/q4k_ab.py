@@ -11,10 +11,11 @@ per step - the const parameters that choose the layout per shape, each timed):
 - hand PTX (M = 1): kernels_src/baselines/q4k_gemv_m1.ptx, q4k_q8_gemv_m1.ptx and
   rmsnorm_q4k_4096.ptx, each with the signature and launch of the Ember configuration named;
 - triton f32: bench/triton_kernels.py q4k_gemv (f32 activations, dequantised in registers),
-  and triton dp4a path: q4k_q8_gemv (integer dot products on the same Q8_1 values);
+  and triton dp4a path: q4k_q8_gemv (integer dot products on the same Q8_1 values); the
+  fused kernels too (rmsnorm_q4k_gemv, q4k_q8_swiglu);
 - torch bf16 dense: cuBLAS on the dequantised weights in bf16 (3.6x the bytes: a reference
   point for what the quantised kernels save, not the same operation);
-- fused: rmsnorm_q4k_gemv (M = 1, K <= 12288) and the gate/up SwiGLU on dp4a.
+- fused: rmsnorm_q4k_gemv (M = 1) and the gate/up SwiGLU on dp4a.
 Weights rotate among enough copies (>= 200 MB in all) that every launch reads them from
 DRAM; the copy ceiling is bench.gpu_timing.copy_ceiling of the weight bytes, and
 `of copy` compares weight bytes per second with it. Parity: the f32 sides against the f64
@@ -38,6 +39,7 @@ WARPS = 4
 UNROLLS = (1, 2)        # super-blocks per lane per step in q4k_q8_gemv
 ROWS = {1: (1, 2, 4), 4: (1, 2), 8: (1, 2)}   # output rows per warp, per M
 ROTATE_BYTES = 200e6
+SHARED_BYTES = 227 * 1024     # a block's shared memory on sm_90 (above 48 KB: dynamic)
 
 
 def score(got, ref) -> dict:
@@ -101,7 +103,7 @@ def run_shape(n: int, k: int, arch: str, quick: bool, rng) -> list:
             launches = [ember_on_torch_stream(f32.q4k_gemv.prepare(wi.view(torch.uint32), x, y, n, k,
                                                                    grid=grid(WARPS * rows))) for wi in ws]
             record(f"ember f32 (ROWS {rows})", m, rotating(launches), lambda y=y: y, ref)
-            if m * k * 4.25 <= 48 * 1024:
+            if m * k * 4.25 <= SHARED_BYTES:
                 sm = ember_module("q4k_gemv_smem.ember", {"M": m, "K": k, "WARPS": 8, "ROWS": rows})
                 launches = [ember_on_torch_stream(sm.q4k_gemv_smem.prepare(wi.view(torch.uint32), x, y, n,
                                                                            grid=grid(8 * rows))) for wi in ws]
@@ -173,8 +175,15 @@ def run_shape(n: int, k: int, arch: str, quick: bool, rng) -> list:
                    g8 / (1 + np.exp(-g8)) * u8)
             out[-1]["of_copy"] *= 2          # two matrices' bytes
             out[-1]["TBps"] *= 2
+            yts = torch.zeros(m, n, device="cuda")
+            launches = [(lambda wi=wi, wu=wu, yts=yts: TK.q4k_q8_swiglu(wi, wu, aq8, d8, s8, yts, n, k))
+                        for wi, wu in zip(ws, wus)]
+            record("triton dp4a gate/up+SwiGLU (2 matrices)", m, rotating(launches), lambda yts=yts: yts,
+                   g8 / (1 + np.exp(-g8)) * u8)
+            out[-1]["of_copy"] *= 2
+            out[-1]["TBps"] *= 2
             del wus
-        if m == 1 and k <= 12288:
+        if m == 1 and k * 4.25 <= SHARED_BYTES:
             from ember.reference.rmsnorm import rmsnorm
             gamma_host = rng.uniform(0.5, 1.5, k).astype(np.float32)
             gamma = torch.from_numpy(gamma_host).cuda()
@@ -184,6 +193,9 @@ def run_shape(n: int, k: int, arch: str, quick: bool, rng) -> list:
             launches = [ember_on_torch_stream(fused.rmsnorm_q4k_gemv.prepare(
                 x[0], gamma, wi.view(torch.uint32), yf, n, 1e-6, grid=grid(8))) for wi in ws]
             record("ember fused RMSNorm+Q4_K f32", m, rotating(launches), lambda yf=yf: yf, reff)
+            ytf = torch.zeros(n, device="cuda")
+            launches = [(lambda wi=wi, ytf=ytf: TK.rmsnorm_q4k_gemv(x[0], gamma, wi, ytf, n, k, 1e-6)) for wi in ws]
+            record("triton fused RMSNorm+Q4_K f32", m, rotating(launches), lambda ytf=ytf: ytf, reff)
             if k == 4096:
                 hand, _ = load_pair("rmsnorm_q4k_4096.ptx", arch)
                 launches = [ember_on_torch_stream(hand.prepare(x[0], gamma, wi.view(torch.uint32), yf, n, 1e-6,

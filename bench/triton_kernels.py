@@ -141,3 +141,74 @@ def _q4k_q8_gemv(w, aq, d8, s8, y, n, k, M: tl.constexpr, BLOCK_N: tl.constexpr)
 def q4k_q8_gemv(w, aq, d8, s8, y, n, k, block_n: int = 16):
     m = aq.shape[0]
     _q4k_q8_gemv[(triton.cdiv(n, block_n),)](w, aq, d8, s8, y, n, k, M=m, BLOCK_N=block_n, num_warps=4)
+
+
+@triton.jit
+def _rmsnorm_q4k_gemv(x, gamma, w, y, n, k, eps, BLOCK_N: tl.constexpr):
+    """RMSNorm fused with the f32 Q4_K GEMV (one activation row, kernels_src/rmsnorm_q4k.ember's
+    operation): y = rsqrt(mean(x^2) + eps) * W (x * gamma). Each program sums the squares of
+    x itself (x is L2-resident), then runs _q4k_gemv's loop on x * gamma and scales once."""
+    rows = tl.program_id(0) * BLOCK_N + tl.arange(0, BLOCK_N)
+    rmask = rows < n
+    nb = k // 256
+    l256 = tl.arange(0, 256)
+    sq = tl.zeros([256], dtype=tl.float32)
+    for sb in range(nb):
+        v = tl.load(x + sb * 256 + l256)
+        sq += v * v
+    scale = tl.rsqrt(tl.sum(sq, axis=0) / k + eps)
+    row_bytes = rows.to(tl.int64) * nb * 144
+    l32 = tl.arange(0, 32)
+    acc = tl.zeros([BLOCK_N], dtype=tl.float32)
+    for sb in range(nb):
+        blk = row_bytes + sb * 144
+        d, dmin = _q4k_head(w, blk, rmask)
+        for g in tl.static_range(4):
+            qs = tl.load(w + blk[:, None] + 16 + 32 * g + l32[None, :], mask=rmask[:, None], other=0).to(tl.int32)
+            for h in tl.static_range(2):
+                a, b, q = _q4k_sub_block(w, blk, qs, d, dmin, rmask, 2 * g + h)
+                wv = a[:, None] * q.to(tl.float32) - b[:, None]
+                col = sb * 256 + 64 * g + 32 * h + l32
+                xv = tl.load(x + col) * tl.load(gamma + col)
+                acc += tl.sum(wv * xv[None, :], axis=1)
+    tl.store(y + rows, acc * scale, mask=rmask)
+
+
+def rmsnorm_q4k_gemv(x, gamma, w, y, n, k, eps, block_n: int = 16):
+    _rmsnorm_q4k_gemv[(triton.cdiv(n, block_n),)](x, gamma, w, y, n, k, eps, BLOCK_N=block_n, num_warps=4)
+
+
+@triton.jit
+def _q4k_q8_swiglu(wg, wu, aq, d8, s8, y, n, k, M: tl.constexpr, BLOCK_N: tl.constexpr):
+    """Gate/up Q4_K GEMVs on the DP4A path fused with SwiGLU (kernels_src/q4k_dp4a.ember's
+    q4k_q8_swiglu): y = silu(W_gate a) * (W_up a), both as _q4k_q8_gemv computes them."""
+    rows = tl.program_id(0) * BLOCK_N + tl.arange(0, BLOCK_N)
+    rmask = rows < n
+    nb = k // 256
+    row_bytes = rows.to(tl.int64) * nb * 144
+    l32 = tl.arange(0, 32)
+    for mi in tl.static_range(M):
+        acc_g = tl.zeros([BLOCK_N], dtype=tl.float32)
+        acc_u = tl.zeros([BLOCK_N], dtype=tl.float32)
+        for sb in range(nb):
+            blk = row_bytes + sb * 144
+            dg, dming = _q4k_head(wg, blk, rmask)
+            du, dminu = _q4k_head(wu, blk, rmask)
+            for g in tl.static_range(4):
+                qg = tl.load(wg + blk[:, None] + 16 + 32 * g + l32[None, :], mask=rmask[:, None], other=0).to(tl.int32)
+                qu = tl.load(wu + blk[:, None] + 16 + 32 * g + l32[None, :], mask=rmask[:, None], other=0).to(tl.int32)
+                for h in tl.static_range(2):
+                    sub = sb * 8 + 2 * g + h
+                    av = tl.load(aq + mi * k + sub * 32 + l32).to(tl.int32)
+                    dq = tl.load(d8 + mi * (k // 32) + sub)
+                    sq = tl.load(s8 + mi * (k // 32) + sub).to(tl.float32)
+                    a, b, q = _q4k_sub_block(wg, blk, qg, dg, dming, rmask, 2 * g + h)
+                    acc_g += dq * (a * tl.sum(q * av[None, :], axis=1).to(tl.float32) - b * sq)
+                    a, b, q = _q4k_sub_block(wu, blk, qu, du, dminu, rmask, 2 * g + h)
+                    acc_u += dq * (a * tl.sum(q * av[None, :], axis=1).to(tl.float32) - b * sq)
+        tl.store(y + mi * n + rows, acc_g / (1.0 + tl.exp(-acc_g)) * acc_u, mask=rmask)
+
+
+def q4k_q8_swiglu(wg, wu, aq, d8, s8, y, n, k, block_n: int = 16):
+    m = aq.shape[0]
+    _q4k_q8_swiglu[(triton.cdiv(n, block_n),)](wg, wu, aq, d8, s8, y, n, k, M=m, BLOCK_N=block_n, num_warps=4)

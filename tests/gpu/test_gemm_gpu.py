@@ -23,7 +23,7 @@ def _kernel(defines):
     def run(a, w, shape=None):
         """c = a w^T for the forward defaults; other products give (m, n, k)."""
         m, n, k = shape or (a.shape[0], w.shape[0], a.shape[1])
-        c = torch.empty(m, n, device="cuda", dtype=torch.float32)
+        c = torch.empty(m, n, device="cuda", dtype=torch.bfloat16 if defines.get("O") == "bf16" else torch.float32)
         mod.gemm_bf16(a, w, c, m, n, k, grid=((n + 127) // 128, (m + 127) // 128))
         return c
     return run
@@ -84,6 +84,16 @@ def test_backward_at_real_sizes():
     def pad(t):
         return torch.cat([t, torch.zeros(200, t.shape[1], device="cuda", dtype=t.dtype)])
     assert torch.equal(dw_k(pad(dy), pad(x), (n, k, m + 200)), dw)
+
+
+def test_bf16_output_is_the_f32_result_rounded_once(gemm):
+    import torch
+    g = torch.Generator(device="cuda").manual_seed(9)
+    a = torch.randn(1000, 1032, device="cuda", generator=g).to(torch.bfloat16)
+    w = torch.randn(520, 1032, device="cuda", generator=g).to(torch.bfloat16)
+    c = _kernel({"O": "bf16"})(a, w)
+    assert c.dtype == torch.bfloat16
+    assert torch.equal(c, gemm(a, w).to(torch.bfloat16))       # torch rounds to nearest even
 
 
 def test_simt_f32_gemm_against_f64_and_the_simulator():

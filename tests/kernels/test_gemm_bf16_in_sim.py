@@ -94,3 +94,14 @@ def test_dx_rows_do_not_depend_on_the_batch_and_dw_ignores_zero_rows():
     zeros = 50                                                                          # zero rows added
     dy0, x0 = np.vstack([dy, np.zeros((zeros, n))]), np.vstack([x, np.zeros((zeros, k))])
     assert np.array_equal(run(dwk, bf16_bits(dy0), bf16_bits(x0), n, k, m + zeros), dw)
+
+
+def test_bf16_output_is_the_f32_sum_rounded_once():
+    m, n, k = 20, 24, 40
+    rng = np.random.default_rng(5)
+    a, w = bf16_values(rng.standard_normal((m, k))), bf16_values(rng.standard_normal((n, k)))
+    want = bf16_bits(bf16_values(run(kernel("forward"), bf16_bits(a), bf16_bits(w), m, n, k)))
+    c = np.zeros(m * n, np.uint16)
+    g = load(ember.compile(SRC, defines={"O": "bf16"}, cache=False)).gemm_bf16
+    g(bf16_bits(a), bf16_bits(w), c, m, n, k, grid=((n + 127) // 128, (m + 127) // 128))
+    assert np.array_equal(c.reshape(m, n), want)
