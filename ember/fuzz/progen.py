@@ -35,6 +35,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .progen_features import Features
+from .progen_generics import GenericFeatures
+from .progen_tensor import TensorCoreFeatures
 from .vocab import (ACCURATE, ATOMIC_OPS, ATOMIC_TYPES, BITS, FAST, FLOATS, INTS, NUMERIC, ROUNDING, SHUFFLES,
                     VOTES, builtin_calls)
 
@@ -155,8 +157,9 @@ class _Var:
         self.name, self.type, self.mutable = name, type, mutable
 
 
-class Generator(Features):
-    def __init__(self, source, max_statements: int = 24, max_depth: int = 3):
+class Generator(Features, GenericFeatures, TensorCoreFeatures):
+    def __init__(self, source, max_statements: int = 24, max_depth: int = 3, tensor_cores: bool = True):
+        self.tensor_cores = tensor_cores      # mma, ldmatrix, cp.async: targets sm_80 and newer
         self.r = source
         self.max_statements = max_statements
         self.max_depth = max_depth
@@ -223,7 +226,7 @@ class Generator(Features):
         bound = self.integer(0, 3)
         bounds = f" min_blocks({4 * bound})" if bound else ""
         head = f"kernel fuzz({', '.join(self.param_list())}, n: u32, s: i32) block({self.block}){bounds} {{"
-        helpers = "".join(h + "\n" for h in self.helpers)
+        helpers = "".join(h + "\n" for h in sorted(self.imports) + self.helpers)
         return Program(helpers + head + "\n" + body + "\n}\n", self.block, self.grid, slots, seed, self.approx,
                        [t for t in self.types])
 
@@ -268,15 +271,15 @@ class Generator(Features):
 
     # ------------------------------------------------------------------ statements
     def top_level_collective(self) -> None:
+        tc = 1 if self.tensor_cores else 0
         kind = self.weighted([("plain", 3), ("shuffle", 3), ("vote", 2), ("shared", 2), ("atomic", 2),
-                              ("cast_shared", 1), ("big_shared", 1)])
+                              ("cast_shared", 1), ("big_shared", 1), ("std_reduce", 1), ("mma", tc),
+                              ("ldmatrix", tc), ("cp_async", tc)])
         self.statements += 1
         if kind == "plain":
             self.statement(allow_return=False)
-        elif kind == "cast_shared":
-            self.collective_cast_shared()
-        elif kind == "big_shared":
-            self.collective_big_shared()
+        elif kind in ("cast_shared", "big_shared", "std_reduce", "mma", "ldmatrix", "cp_async"):
+            getattr(self, f"collective_{kind}")()
         elif kind == "shuffle":
             t = self.choice(self.types)
             fn = self.choice(SHUFFLES)
@@ -315,7 +318,7 @@ class Generator(Features):
         if nested:
             options += [("if", 3), ("for", 2), ("while", 1)]
         options += [("array", 1), ("fast", 1), ("ptr_load", 1), ("ptr_store", 1), ("cast_local", 1),
-                    ("fanout", 1), ("big_array", 1)]
+                    ("fanout", 1), ("big_array", 1), ("generic", 1), ("generic_load", 1)]
         if depth == 0:
             options += [("long", 1), ("deep", 1)]
         if self.loop_depth:

@@ -32,6 +32,7 @@ class Features:
     def setup_features(self) -> None:
         self.aligned = self.chance(40)      # in_T/out_T declared align(16)
         self.helpers: list[str] = []        # device functions, emitted before the kernel
+        self.imports: set[str] = set()      # import lines, emitted first
         self.shared_bytes = 0
 
     def param_list(self) -> list[str]:
@@ -49,27 +50,35 @@ class Features:
         return f"{(1 << (bits - 1 if t.startswith('i') else bits)) - 1}{t}"
 
     # ------------------------------------------------------------------ pointers
+    def run_length(self, t: str) -> int:
+        """Adjacent accesses in a run: 4, or a whole 16 bytes of a narrow type (8 of a
+        16-bit type, 16 of an 8-bit one) that the vectorizer may make one 128-bit access."""
+        whole = 128 // BITS[t]
+        return whole if whole > 4 and self.chance(50) else 4
+
     def stmt_ptr_load(self, allow_return, depth):
-        """Four adjacent loads through `in_T + k`: aligned to 16 bytes only when k is."""
+        """Adjacent loads through `in_T + k`: aligned to 16 bytes only when k is."""
         t = self.choice(self.types)
         k = self.integer(0, 5)
-        span = max((self.length - 8) // 4, 1)
+        count = self.run_length(t)
+        span = max((self.length - 2 * count) // count, 1)
         p, b = self.fresh("p"), self.fresh("b")
         self.emit(f"let {p} = in_{t} + {k}u64;")
-        self.emit(f"let {b} = 4u64 * (u64(gid) % {span}u64);")
-        terms = [f"{p}[{b}]"] + [f"{p}[{b} + {c}u64]" for c in (1, 2, 3)]
+        self.emit(f"let {b} = {count}u64 * (u64(gid) % {span}u64);")
+        terms = [f"{p}[{b}]"] + [f"{p}[{b} + {c}u64]" for c in range(1, count)]
         op = self.choice(["+", "-"] if t in FLOATS else ["+", "^", "-"])
         self.let(t, f" {op} ".join(terms))
 
     def stmt_ptr_store(self, allow_return, depth):
-        """Four adjacent stores through `out_T + (slot + j)`: this thread's own slots."""
+        """Adjacent stores through `out_T + (slot + j)`: this thread's own slots."""
         t = self.choice(self.types)
+        count = self.run_length(t)
         first = self.new_slot(reserve=True)
-        for _ in range(3):
+        for _ in range(count - 1):
             self.new_slot(reserve=True)
         q = self.fresh("q")
         self.emit(f"let {q} = out_{t} + u64(slot + {first});")
-        for c in range(4):
+        for c in range(count):
             self.emit(f"{q}[{c}u64] = {self.expr(t, 1)};")
 
     # ------------------------------------------------------------------ bit-cast pointers in functions

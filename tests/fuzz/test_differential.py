@@ -34,16 +34,31 @@ def test_generator_covers_the_language():
     text = "\n".join(from_seed(s).source for s in range(150))
     for feature in ["barrier();", "shfl_xor(", "shfl_down(", "shfl_idx(", "vote_all(", "vote_any(", "ballot(",
                     "atomic_add(", "atomic_max(", "shared ", "break;", "continue;", "return;", "while ",
-                    " step ", "bitcast<", "select(", "fma(", "fast_", "var a", "isnan("]:
+                    " step ", "bitcast<", "select(", "fma(", "fast_", "var a", "isnan(", "mma_m16n8k16(",
+                    "ldmatrix_x1(", "ldmatrix_x4_trans(", "cp_async_16(", "cp_async_8(", "cp_async_wait(1)",
+                    'import "std/reduce.ember";', "block_sum(", "warp_max(", "<const T: type>"]:
         assert feature in text, feature
     for t in NUMERIC:
         assert re.search(rf"\b{t}\(", text), f"no cast to {t}"
+    assert re.search(r"\[b\d+ \+ 7u64\]", text), "no run of 8 adjacent loads (16 bytes of a 16-bit type)"
+    assert re.search(r"\[15u64\] = ", text), "no run of 16 adjacent stores (16 bytes of an 8-bit type)"
 
 
 def test_a_miscompiling_pass_is_caught(monkeypatch):
     """The check can fail: make CSE treat subtraction as commutative."""
     monkeypatch.setattr(OPS["arith.sub"], "commutative", True)
     assert any(not check(from_seed(s), ptx=False).ok for s in range(40))
+
+
+@pytest.mark.parametrize("op, flag", [("gpu.mma", "pure"), ("gpu.ldmatrix", "pure"), ("mem.cp_async_wait", "pure")])
+def test_a_pass_that_drops_a_tensor_core_op_is_caught(monkeypatch, op, flag):
+    """Mark a warp-wide tensor-core or async-copy op free of effects: DCE deletes it and the
+    programs that use it disagree (a lost wait is reported by the simulator as an early read)."""
+    word = {"gpu.mma": "mma_m16n8k16(", "gpu.ldmatrix": "ldmatrix_x", "mem.cp_async_wait": "cp_async_wait("}[op]
+    programs = [p for p in (from_seed(s) for s in range(60)) if word in p.source][:4]
+    assert programs
+    monkeypatch.setattr(OPS[op], flag, True)
+    assert any(not check(p, ptx=False).ok for p in programs)
 
 
 def test_corpus_matches_the_simulator_today():

@@ -31,8 +31,11 @@ def vectorize(module: Module) -> set:
     return changed
 
 
-def split(v: Value) -> tuple[Value, int]:
-    """index = base + constant offset."""
+def split(v: Value) -> tuple[Value | None, int]:
+    """index = base + constant offset (base None: the index is a constant, `q[3]`)."""
+    c = const_value(v)
+    if c is not None:
+        return None, c
     off = 0
     while True:
         op = v.op

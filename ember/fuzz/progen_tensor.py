@@ -1,0 +1,110 @@
+"""Program features for the warp-wide tensor-core and async-copy ops (sm_80+), mixed into
+ember.fuzz.progen.Generator as top-level collective statements (every lane of every warp
+runs them, outside branches):
+
+- `mma_m16n8k16` on f16 or bf16 fragments filled from the program's values, with f32
+  accumulators, one or two pieces per array at constant or computed offsets;
+- `ldmatrix_x1/x2/x4` (and `_trans`) of 16-bit rows each thread wrote to shared memory,
+  each lane pointing at a row chosen by an expression;
+- `cp_async_4/8/16` (and `_16_cg`) from the inputs into shared memory, in one to three
+  commit groups, some copies reading fewer bytes than they move (the rest zeros), read
+  back only after a `cp_async_wait` that covers them (and a barrier for other threads'
+  copies).
+
+The values mma multiplies and accumulates are small integers (|a|, |b| <= 8, |c| <= 1000),
+so every product and every sum is exact in f32 whatever order the hardware adds in: the
+result is bit for bit the simulator's, and the GPU corpus compares it like any other.
+"""
+
+from __future__ import annotations
+
+from .vocab import BITS, NUMERIC
+
+HALVES = ["f16", "bf16", "i16", "u16"]       # the 16-bit types ldmatrix moves
+COPY_SIZES = {"cp_async_4": 4, "cp_async_8": 8, "cp_async_16": 16, "cp_async_16_cg": 16}
+
+
+class TensorCoreFeatures:
+    """Mixed into ember.fuzz.progen.Generator (it supplies emit, let, expr, store, ...)."""
+
+    def small_value(self, t: str, spread: int, salt: str) -> str:
+        """An integer in [-spread, spread] computed from the program's values, as a `t`."""
+        return f"{t}(i32(({self.expr('u32', 1)} + {salt}) % {2 * spread + 1}u32) - {spread}i32)"
+
+    def fill(self, array: str, t: str, count: int, spread: int) -> None:
+        """array[0..count] = small values, in an unrolled or a plain loop."""
+        e = self.fresh("e")
+        head = "unroll for" if self.chance(60) else "for"
+        self.emit(f"{head} {e} in 0u32..{count}u32 {{")
+        self.indent += 1
+        self.emit(f"{array}[{e}] = {self.small_value(t, spread, f'{e} * {self.integer(1, 97)}u32')};")
+        self.indent -= 1
+        self.emit("}")
+
+    def collective_mma(self) -> None:
+        t = self.choice(["bf16", "f16"])
+        pieces = self.choice([1, 2])                    # fragments per array
+        a, b, acc = self.fresh("fa"), self.fresh("fb"), self.fresh("acc")
+        self.emit(f"var {a}: [{t}; {8 * pieces}];")
+        self.emit(f"var {b}: [{t}; {4 * pieces}];")
+        self.emit(f"var {acc}: [f32; {4 * pieces}];")
+        self.fill(a, t, 8 * pieces, 8)
+        self.fill(b, t, 4 * pieces, 8)
+        self.fill(acc, "f32", 4 * pieces, 1000)
+        for _ in range(self.integer(1, 3)):
+            p, q, r = (self.integer(0, pieces - 1) for _ in range(3))
+            if self.chance(25):    # an offset no pass can fold: n < 24 at every launch, so n / 32 is 0
+                self.emit(f"mma_m16n8k16({acc}, {4 * p}u32 + n / 32u32 * 4u32, {a}, {8 * q}u32, {b}, {4 * r}u32);")
+            else:
+                self.emit(f"mma_m16n8k16({acc}, {4 * p}u32, {a}, {8 * q}u32, {b}, {4 * r}u32);")
+        for i in sorted({self.integer(0, 4 * pieces - 1) for _ in range(self.integer(1, 4))}):
+            self.store("f32", f"{acc}[{i}]")
+        if "f32" in self.types and self.chance(50):
+            self.let("f32", f"{acc}[{self.integer(0, 4 * pieces - 1)}]")
+
+    def collective_ldmatrix(self) -> None:
+        """Each thread writes one 8-element row of a shared array; after a barrier each lane
+        names a row (any thread's), and ldmatrix hands out the 8x8 matrices."""
+        t = self.choice(HALVES)
+        rows = self.block
+        if not self.take_shared(rows * 16):
+            return
+        count = self.choice([1, 2, 4])
+        trans = "_trans" if self.chance(40) else ""
+        sh, dst, e = self.fresh("mat"), self.fresh("frag"), self.fresh("e")
+        extra = self.choice([0, 2])                     # the fragment lands at an offset
+        self.emit(f"shared {sh}: [{t}; {rows * 8}];")
+        self.emit(f"for {e} in 0u32..8u32 {{ {sh}[tid * 8u32 + {e}] = "
+                  f"{t}({self.expr('u32', 1)} + {e} * {self.integer(1, 97)}u32); }}")
+        self.emit("barrier();")
+        self.emit(f"var {dst}: [{t}; {2 * count + extra}];")
+        self.emit(f"ldmatrix_x{count}{trans}({dst}, {extra}u32, {sh}, (({self.expr('u32', 1)}) % {rows}u32) * 8u32);")
+        for i in sorted({self.integer(extra, extra + 2 * count - 1) for _ in range(self.integer(1, 3))}):
+            self.store(t, f"{dst}[{i}]")
+
+    def collective_cp_async(self) -> None:
+        """Copies from the inputs into this thread's chunks of a shared array, in groups;
+        a wait covering the groups read, then a barrier before reading other threads'."""
+        fn = self.choice(sorted(COPY_SIZES))
+        size = COPY_SIZES[fn]
+        t = self.choice([u for u in NUMERIC if BITS[u] // 8 <= size])
+        per = size * 8 // BITS[t]                       # elements per copy
+        groups = self.integer(1, 3)
+        if not self.take_shared(self.block * groups * size):
+            return
+        sh = self.fresh("cp")
+        chunk = groups * per                            # elements per thread
+        self.emit(f"shared {sh}: [{t}; {self.block * chunk}];")
+        for g in range(groups):
+            src = f"(({self.expr('u32', 1)}) % {self.length // per}u32) * {per}u32"
+            nbytes = self.weighted([(size, 4), (0, 1), (self.integer(0, size), 1)])
+            self.emit(f"{fn}({sh}, tid * {chunk}u32 + {g * per}u32, in_{t}, {src}, {nbytes}u32);")
+            self.emit("cp_async_commit();")
+        waits = self.integer(0, groups - 1)             # the newest `waits` groups may still be copying
+        self.emit(f"cp_async_wait({waits});")
+        landed = (groups - waits) * per                 # this thread's elements that have landed
+        self.let(t, f"{sh}[tid * {chunk}u32 + ({self.expr('u32', 1)}) % {landed}u32]")
+        if waits:
+            self.emit("cp_async_wait(0);")
+        self.emit("barrier();")
+        self.let(t, f"{sh}[({self.expr('u32', 1)}) % {self.block * chunk}u32]")
