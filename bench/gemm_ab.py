@@ -44,7 +44,10 @@ def _triton_matmul():
 
 
 CONFIGS = [{}, {"BK": 32, "STAGES": 3}, {"BK": 32, "STAGES": 4}, {"BN": 256, "WARPS_N": 4},
-           {"BM": 256, "WARPS_M": 4}, {"BM": 64, "BN": 64, "BK": 32, "WARPS_M": 2, "WARPS_N": 2}]
+           {"BM": 256, "WARPS_M": 4}, {"BM": 64, "BN": 64, "BK": 32, "WARPS_M": 2, "WARPS_N": 2},
+           # unpadded XOR-swizzled tiles: 3 stages of 128x128x64 in 96 KB, two blocks per SM
+           {"SWIZZLE": True}, {"SWIZZLE": True, "STAGES": 3}, {"SWIZZLE": True, "STAGES": 4},
+           {"BN": 256, "WARPS_N": 4, "SWIZZLE": True, "STAGES": 3}]
 
 
 def _versus(launch, peer, c, ref, flops: float, iters: int) -> dict:

@@ -105,3 +105,32 @@ def test_bf16_output_is_the_f32_sum_rounded_once():
     g = load(ember.compile(SRC, defines={"O": "bf16"}, cache=False)).gemm_bf16
     g(bf16_bits(a), bf16_bits(w), c, m, n, k, grid=((n + 127) // 128, (m + 127) // 128))
     assert np.array_equal(c.reshape(m, n), want)
+
+
+@pytest.mark.parametrize("product", sorted(PRODUCTS))
+@pytest.mark.parametrize("extra", [{}, {"STAGES": 3}])
+def test_swizzled_tiles_give_the_padded_tiles_bits(product, extra):
+    """SWIZZLE stores the shared tiles unpadded and XOR-swizzled (std/swizzle.ember): the
+    same mma sequence on the same values, so the same bits, for every product; a wrong
+    swizzle on either side (copy or ldmatrix) would move elements and change them."""
+    m, n, k = 72, 40, 200                     # partial tiles in every dimension (stored rows: multiples of 8)
+    rng = np.random.default_rng(len(product))
+    a_shape, b_shape = {"forward": ((m, k), (n, k)), "dx": ((m, k), (k, n)), "dw": ((k, m), (k, n))}[product]
+    a, b = bf16_values(rng.standard_normal(a_shape)), bf16_values(rng.standard_normal(b_shape))
+    outs = []
+    for swz in (False, True):
+        defines = dict(PRODUCTS[product], SWIZZLE=swz, **extra)
+        g = load(ember.compile(SRC, defines=defines, cache=False)).gemm_bf16
+        outs.append(run(g, bf16_bits(a), bf16_bits(b), m, n, k))
+    assert np.array_equal(outs[0], outs[1])
+    at = a.T if product == "dw" else a
+    bt = b if product != "forward" else b.T
+    ref = at.astype(np.float64) @ bt.astype(np.float64)
+    assert np.abs(outs[1] - ref).max() <= 1e-6 * np.abs(ref).max() * np.sqrt(k)
+
+
+def test_swizzle_needs_less_shared_memory():
+    info = {s: ember.compile(SRC, defines={"SWIZZLE": s, "STAGES": 3}, cache=False).kernels["gemm_bf16"]
+            for s in (False, True)}
+    assert info[True].dynamic_shared == 3 * 2 * 128 * 64 * 2          # 96 KB: two blocks fit an SM
+    assert info[False].dynamic_shared == 3 * 2 * 136 * 72 * 2
