@@ -16,6 +16,7 @@ HAND = {
                            {"M": 1, "WARPS": 4, "UNROLL": 1, "ROWS": 1}, "q4k_q8_gemv"),
     "rmsnorm_q4k_4096.ptx": ("rmsnorm_q4k_gemv_hand", "rmsnorm_q4k.ember", {"K": 4096, "WARPS": 8},
                              "rmsnorm_q4k_gemv"),
+    "gemm_f32.ptx": ("gemm_f32_hand", "gemm_f32.ember", {}, "gemm_f32"),
 }
 
 

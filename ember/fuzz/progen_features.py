@@ -64,7 +64,10 @@ class Features:
         span = max((self.length - 2 * count) // count, 1)
         p, b = self.fresh("p"), self.fresh("b")
         self.emit(f"let {p} = in_{t} + {k}u64;")
-        self.emit(f"let {b} = {count}u64 * (u64(gid) % {span}u64);")
+        if self.chance(30):     # clamped: min/select of two multiples of the run (still in bounds)
+            self.emit(f"let {b} = u64(min({count}u32 * (gid % {span}u32), select(n > 5u32, {count}u32 * n, {count}u32)));")
+        else:
+            self.emit(f"let {b} = {count}u64 * (u64(gid) % {span}u64);")
         terms = [f"{p}[{b}]"] + [f"{p}[{b} + {c}u64]" for c in range(1, count)]
         op = self.choice(["+", "-"] if t in FLOATS else ["+", "^", "-"])
         self.let(t, f" {op} ".join(terms))

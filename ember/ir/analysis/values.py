@@ -17,7 +17,8 @@ def const_value(v: Value):
 
 def divisibility(v: Value) -> int:
     """The largest power of two known to divide the integer value v (capped at 2^20),
-    from constants, additions, multiplications, shifts, masks and widening casts.
+    from constants, additions, multiplications, shifts, masks, widening casts, and min, max
+    and select (whose result is one of their operands).
     Iterative and memoized: the expression may be arbitrarily long."""
     memo: dict = {}
     stack = [v]
@@ -43,6 +44,10 @@ def _inputs(v: Value) -> list:
     n = op.name
     if n in ("arith.add", "arith.sub", "arith.mul"):
         return [op.operands[0], op.operands[1]]
+    if n in ("arith.min", "arith.max") and v.type.is_int:
+        return [op.operands[0], op.operands[1]]
+    if n == "arith.select" and v.type.is_int:
+        return [op.operands[1], op.operands[2]]
     if n in ("arith.shl", "arith.and"):
         return [op.operands[0]]
     if n == "arith.cast":
@@ -62,6 +67,10 @@ def _combine(v: Value, memo: dict) -> int:
     n = op.name
     if n in ("arith.add", "arith.sub"):
         return min(memo[op.operands[0]], memo[op.operands[1]])
+    if n in ("arith.min", "arith.max") and v.type.is_int:      # the result is one of the operands
+        return min(memo[op.operands[0]], memo[op.operands[1]])
+    if n == "arith.select" and v.type.is_int:
+        return min(memo[op.operands[1]], memo[op.operands[2]])
     if n == "arith.mul":
         return min(memo[op.operands[0]] * memo[op.operands[1]], MAX_DIVISIBILITY)
     if n == "arith.shl":
