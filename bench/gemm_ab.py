@@ -188,10 +188,10 @@ def main(out_dir: str, quick: bool = False) -> int:
         lines.append(f"| {r['m']} | {r['n']} | {r['k']} | {r['ember']['tflops']} | {r['cublas']['tflops']} | "
                      f"{r['triton']['tflops']} | {r['ember_vs_cublas']:.2f} | {r['ember']['max_rel_err']:.1e} / "
                      f"{r['cublas']['max_rel_err']:.1e} / {r['triton']['max_rel_err']:.1e} |")
-    lines += ["", "SIMT f32 (kernels_src/gemm_f32.ember, 128x128 tile, 8x8 per thread) against its hand-written PTX "
-              "(kernels_src/baselines/gemm_f32.ptx) and cuBLAS f32 without TF32:",
-              "", "| M = N = K | Ember TFLOP/s | hand PTX TFLOP/s | cuBLAS f32 TFLOP/s | Ember / cuBLAS | "
-              "max rel err (Ember / hand) |", "|---|---|---|---|---|---|"]
+    lines += ["", ("SIMT f32 (kernels_src/gemm_f32.ember, 128x128 tile, 8x8 per thread) against its hand-written PTX "
+                   "(kernels_src/baselines/gemm_f32.ptx) and cuBLAS f32 without TF32:"),
+              "", ("| M = N = K | Ember TFLOP/s | hand PTX TFLOP/s | cuBLAS f32 TFLOP/s | Ember / cuBLAS | "
+                   "max rel err (Ember / hand) |"), "|---|---|---|---|---|---|"]
     lines += [f"| {r['size']} | {r['ember']} | {r['hand']} | {r['cublas']} | {r['ratio']:.2f} | "
               f"{r['err']:.1e} / {r['hand_err']:.1e} |" for r in simt]
     if backward:

@@ -158,8 +158,7 @@ class _Var:
 
 
 class Generator(Features, GenericFeatures, TensorCoreFeatures):
-    def __init__(self, source, max_statements: int = 24, max_depth: int = 3, tensor_cores: bool = True):
-        self.tensor_cores = tensor_cores      # mma, ldmatrix, cp.async: targets sm_80 and newer
+    def __init__(self, source, max_statements: int = 24, max_depth: int = 3):
         self.r = source
         self.max_statements = max_statements
         self.max_depth = max_depth
@@ -271,10 +270,10 @@ class Generator(Features, GenericFeatures, TensorCoreFeatures):
 
     # ------------------------------------------------------------------ statements
     def top_level_collective(self) -> None:
-        tc = 1 if self.tensor_cores else 0
+        # (mma, ldmatrix and cp.async need sm_80+: programs are compiled for sm_90)
         kind = self.weighted([("plain", 3), ("shuffle", 3), ("vote", 2), ("shared", 2), ("atomic", 2),
-                              ("cast_shared", 1), ("big_shared", 1), ("std_reduce", 1), ("mma", tc),
-                              ("ldmatrix", tc), ("cp_async", tc)])
+                              ("cast_shared", 1), ("big_shared", 1), ("std_reduce", 1), ("mma", 1),
+                              ("ldmatrix", 1), ("cp_async", 1)])
         self.statements += 1
         if kind == "plain":
             self.statement(allow_return=False)
