@@ -1,8 +1,10 @@
-"""GEMM A/B on the GPU: the SIMT f32 GEMM (kernels_src/gemm_f32.ember) against cuBLAS f32
-without TF32, and Ember's batch-invariant bf16 GEMM (kernels_src/gemm_bf16.ember,
-c = a w^T, f32 accumulate and output) against cuBLAS (torch.mm, bf16) and a Triton matmul
+"""GEMM A/B on the GPU: the SIMT f32 GEMM (kernels_src/gemm_f32.ember) against its hand-written
+PTX and cuBLAS f32 without TF32, and Ember's batch-invariant bf16 GEMM (kernels_src/gemm_bf16.ember,
+c = a w^T, f32 accumulate and output) against its hand-written PTX (kernels_src/baselines/
+gemm_bf16.ptx), cuBLAS (torch.mm, bf16) and a Triton matmul
 with one fixed configuration (no autotuning), TFLOP/s in one run, CUDA-graph timing
-(bench.gpu_timing). Parity of every side against f64 on sampled rows. Forward only so far.
+(bench.gpu_timing). Parity of every side against f64 on sampled rows. The backward products
+(dx, dw) at 4096^3 against cuBLAS, and other tile configurations of the forward kernel.
 
 Shapes: 4096^3, 8192^3, and M in {1, 16, 128, 2048, 4096} x (N, K) in {(4096, 4096),
 (14336, 4096), (4096, 14336)}. Writes gemm_ab.json and gemm_ab.md.
@@ -138,10 +140,12 @@ def main(out_dir: str, quick: bool = False) -> int:
 
     import ember
     from bench.gpu_timing import ember_on_torch_stream, time_torch_graph
+    from bench.hand_ptx import load_pair
     from bench.report import save
     from ember.runtime import cuda
     arch = cuda.context().arch
     mod = cuda.load(ember.compile(ROOT / "kernels_src" / "gemm_bf16.ember", arch=arch, cache=False))
+    hand, _ = load_pair("gemm_bf16.ptx", arch)      # kernels_src/baselines/gemm_bf16.ptx, same launch
     triton_mm = _triton_matmul()
     shapes = SQUARE[:1] + LAYER[:3] if quick else SQUARE + LAYER
     rows = []
@@ -151,8 +155,11 @@ def main(out_dir: str, quick: bool = False) -> int:
         w = torch.randn(n, k, device="cuda", generator=g).to(torch.bfloat16)
         c = torch.empty(m, n, device="cuda", dtype=torch.float32)
         ct = torch.empty(m, n, device="cuda", dtype=torch.float32)
-        launch = mod.gemm_bf16.prepare(a, w, c, m, n, k, grid=((n + 127) // 128, (m + 127) // 128))
+        ch = torch.empty(m, n, device="cuda", dtype=torch.float32)
+        grid = ((n + 127) // 128, (m + 127) // 128)
+        launch = mod.gemm_bf16.prepare(a, w, c, m, n, k, grid=grid)
         sides = {"ember": ember_on_torch_stream(launch),
+                 "hand": ember_on_torch_stream(hand.prepare(a, w, ch, m, n, k, grid=grid)),
                  "cublas": lambda: torch.mm(a, w.t()),
                  "triton": lambda: triton_mm(a, w, ct, m, n, k)}
         flops = 2.0 * m * n * k
@@ -164,12 +171,14 @@ def main(out_dir: str, quick: bool = False) -> int:
         for name, fn in sides.items():
             fn()
             torch.cuda.synchronize()
-            out = {"ember": c, "triton": ct}.get(name)
+            out = {"ember": c, "hand": ch, "triton": ct}.get(name)
             got = (out[pick].double() if out is not None else torch.mm(a, w.t())[pick].double())
             err = float((got - ref).abs().max() / ref.abs().max())
             t = time_torch_graph(fn, iters=iters)["median_us"]
             row[name] = {"us": round(t, 2), "tflops": round(flops / t / 1e6, 1), "max_rel_err": err}
         row["ember_vs_cublas"] = round(row["cublas"]["us"] / row["ember"]["us"], 3)
+        row["ember_time_vs_hand"] = round(row["ember"]["us"] / row["hand"]["us"], 3)
+        row["bitwise_hand"] = bool(torch.equal(c, ch))
         rows.append(row)
         print(row, flush=True)
     configs = _configs(arch) if not quick else []
@@ -178,15 +187,18 @@ def main(out_dir: str, quick: bool = False) -> int:
     result = {"benchmark": "gemm_ab", "configs_4096": configs, "backward_4096": backward, "simt_f32": simt, "date": datetime.date.today().isoformat(),
               "device": torch.cuda.get_device_name(), "arch": arch, "torch": torch.__version__,
               "rows": rows, "note": "ember: gemm_bf16 (128x128 tile, 4 warps of 64x64, BK 64, 2 stages, f32 out); "
+                                    "hand: kernels_src/baselines/gemm_bf16.ptx (the same tile and launch); "
                                     "cublas: torch.mm bf16 (bf16 out); triton: 128x128x64, 8 warps, 3 stages (f32 out)"}
-    lines = ["# GEMM (bf16 in, f32 accumulate): Ember vs cuBLAS vs Triton", "",
+    lines = ["# GEMM (bf16 in, f32 accumulate): Ember vs hand PTX vs cuBLAS vs Triton", "",
              f"{result['date']}, {result['device']} ({arch}), torch {torch.__version__}; one run, CUDA graphs. "
              + result["note"] + ".", "",
-             "| M | N | K | Ember TFLOP/s | cuBLAS TFLOP/s | Triton TFLOP/s | Ember / cuBLAS | max rel err (E / cuBLAS / T) |",
-             "|---|---|---|---|---|---|---|---|"]
+             ("| M | N | K | Ember TFLOP/s | hand PTX TFLOP/s | cuBLAS TFLOP/s | Triton TFLOP/s | Ember / cuBLAS | "
+              "Ember time / hand | Ember = hand bitwise | max rel err (E / cuBLAS / T) |"),
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        lines.append(f"| {r['m']} | {r['n']} | {r['k']} | {r['ember']['tflops']} | {r['cublas']['tflops']} | "
-                     f"{r['triton']['tflops']} | {r['ember_vs_cublas']:.2f} | {r['ember']['max_rel_err']:.1e} / "
+        lines.append(f"| {r['m']} | {r['n']} | {r['k']} | {r['ember']['tflops']} | {r['hand']['tflops']} | "
+                     f"{r['cublas']['tflops']} | {r['triton']['tflops']} | {r['ember_vs_cublas']:.2f} | "
+                     f"{r['ember_time_vs_hand']:.2f} | {r['bitwise_hand']} | {r['ember']['max_rel_err']:.1e} / "
                      f"{r['cublas']['max_rel_err']:.1e} / {r['triton']['max_rel_err']:.1e} |")
     lines += ["", ("SIMT f32 (kernels_src/gemm_f32.ember, 128x128 tile, 8x8 per thread) against its hand-written PTX "
                    "(kernels_src/baselines/gemm_f32.ptx) and cuBLAS f32 without TF32:"),

@@ -17,6 +17,7 @@ HAND = {
     "rmsnorm_q4k_4096.ptx": ("rmsnorm_q4k_gemv_hand", "rmsnorm_q4k.ember", {"K": 4096, "WARPS": 8},
                              "rmsnorm_q4k_gemv"),
     "gemm_f32.ptx": ("gemm_f32_hand", "gemm_f32.ember", {}, "gemm_f32"),
+    "gemm_bf16.ptx": ("gemm_bf16_hand", "gemm_bf16.ember", {}, "gemm_bf16"),
 }
 
 
@@ -29,6 +30,8 @@ def load_pair(fname: str, arch: str):
     mod = cuda.load(ember.compile(BASELINES.parent / source, arch=arch, defines=defines, kernels=[kernel]))
     mine = getattr(mod, kernel)
     info = mine.info
-    hand = cuda.load_ptx((BASELINES / fname).read_text(), {entry: KernelInfo(entry, info.params, info.block, {})},
+    # the same launch: grid, block and the dynamic shared bytes the Ember kernel asks for
+    hand = cuda.load_ptx((BASELINES / fname).read_text(),
+                         {entry: KernelInfo(entry, info.params, info.block, {}, info.dynamic_shared)},
                          arch=arch, name=fname)
     return getattr(hand, entry), mine

@@ -21,7 +21,7 @@ def pair(fname):
 
 def test_every_baseline_is_run_here():
     assert set(HAND) == {"rmsnorm_f32_4096.ptx", "q4k_gemv_m1.ptx", "q4k_q8_gemv_m1.ptx", "rmsnorm_q4k_4096.ptx",
-                         "gemm_f32.ptx"}
+                         "gemm_f32.ptx", "gemm_bf16.ptx"}
 
 
 def test_rmsnorm_hand():
@@ -91,3 +91,25 @@ def test_gemm_f32_hand(m, n, k):
         outs.append(c)
         assert np.abs(c - ref).max() <= 1e-6 * np.abs(ref).max() * np.sqrt(k)
     assert np.array_equal(outs[0], outs[1])
+
+
+@pytest.mark.parametrize("m, n, k", [(1000, 1030, 520), (130, 260, 8), (4096, 4096, 4096)])
+def test_gemm_bf16_hand(m, n, k):
+    """The tensor-core bf16 GEMM by hand: partial tiles in M, N and K (a multiple of 8, not of
+    the 64-deep tile); bit for bit Ember's kernel (the same mma sequence per piece in the same
+    K order), within f32 rounding of f64 (bf16 products are exact in f32), and nothing
+    written past c's rows and columns."""
+    import torch
+    g = torch.Generator(device="cuda").manual_seed(m + n + k)
+    a = torch.randn(m, k, device="cuda", generator=g).to(torch.bfloat16)
+    w = torch.randn(n, k, device="cuda", generator=g).to(torch.bfloat16)
+    ref = a.double() @ w.double().t()
+    outs = []
+    for kernel in pair("gemm_bf16.ptx"):
+        c = torch.full((m + 1, n), float("nan"), device="cuda")
+        kernel(a, w, c, m, n, k, grid=((n + 127) // 128, (m + 127) // 128))
+        assert torch.isnan(c[m]).all()                      # the row past M is untouched
+        c = c[:m]
+        outs.append(c)
+        assert float((c.double() - ref).abs().max() / ref.abs().max()) < 1e-5
+    assert torch.equal(outs[0], outs[1])
