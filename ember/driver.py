@@ -211,10 +211,14 @@ def _compile(source_or_path, arch, defines, opt, ptx_version, name, passes, stop
     from .ir.printer import print_module
     from .ir.verifier import VerifyError, verify_module
     module = timed("irgen", irgen.generate, prog, diags)
-    try:
-        verify_module(module)
-    except VerifyError as e:
-        raise InternalError("irgen", str(e)) from e
+    # verify-each mode checks IR generation's output on its own (naming it); a plain compile
+    # verifies once, after the pipeline, which catches the same errors (`--emit ir` verifies here)
+    each = verifier.VERIFY_EACH or after_pass is not None or bool(os.environ.get("EMBER_VERIFY_EACH"))
+    if each or stop_after == "ir":
+        try:
+            verify_module(module)
+        except VerifyError as e:
+            raise InternalError("irgen", str(e)) from e
     _check_inlined_size(module, diags)
     # The IR text is made on request: rerunning IR generation is cheaper than a copy.
     stages["ir"] = lambda: print_module(irgen.generate(prog, Diagnostics()))
@@ -225,7 +229,6 @@ def _compile(source_or_path, arch, defines, opt, ptx_version, name, passes, stop
     from .ir.passes import PIPELINES, PassFailed, run_passes
     pass_list = PIPELINES[opt] if passes is None else list(passes)
     try:
-        each = verifier.VERIFY_EACH or after_pass is not None or bool(os.environ.get("EMBER_VERIFY_EACH"))
         timed("passes", run_passes, module, pass_list, verify=each, after=after_pass, timings=timings)
         if not each:
             t0 = time.perf_counter()
@@ -234,7 +237,7 @@ def _compile(source_or_path, arch, defines, opt, ptx_version, name, passes, stop
     except PassFailed as e:
         raise InternalError(f"pass {e.pass_name}", str(e.error)) from e
     except VerifyError as e:
-        raise InternalError(f"passes ({', '.join(pass_list)}; EMBER_VERIFY_EACH=1 names the pass)",
+        raise InternalError(f"irgen or passes ({', '.join(pass_list)}; EMBER_VERIFY_EACH=1 names the stage)",
                             str(e)) from e
     stages["ir-opt"] = lambda: print_module(module)
     from .ir.analysis.shared import dynamic_bytes

@@ -45,7 +45,7 @@ def test_ir_broken_by_a_pass_never_reaches_lowering(monkeypatch):
                     return True
         return True
     monkeypatch.setitem(PASSES, "dce", Pass("dce", breaking, dce.doc))
-    with pytest.raises(InternalError, match="EMBER_VERIFY_EACH=1 names the pass"):
+    with pytest.raises(InternalError, match="EMBER_VERIFY_EACH=1 names the stage"):
         ember.compile(OK, cache=False)
     monkeypatch.setattr(verifier, "VERIFY_EACH", True)
     with pytest.raises(InternalError, match="dce"):

@@ -21,8 +21,8 @@ CHECK_USES = False
 
 # Verify after every pass that changed the IR (naming the pass that broke it), as LLVM's
 # -verify-each does: the test suite, the fuzzers, `ember opt` and EMBER_VERIFY_EACH=1 turn
-# it on. A plain compile verifies after IR generation and once after the pipeline (a
-# tenth of a compile's time saved; broken IR still never reaches lowering).
+# it on (and check IR generation's output too). A plain compile verifies once, after the
+# pipeline (a tenth of a compile's time saved; broken IR still never reaches lowering).
 VERIFY_EACH = False
 
 
