@@ -1,4 +1,4 @@
-"""Ember IR -> LLVM IR (llvmlite.ir), for the NVPTX back end: the machinery (types,
+"""Ember IR -> LLVM IR (text, built with ember.lowering.llvm_ir), for the NVPTX back end: the machinery (types,
 constants, functions, the region walk) that the per-dialect lowerings (`lower_*.py`,
 registered by op name in `ember.lowering.LOWER`) use.
 
@@ -17,7 +17,7 @@ the back end use the non-coherent load path (`ld.global.nc`).
 
 from __future__ import annotations
 
-import llvmlite.ir as ll
+from . import llvm_ir as ll
 
 from .. import floats
 from ..diagnostics import InternalError
@@ -29,20 +29,8 @@ from ..trampoline import run
 from . import LOWER
 
 
-class BFloatType(ll.types._BaseFloatType):
-    """LLVM's `bfloat` (llvmlite has no class for it)."""
-
-    null = "0.0"
-    intrinsic_name = "bf16"
-
-    def __str__(self) -> str:
-        return "bfloat"
-
-
-BFloatType._create_instance()
-
 I1, I8, I16, I32, I64 = (ll.IntType(n) for n in (1, 8, 16, 32, 64))
-FLOATS = {"f16": ll.HalfType(), "bf16": BFloatType(), "f32": ll.FloatType(), "f64": ll.DoubleType()}
+FLOATS = {"f16": ll.HalfType(), "bf16": ll.BFloatType(), "f32": ll.FloatType(), "f64": ll.DoubleType()}
 
 
 def lltype(t: Type):

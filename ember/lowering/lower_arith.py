@@ -3,7 +3,7 @@ select and conversions, with the language's semantics made explicit where LLVM's
 
 from __future__ import annotations
 
-import llvmlite.ir as ll
+from . import llvm_ir as ll
 
 from ..diagnostics import InternalError
 from . import lowers

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import llvmlite.ir as ll
+from . import llvm_ir as ll
 
 from . import lowers
 from .llvm_lower import I1, I32, I64, lltype

@@ -3,7 +3,7 @@ memory cannot change during the kernel), arrays, constant tables and atomics."""
 
 from __future__ import annotations
 
-import llvmlite.ir as ll
+from . import llvm_ir as ll
 
 from . import lowers
 from ..ir.analysis.pointers import unchanging

@@ -4,7 +4,7 @@ half of register r), which is how the per-thread arrays are read and written her
 
 from __future__ import annotations
 
-import llvmlite.ir as ll
+from . import llvm_ir as ll
 
 from . import lowers
 from .llvm_lower import I32, I64, lltype
