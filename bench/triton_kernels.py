@@ -82,12 +82,33 @@ def _q4k_sub_block(w, blk, qs, d, dmin, rmask, j: tl.constexpr):
 
 
 @triton.jit
+def _q4k_rows(n, k, BLOCK_N: tl.constexpr):
+    """This program's BLOCK_N weight rows: (rows, which exist, super-blocks per row, each
+    row's first byte)."""
+    rows = tl.program_id(0) * BLOCK_N + tl.arange(0, BLOCK_N)
+    nb = k // 256
+    return rows, rows < n, nb, rows.to(tl.int64) * nb * 144
+
+
+@triton.jit
+def _q4k_quants(w, blk, rmask, g: tl.constexpr):
+    """The 32 quant bytes of group g (sub-blocks 2g and 2g + 1) of the super-blocks at blk."""
+    l32 = tl.arange(0, 32)
+    return tl.load(w + blk[:, None] + 16 + 32 * g + l32[None, :], mask=rmask[:, None], other=0).to(tl.int32)
+
+
+@triton.jit
+def _q8_term(a, b, q, av, dq, sq):
+    """One sub-block's DP4A-path contribution: d8 * (d * sc * dot(q4, q8) - dmin * m * sum(q8)).
+    (_q4k_q8_gemv writes it out: there the dot product comes before the loads of d8 and the
+    sum, and moving it changes the PTX Triton makes.)"""
+    return dq * (a * tl.sum(q * av[None, :], axis=1).to(tl.float32) - b * sq)
+
+
+@triton.jit
 def _q4k_gemv(w, x, y, n, k, M: tl.constexpr, BLOCK_N: tl.constexpr):
     """w: uint8 [n, k / 256 * 144]; x: f32 [M, k]; y: f32 [M, n]."""
-    rows = tl.program_id(0) * BLOCK_N + tl.arange(0, BLOCK_N)
-    rmask = rows < n
-    nb = k // 256
-    row_bytes = rows.to(tl.int64) * nb * 144
+    rows, rmask, nb, row_bytes = _q4k_rows(n, k, BLOCK_N)
     l32 = tl.arange(0, 32)
     for mi in tl.static_range(M):
         acc = tl.zeros([BLOCK_N], dtype=tl.float32)
@@ -95,7 +116,7 @@ def _q4k_gemv(w, x, y, n, k, M: tl.constexpr, BLOCK_N: tl.constexpr):
             blk = row_bytes + sb * 144
             d, dmin = _q4k_head(w, blk, rmask)
             for g in tl.static_range(4):
-                qs = tl.load(w + blk[:, None] + 16 + 32 * g + l32[None, :], mask=rmask[:, None], other=0).to(tl.int32)
+                qs = _q4k_quants(w, blk, rmask, g)
                 for h in tl.static_range(2):
                     a, b, q = _q4k_sub_block(w, blk, qs, d, dmin, rmask, 2 * g + h)
                     wv = a[:, None] * q.to(tl.float32) - b[:, None]
@@ -115,10 +136,7 @@ def _q4k_q8_gemv(w, aq, d8, s8, y, n, k, M: tl.constexpr, BLOCK_N: tl.constexpr)
     d8: f32 [M, k / 32] (the f16 scales); s8: int32 [M, k / 32] (exact quant sums).
     Per sub-block the integer dot product of the 4-bit quants with the int8 activations
     (exact, int32) and y += d8 * (d * sc * dot - dmin * m * sum)."""
-    rows = tl.program_id(0) * BLOCK_N + tl.arange(0, BLOCK_N)
-    rmask = rows < n
-    nb = k // 256
-    row_bytes = rows.to(tl.int64) * nb * 144
+    rows, rmask, nb, row_bytes = _q4k_rows(n, k, BLOCK_N)
     l32 = tl.arange(0, 32)
     for mi in tl.static_range(M):
         acc = tl.zeros([BLOCK_N], dtype=tl.float32)
@@ -126,7 +144,7 @@ def _q4k_q8_gemv(w, aq, d8, s8, y, n, k, M: tl.constexpr, BLOCK_N: tl.constexpr)
             blk = row_bytes + sb * 144
             d, dmin = _q4k_head(w, blk, rmask)
             for g in tl.static_range(4):
-                qs = tl.load(w + blk[:, None] + 16 + 32 * g + l32[None, :], mask=rmask[:, None], other=0).to(tl.int32)
+                qs = _q4k_quants(w, blk, rmask, g)
                 for h in tl.static_range(2):
                     a, b, q = _q4k_sub_block(w, blk, qs, d, dmin, rmask, 2 * g + h)
                     sub = sb * 8 + 2 * g + h
@@ -164,7 +182,7 @@ def _rmsnorm_q4k_gemv(x, gamma, w, y, n, k, eps, BLOCK_N: tl.constexpr):
         blk = row_bytes + sb * 144
         d, dmin = _q4k_head(w, blk, rmask)
         for g in tl.static_range(4):
-            qs = tl.load(w + blk[:, None] + 16 + 32 * g + l32[None, :], mask=rmask[:, None], other=0).to(tl.int32)
+            qs = _q4k_quants(w, blk, rmask, g)
             for h in tl.static_range(2):
                 a, b, q = _q4k_sub_block(w, blk, qs, d, dmin, rmask, 2 * g + h)
                 wv = a[:, None] * q.to(tl.float32) - b[:, None]
@@ -182,10 +200,7 @@ def rmsnorm_q4k_gemv(x, gamma, w, y, n, k, eps, block_n: int = 16):
 def _q4k_q8_swiglu(wg, wu, aq, d8, s8, y, n, k, M: tl.constexpr, BLOCK_N: tl.constexpr):
     """Gate/up Q4_K GEMVs on the DP4A path fused with SwiGLU (kernels_src/q4k_dp4a.ember's
     q4k_q8_swiglu): y = silu(W_gate a) * (W_up a), both as _q4k_q8_gemv computes them."""
-    rows = tl.program_id(0) * BLOCK_N + tl.arange(0, BLOCK_N)
-    rmask = rows < n
-    nb = k // 256
-    row_bytes = rows.to(tl.int64) * nb * 144
+    rows, rmask, nb, row_bytes = _q4k_rows(n, k, BLOCK_N)
     l32 = tl.arange(0, 32)
     for mi in tl.static_range(M):
         acc_g = tl.zeros([BLOCK_N], dtype=tl.float32)
@@ -195,17 +210,17 @@ def _q4k_q8_swiglu(wg, wu, aq, d8, s8, y, n, k, M: tl.constexpr, BLOCK_N: tl.con
             dg, dming = _q4k_head(wg, blk, rmask)
             du, dminu = _q4k_head(wu, blk, rmask)
             for g in tl.static_range(4):
-                qg = tl.load(wg + blk[:, None] + 16 + 32 * g + l32[None, :], mask=rmask[:, None], other=0).to(tl.int32)
-                qu = tl.load(wu + blk[:, None] + 16 + 32 * g + l32[None, :], mask=rmask[:, None], other=0).to(tl.int32)
+                qg = _q4k_quants(wg, blk, rmask, g)
+                qu = _q4k_quants(wu, blk, rmask, g)
                 for h in tl.static_range(2):
                     sub = sb * 8 + 2 * g + h
                     av = tl.load(aq + mi * k + sub * 32 + l32).to(tl.int32)
                     dq = tl.load(d8 + mi * (k // 32) + sub)
                     sq = tl.load(s8 + mi * (k // 32) + sub).to(tl.float32)
                     a, b, q = _q4k_sub_block(wg, blk, qg, dg, dming, rmask, 2 * g + h)
-                    acc_g += dq * (a * tl.sum(q * av[None, :], axis=1).to(tl.float32) - b * sq)
+                    acc_g += _q8_term(a, b, q, av, dq, sq)
                     a, b, q = _q4k_sub_block(wu, blk, qu, du, dminu, rmask, 2 * g + h)
-                    acc_u += dq * (a * tl.sum(q * av[None, :], axis=1).to(tl.float32) - b * sq)
+                    acc_u += _q8_term(a, b, q, av, dq, sq)
         tl.store(y + mi * n + rows, acc_g / (1.0 + tl.exp(-acc_g)) * acc_u, mask=rmask)
 
 
