@@ -7,7 +7,8 @@ per step - the const parameters that choose the layout per shape, each timed):
 - ember f32: kernels_src/q4k_gemv.ember q4k_gemv (f32 activations read from L1), and
   q4k_gemv_smem.ember (staged in padded shared memory) where M * K fits its 48 KB;
 - ember dp4a: kernels_src/q4k_dp4a.ember q4k_q8_gemv on Q8_1 activations (split layout;
-  quantize_q8_1 timed on its own row, and checked bit for bit against the reference);
+  quantize_q8_1 timed on its own row, and checked bit for bit against the reference), and
+  q4k_dp4a_smem.ember (the activations staged in shared memory, 8 warps a block);
 - hand PTX (M = 1): kernels_src/baselines/q4k_gemv_m1.ptx, q4k_q8_gemv_m1.ptx and
   rmsnorm_q4k_4096.ptx, each with the signature and launch of the Ember configuration named;
 - triton f32: bench/triton_kernels.py q4k_gemv (f32 activations, dequantised in registers),
@@ -134,6 +135,13 @@ def run_shape(n: int, k: int, arch: str, quick: bool, rng) -> list:
                 launches = [ember_on_torch_stream(mod.q4k_q8_gemv.prepare(wi.view(torch.uint32), *q8_args,
                                                                           grid=grid(WARPS * rows))) for wi in ws]
                 record(f"ember dp4a (UNROLL {unroll}, ROWS {rows})", m, rotating(launches), lambda y=y: y, ref8)
+                out[-1]["q8_1_bit_exact"] = exact_q8
+        if m * k * 1.125 <= SHARED_BYTES:       # activations staged in shared memory (q4k_dp4a_smem.ember)
+            for rows in ROWS[m]:
+                mod = ember_module("q4k_dp4a_smem.ember", {"M": m, "K": k, "WARPS": 8, "ROWS": rows})
+                launches = [ember_on_torch_stream(mod.q4k_q8_gemv_smem.prepare(wi.view(torch.uint32), *q8_args[:-1],
+                                                                               grid=grid(8 * rows))) for wi in ws]
+                record(f"ember dp4a (a in shared, ROWS {rows})", m, rotating(launches), lambda y=y: y, ref8)
                 out[-1]["q8_1_bit_exact"] = exact_q8
         if m == 1:
             mod = ember_module("q4k_dp4a.ember", {"M": 1, "WARPS": 8, "UNROLL": 1, "ROWS": 1}, ["q4k_q8_gemv"])

@@ -139,6 +139,24 @@ def test_rmsnorm_q4k_gemv(n, k):
     assert (err <= 4 * f32_tolerance(w, normed)[0]).all(), err.max()
 
 
+@pytest.mark.parametrize("m, n, k, rows", [(1, 7, 768, 1), (8, 5, 512, 2), (3, 11, 1280, 2)])
+def test_q4k_dp4a_with_activations_in_shared_memory(m, n, k, rows):
+    """q4k_dp4a_smem.ember: against the Q8_1 emulation, and bit for bit q4k_q8_gemv's result
+    (the same sums in the same order; only where the activations are read from differs).
+    N not a multiple of a block's rows; 5 super-blocks leave lane groups idle."""
+    _, w, x = inputs(3000 + 10 * m + n, n, k, m)
+    q8 = R.quantize_q8_1(x)
+    aq, ads = R.split_q8_1(q8)
+    staged = load(ember.compile(SRC / "q4k_dp4a_smem.ember", defines={"M": m, "WARPS": WARPS, "ROWS": rows, "K": k}))
+    y = np.zeros((m, n), np.float32)
+    staged.q4k_q8_gemv_smem(w.view(np.uint32), aq, ads, y, n, grid=grid(n, rows))
+    assert (np.abs(y - R.gemv_q8_1(w, q8)) <= f32_tolerance(w, R.dequantize_q8_1(q8))).all()
+    direct = load(ember.compile(SRC / "q4k_dp4a.ember", defines={"M": m, "WARPS": WARPS, "ROWS": rows, "UNROLL": 1}))
+    y_direct = np.zeros((m, n), np.float32)
+    direct.q4k_q8_gemv(w.view(np.uint32), aq, ads, y_direct, n, k, grid=grid(n, rows))
+    np.testing.assert_array_equal(y, y_direct)
+
+
 @pytest.mark.parametrize("unroll", [1, 4])
 def test_q4k_dp4a_unroll_guards(unroll):
     """9 super-blocks: with 4 lane groups x UNROLL per step, some steps are partly empty."""
