@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 
-
 # -- types ---------------------------------------------------------------------------------
 
 class Type:
