@@ -1,4 +1,4 @@
-"""Ember IR -> LLVM IR -> PTX. llvmlite is imported only in this package.
+"""Ember IR -> LLVM IR -> PTX. llvmlite (LLVM) is imported only in this package.
 
 `LOWER` maps each op name to its lowering, registered with `@lowers(...)` in the
 per-dialect files; every op of the op table is either lowered here or declared

@@ -23,12 +23,8 @@ def _index64(L, idx_value: Value, idx):
 
 def element_address(L, ptr_value: Value, ptr, idx_value: Value, idx):
     elem = lltype(ptr_value.type.pointee)
-    addr = L.b.gep(ptr, [_index64(L, idx_value, idx)], source_etype=elem)
-    # llvmlite gives the address the type of `ptr`, typed (`float addrspace(3)*`) when ptr is
-    # a shared array or an alloca; Ember's pointers are opaque, so that a pointer bit-cast to
-    # another element type can be loaded from and stored to as that type.
-    addr.type = ll.PointerType(addrspace=ptr.type.addrspace)
-    return addr
+    # an opaque pointer in ptr's address space: loaded from and stored to as any type
+    return L.b.gep(ptr, [_index64(L, idx_value, idx)], source_etype=elem)
 
 
 @lowers("mem.load")
@@ -99,7 +95,8 @@ def _alloca(L, op, args):
         slot = L.b.bitcast(arr, lltype(t.pointee).as_pointer())
     L.b.position_at_end(saved)
     nbytes = ll.Constant(I64, n * _natural(t.pointee))
-    # llvmlite types pointers by their element; the one memset declaration takes i8*
+    # (pointer-to-pointer casts are no-ops, written out as the typed-pointer IR of llvmlite
+    # had them, which keeps -O0's PTX unchanged)
     raw = L.b.bitcast(slot, I8.as_pointer())
     L.intrinsic("llvm.memset", [ll.PointerType(), I64], [raw, ll.Constant(I8, 0), nbytes, ll.Constant(I1, 0)],
                 ret=ll.VoidType())

@@ -13,9 +13,7 @@ from .lower_mem import element_address
 
 def _at(L, base, k: int, elem):
     """The address of element k after `base` (an element address of type `elem`)."""
-    addr = L.b.gep(base, [ll.Constant(I64, k)], source_etype=elem)
-    addr.type = ll.PointerType(addrspace=base.type.addrspace)
-    return addr
+    return L.b.gep(base, [ll.Constant(I64, k)], source_etype=elem)
 
 
 def _pairs(L, base, count: int, elem) -> list:
