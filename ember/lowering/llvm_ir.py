@@ -164,6 +164,10 @@ class Argument(Value):
             self._function._names.setdefault(name, 0)
         self.ref = f"%{_quote(name)}" if name else f'%".{self._index + 1}"'
 
+    @property
+    def attributes(self) -> "_ArgAttributes":
+        return _ArgAttributes(self)
+
     def add_attribute(self, attr: str) -> None:
         self.attrs.append(attr)
 
@@ -187,8 +191,6 @@ class _ArgAttributes:
             raise AttributeError(name)
         self._arg.align = value
 
-
-Argument.attributes = property(lambda self: _ArgAttributes(self))
 
 
 class Block:
@@ -383,7 +385,7 @@ class Alloca(Value):
 
 _ICMP_S = {"==": "eq", "!=": "ne", "<": "slt", "<=": "sle", ">": "sgt", ">=": "sge"}
 _ICMP_U = {"==": "eq", "!=": "ne", "<": "ult", "<=": "ule", ">": "ugt", ">=": "uge"}
-_FCMP_O = {"==": "oeq", "!=": "one", "<": "olt", "<=": "ole", ">": "ogt", ">=": "oge", "ord": "ord"}
+_FCMP_O = {"==": "oeq", "!=": "one", "<": "olt", "<=": "ole", ">": "ogt", ">=": "oge"}
 _FCMP_U = {"==": "ueq", "!=": "une", "<": "ult", "<=": "ule", ">": "ugt", ">=": "uge", "uno": "uno"}
 I1 = IntType(1)
 
