@@ -19,6 +19,7 @@ from .. import floats
 from ..diagnostics import Diagnostics
 from ..source import SourceFile, Span
 from . import ast as A
+from .lexer import SharedScannerLexer
 
 _FRIENDLY = {
     "NAME": "identifier",
@@ -380,6 +381,10 @@ _builder: _Builder | None = None
 _names: dict[str, str] = {}
 
 
+# lark's contextual lexer with one scanner for all parser states (see lexer.py)
+_LEXER = {"ContextualLexer": SharedScannerLexer}
+
+
 def _get_parser() -> tuple[Lark, _Builder]:
     global _parser, _builder
     if _parser is None:
@@ -387,10 +392,10 @@ def _get_parser() -> tuple[Lark, _Builder]:
         builder = _Builder()
         try:
             parser = Lark(grammar, parser="lalr", lexer="contextual", start=["start", "item_only"],
-                          keep_all_tokens=True, transformer=builder, cache=True)
+                          keep_all_tokens=True, transformer=builder, cache=True, _plugins=_LEXER)
         except OSError:  # read-only temp dir: build without the on-disk cache
             parser = Lark(grammar, parser="lalr", lexer="contextual", start=["start", "item_only"],
-                          keep_all_tokens=True, transformer=builder)
+                          keep_all_tokens=True, transformer=builder, _plugins=_LEXER)
         for t in parser.terminals:
             pat = t.pattern
             _names[t.name] = _FRIENDLY.get(t.name) or (

@@ -1,0 +1,59 @@
+"""Lark's contextual lexer, scanning with one regular expression instead of one per state.
+
+Ember's grammar needs contextual lexing (`block`, `step`, `align`, ... are words of the
+language in some places and names in others; `>>` closes two type argument lists). Lark's
+ContextualLexer builds a scanner - every terminal the parser accepts in a state, joined into
+one large regular expression - for each distinct set of terminals: 44 for Ember's grammar,
+whose `re.compile` calls were ~30 ms of a cold `ember compile`.
+
+This lexer scans with the root scanner (all terminals) and keeps its token when the parser
+accepts that terminal in the current state. The state's own scanner holds a subsequence of
+the root's alternatives in the same priority order, so where the root's first matching
+alternative is one the state accepts, the state's scanner matches the same one. When the
+root's token is not accepted (a contextual word used as a name, a character the root cannot
+scan), the position is rewound and the state's own scanner - built on first use, as lark
+does - decides, exactly as lark's lexer would. tests/frontend/test_lexer.py checks that the
+token streams are the same as lark's on every `.ember` file in the repository and on the
+fuzz corpus.
+"""
+
+from __future__ import annotations
+
+from lark.exceptions import UnexpectedCharacters, UnexpectedToken
+from lark.lexer import ContextualLexer
+
+
+class SharedScannerLexer(ContextualLexer):
+    def __init__(self, conf, states, always_accept=()) -> None:
+        super().__init__(conf, states, always_accept)
+        extra = frozenset(always_accept)
+        self.accepts = {state: frozenset(names) | extra for state, names in states.items()}
+
+    def lex(self, lexer_state, parser_state):
+        root = self.root_lexer
+        try:
+            while True:
+                state = parser_state.position
+                ctr = lexer_state.line_ctr
+                saved = (ctr.char_pos, ctr.line, ctr.column, ctr.line_start_pos, lexer_state.last_token)
+                try:
+                    token = root.next_token(lexer_state, parser_state)
+                    if token.type in self.accepts[state]:
+                        yield token
+                        continue
+                except UnexpectedCharacters:
+                    pass
+                ctr.char_pos, ctr.line, ctr.column, ctr.line_start_pos, lexer_state.last_token = saved
+                yield self.lexers[state].next_token(lexer_state, parser_state)
+        except EOFError:
+            pass
+        except UnexpectedCharacters as e:
+            # As lark's lexer: a terminal that exists but is not allowed here reads better as
+            # an unexpected token than as an unexpected character.
+            try:
+                last_token = lexer_state.last_token
+                token = root.next_token(lexer_state, parser_state)
+                raise UnexpectedToken(token, e.allowed, state=parser_state, token_history=[last_token],
+                                      terminals_by_name=root.terminals_by_name) from None
+            except UnexpectedCharacters:
+                raise e from None
