@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-import numpy as np
+from ..lazy_numpy import np
 
 from ..diagnostics import Diagnostic
 from ..trampoline import run

@@ -18,6 +18,8 @@
 - semantics: `eval` (pure, on lane arrays; also the constant folder), `simulate` (ops that
   need the machine: memory, the thread's coordinates, its warp and the active mask), or
   `expanded_by` (replaced by a pass before lowering; evaluated through the expansion);
+  `fold`, the same for integer and bool constants on Python ints, which the constant
+  folder tries first (a compile then needs no numpy; tests check it equals `eval`);
 - `canonicalize`: the op's own rewrites beyond the traits;
 - `min_sm`: the oldest architecture that has it; `approx`: the documented bound when the
   hardware does not compute the result exactly (everything else is bitwise);
@@ -195,6 +197,8 @@ class OpDef:
                                            # (which points at the argument) both apply it
     infer: Callable | None = None          # (operand types, attrs) -> result types
     eval: Callable | None = None           # (op, *lane arrays) -> result arrays
+    fold: Callable | None = None           # (op, *constants) -> result constants, or None to use
+                                           # eval: exact on Python scalars (int_semantics.py)
     simulate: Callable | None = None       # (machine, op, args, mask) -> results
     canonicalize: Callable | None = None   # op -> None or (new ops, replacement values)
     expanded_by: str | None = None         # the pass that replaces it before lowering

@@ -18,16 +18,16 @@ bf16 values are held in float32 arrays whose values are always bf16-representabl
 
 from __future__ import annotations
 
-import numpy as np
-
+from ..lazy_numpy import np
 from .types import BOOL, ScalarType, Type, VectorType
 
+# numpy dtypes by name (numpy itself is imported on first use: see ember/lazy_numpy.py)
 _DTYPES = {
-    "bool": np.bool_, "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64,
-    "u8": np.uint8, "u16": np.uint16, "u32": np.uint32, "u64": np.uint64,
-    "f16": np.float16, "bf16": np.float32, "f32": np.float32, "f64": np.float64,
+    "bool": "bool", "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64",
+    "u8": "uint8", "u16": "uint16", "u32": "uint32", "u64": "uint64",
+    "f16": "float16", "bf16": "float32", "f32": "float32", "f64": "float64",
 }
-_UINT_OF_BITS = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
+_UINT_OF_BITS = {8: "uint8", 16: "uint16", 32: "uint32", 64: "uint64"}
 
 
 def dtype(t: Type):

@@ -5,9 +5,9 @@ every rewrite is exact for all inputs."""
 
 from __future__ import annotations
 
-import numpy as np
+import math
 
-from .. import semantics as S
+from ... import floats
 from ..core import Op
 from ..types import BOOL, ScalarType
 
@@ -71,19 +71,16 @@ def sub(op):
 def exact_reciprocal(bits: int, t: ScalarType):
     """The bit pattern of 1/c when c (given as bits) is a power of two whose reciprocal is
     also representable (so multiplying by it is exactly dividing by c); else None."""
-    c = float(S.from_bits(np.array([bits]), t)[0])
-    if not np.isfinite(c) or c == 0.0:
+    c = floats.from_bits(bits, t.name)
+    if not math.isfinite(c) or c == 0.0:
         return None
-    m, _ = np.frexp(abs(c))
+    m, _ = math.frexp(abs(c))
     if m != 0.5:
         return None
-    with np.errstate(over="ignore"):
-        r = np.float64(1.0) / np.float64(c)     # exact in f64 unless it overflows
-    if not np.isfinite(r):
-        return None
-    rbits = int(S.to_bits(np.array([r]), t)[0])
-    back = float(S.from_bits(np.array([rbits]), t)[0])
-    return rbits if back == r else None         # representable in t (not rounded, no overflow)
+    r = 1.0 / c                                 # exact in f64 unless it overflows (to inf)
+    if not math.isfinite(r) or floats.round_float(r, t.name) != r:
+        return None                             # not representable in t (rounded, or overflows)
+    return floats.to_bits(r, t.name)
 
 
 def div(op):

@@ -8,7 +8,7 @@ its warp, where its warp-mates are, and which lanes are active (the mask).
 
 from __future__ import annotations
 
-import numpy as np
+from ...lazy_numpy import np
 
 from ..formats import Keyword, Operands
 from ..opdef import CONVERGENT, SIDE_EFFECT, defop, enum

@@ -15,34 +15,35 @@
 
 from __future__ import annotations
 
-import numpy as np
+import math
 
+from ...lazy_numpy import np
 from .. import semantics as S
 from ..formats import Operands
 from ..opdef import Approx, Range, defop
 
 NATIVE_UNARY = {
-    "sqrt": (np.sqrt, "Correctly rounded square root."),
-    "floor": (np.floor, "Round toward -inf."),
-    "ceil": (np.ceil, "Round toward +inf."),
-    "trunc": (np.trunc, "Round toward zero."),
-    "rint": (np.rint, "Round to nearest, ties to even."),
+    "sqrt": (lambda x: np.sqrt(x), "Correctly rounded square root."),
+    "floor": (lambda x: np.floor(x), "Round toward -inf."),
+    "ceil": (lambda x: np.ceil(x), "Round toward +inf."),
+    "trunc": (lambda x: np.trunc(x), "Round toward zero."),
+    "rint": (lambda x: np.rint(x), "Round to nearest, ties to even."),
 }
 ACCURATE_UNARY = ("sin", "cos", "tan", "exp", "exp2", "log", "log2", "tanh", "rsqrt", "round")
 
-_PI = float(np.pi)
+_PI = math.pi
 _POS = Range(1e-30, 1e30)
 # fast op -> (PTX instruction, f64 reference, domain per argument, error kind, bound)
 FAST = {
-    "fast_sin": ("sin.approx.f32", np.sin, (Range(-_PI, _PI),), "abs", 2.0 ** -20),
-    "fast_cos": ("cos.approx.f32", np.cos, (Range(-_PI, _PI),), "abs", 2.0 ** -20),
-    "fast_exp2": ("ex2.approx.f32", np.exp2, (Range(-100.0, 100.0),), "rel", 2.0 ** -21),
-    "fast_log2": ("lg2.approx.f32", np.log2, (_POS,), "abs_or_rel", 2.0 ** -21),
-    "fast_exp": ("ex2.approx.f32 of x*log2(e)", np.exp, (Range(-80.0, 80.0),), "rel", 2.0 ** -16),
-    "fast_log": ("lg2.approx.f32 times ln 2", np.log, (_POS,), "abs_or_rel", 2.0 ** -20),
+    "fast_sin": ("sin.approx.f32", lambda x: np.sin(x), (Range(-_PI, _PI),), "abs", 2.0 ** -20),
+    "fast_cos": ("cos.approx.f32", lambda x: np.cos(x), (Range(-_PI, _PI),), "abs", 2.0 ** -20),
+    "fast_exp2": ("ex2.approx.f32", lambda x: np.exp2(x), (Range(-100.0, 100.0),), "rel", 2.0 ** -21),
+    "fast_log2": ("lg2.approx.f32", lambda x: np.log2(x), (_POS,), "abs_or_rel", 2.0 ** -21),
+    "fast_exp": ("ex2.approx.f32 of x*log2(e)", lambda x: np.exp(x), (Range(-80.0, 80.0),), "rel", 2.0 ** -16),
+    "fast_log": ("lg2.approx.f32 times ln 2", lambda x: np.log(x), (_POS,), "abs_or_rel", 2.0 ** -20),
     "fast_rsqrt": ("rsqrt.approx.f32", lambda x: 1.0 / np.sqrt(x), (_POS,), "rel", 2.0 ** -21),
-    "fast_sqrt": ("sqrt.approx.f32", np.sqrt, (_POS,), "rel", 2.0 ** -21),
-    "fast_tanh": ("tanh.approx.f32", np.tanh, (Range(-10.0, 10.0),), "abs", 2.0 ** -10),
+    "fast_sqrt": ("sqrt.approx.f32", lambda x: np.sqrt(x), (_POS,), "rel", 2.0 ** -21),
+    "fast_tanh": ("tanh.approx.f32", lambda x: np.tanh(x), (Range(-10.0, 10.0),), "abs", 2.0 ** -10),
     "fast_rcp": ("rcp.approx.f32", lambda x: 1.0 / x, (_POS,), "rel", 2.0 ** -22),
     # The PTX ISA bounds div.approx for divisors of magnitude 2^-126..2^126 (and a normal
     # quotient): both arguments in 1e-18..1e18 keep the quotient normal.
@@ -68,7 +69,7 @@ for _name, (_fn, _doc) in NATIVE_UNARY.items():
           example=f"%r = math.{_name} %x : f32", example_args="%x: f32", doc=_doc)
 
 defop("math.copysign", Operands(), operands="magnitude: F, sign: F", results="result: F",
-      eval=_native_eval(np.copysign), example="%r = math.copysign %a, %b : f32", example_args="%a: f32, %b: f32",
+      eval=_native_eval(lambda a, b: np.copysign(a, b)), example="%r = math.copysign %a, %b : f32", example_args="%a: f32, %b: f32",
       doc="The magnitude of the first, the sign of the second.")
 defop("math.fma", Operands(), operands="a: F, b: F, c: F", results="result: F",
       eval=lambda op, a, b, c: (S.fma(a, b, c, op.results[0].type),),

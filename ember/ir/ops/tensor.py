@@ -15,21 +15,29 @@ on GPUs is in docs/simulator.md (tests/gpu/test_tensor_gpu.py bounds it).
 
 from __future__ import annotations
 
-import numpy as np
+import functools
 
+from ...lazy_numpy import np
 from ..formats import Operands
 from ..opdef import CONVERGENT, MAY_FAULT, READS_MEMORY, WRITES_MEMORY, Attr, defop
 from ..types import F32, VectorType
 
-# lane l = 4 * group + t (group = l // 4, t = l % 4); element i of the lane's fragment:
-_LANE = np.arange(32)
-_G, _T = _LANE // 4, _LANE % 4
-A_ROW = np.stack([_G + 8 * ((i // 2) % 2) for i in range(8)], axis=1)        # [lane, i]: 16 x 16, row-major
-A_COL = np.stack([2 * _T + (i % 2) + 8 * (i // 4) for i in range(8)], axis=1)
-B_ROW = np.stack([2 * _T + (i % 2) + 8 * (i // 2) for i in range(4)], axis=1)  # k of the 16 x 8 B
-B_COL = np.stack([_G for _ in range(4)], axis=1)
-C_ROW = np.stack([_G + 8 * (i // 2) for i in range(4)], axis=1)               # 16 x 8 accumulators
-C_COL = np.stack([2 * _T + (i % 2) for i in range(4)], axis=1)
+
+@functools.cache
+def mma_layout() -> tuple:
+    """The m16n8k16 fragment layouts of the PTX ISA, as index tables (built on first use,
+    with numpy): C_ROW, C_COL ([lane, i] -> row, column of accumulator i of a lane) and, for
+    A and B, the owner tables (matrix element -> the lane holding it, its fragment index)."""
+    # lane l = 4 * group + t (group = l // 4, t = l % 4); element i of the lane's fragment:
+    lane = np.arange(32)
+    g, t = lane // 4, lane % 4
+    a_row = np.stack([g + 8 * ((i // 2) % 2) for i in range(8)], axis=1)        # [lane, i]: 16 x 16, row-major
+    a_col = np.stack([2 * t + (i % 2) + 8 * (i // 4) for i in range(8)], axis=1)
+    b_row = np.stack([2 * t + (i % 2) + 8 * (i // 2) for i in range(4)], axis=1)  # k of the 16 x 8 B
+    b_col = np.stack([g for _ in range(4)], axis=1)
+    c_row = np.stack([g + 8 * (i // 2) for i in range(4)], axis=1)               # 16 x 8 accumulators
+    c_col = np.stack([2 * t + (i % 2) for i in range(4)], axis=1)
+    return c_row, c_col, _owner(a_row, a_col, (16, 16)), _owner(b_row, b_col, (16, 8))
 
 
 def _owner(rows: np.ndarray, cols: np.ndarray, shape: tuple) -> tuple:
@@ -40,10 +48,6 @@ def _owner(rows: np.ndarray, cols: np.ndarray, shape: tuple) -> tuple:
             lane[rows[ln, i], cols[ln, i]] = ln
             index[rows[ln, i], cols[ln, i]] = i
     return lane, index
-
-
-A_OWNER = _owner(A_ROW, A_COL, (16, 16))
-B_OWNER = _owner(B_ROW, B_COL, (16, 8))
 
 
 def _whole_warps(m, op, mask) -> None:
@@ -74,6 +78,7 @@ def _mma_sim(m, op, args, mask):
     cv = _read(m, op, acc, ai, F32, 4, mask)
     lane = m.lane_in_warp()
     out = np.zeros((m.lanes, 4))
+    C_ROW, C_COL, A_OWNER, B_OWNER = mma_layout()
     for i in range(4):
         row, col = C_ROW[lane, i], C_COL[lane, i]
         total = cv[:, i].copy()

@@ -3,7 +3,7 @@ vectorize pass."""
 
 from __future__ import annotations
 
-import numpy as np
+from ...lazy_numpy import np
 
 from ..formats import Operands
 from ..opdef import Attr, defop

@@ -1,9 +1,10 @@
 """canonicalize: fold constants and apply algebraic identities, all exact.
 
 Nothing here names an op: it reads each op's definition.
-- Constant folding runs the op's own semantics (the simulator's; an expanded op's
-  expansion), so a folded value is bit for bit what the GPU would compute. Ops whose
-  hardware result is approximate are never folded.
+- Constant folding runs the op's own semantics (its `fold` on Python scalars for integer
+  and bool constants, else the simulator's `eval`; an expanded op's expansion), so a
+  folded value is bit for bit what the GPU would compute. Ops whose hardware result is
+  approximate are never folded.
 - The algebraic facts of an op's traits, for the kinds of types they hold for: an
   identity element (`x * 1 -> x`; for floats only the exact ones, `x * 1.0`, `x + (-0.0)`,
   `x - 0.0`, not `x + 0.0`), an absorbing element (`x & 0 -> 0`), idempotence
@@ -20,8 +21,8 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-import numpy as np
-
+from ... import floats
+from ...lazy_numpy import np
 from .. import semantics as S
 from ..core import Module, Op
 from ..interp import evaluate
@@ -70,21 +71,33 @@ def _fold(op: Op):
         return None
     if not all(isinstance(r.type, ScalarType) for r in op.results):
         return None
+    consts = [make_const(r.type, v, op.loc) for r, v in zip(op.results, constant_results(op))]
+    return consts, [c.results[0] for c in consts]
+
+
+def constant_results(op: Op, scalar: bool = True) -> list:
+    """The results of an op whose operands are all constants, as `arith.const` holds them
+    (integers not yet wrapped): by the op's `fold` on Python scalars where it has one and
+    `scalar` is set, else by its numpy semantics."""
+    d = op.opdef
+    if scalar and d.fold is not None:
+        values = d.fold(op, *[const_value(v) for v in op.operands])
+        if values is not None:
+            return list(values)
     args = [S.const(const_value(v), v.type, 1) for v in op.operands]
     with np.errstate(all="ignore"):
-        values = evaluate(op, args)
-    consts = []
-    for r, arr in zip(op.results, values):
+        arrays = evaluate(op, args)
+    values = []
+    for r, arr in zip(op.results, arrays):
         t = r.type
         a = np.asarray(arr)
         if t.is_float:
-            v = int(S.to_bits(a, t)[0])
+            values.append(int(S.to_bits(a, t)[0]))
         elif t.is_bool:
-            v = bool(a.reshape(-1)[0])
+            values.append(bool(a.reshape(-1)[0]))
         else:
-            v = int(a.reshape(-1)[0])
-        consts.append(make_const(t, v, op.loc))
-    return consts, [c.results[0] for c in consts]
+            values.append(int(a.reshape(-1)[0]))
+    return values
 
 
 def _commute(op: Op):
@@ -102,7 +115,7 @@ def _symbol_bits(symbol: str, t: ScalarType):
     """The constant an algebraic fact names, as the IR stores it for type t."""
     if t.is_float:
         value = {POS_ZERO: 0.0, NEG_ZERO: -0.0, FONE: 1.0}.get(symbol)
-        return None if value is None else int(S.to_bits(np.array([value]), t)[0])
+        return None if value is None else floats.to_bits(value, t.name)
     if t.is_bool:
         return {ZERO: False, ALL_ONES: True}.get(symbol)
     return {ZERO: 0, ONE: 1, ALL_ONES: (1 << t.bits) - 1}.get(symbol)
