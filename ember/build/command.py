@@ -3,6 +3,7 @@ in this process or in `-j N` worker processes, with a progress line on a termina
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 
@@ -226,6 +227,8 @@ def _run_serial(jobs: list) -> list:
     progress = _Progress(len(jobs))
     results = []
     for k, job in enumerate(jobs, 1):
+        if k > 1:
+            gc.collect()        # the last job's IR (the `ember` command runs without the collector)
         result = run_job(job)
         progress.clear()
         _show(job, result)
@@ -241,7 +244,7 @@ def _run_parallel(jobs: list, workers: int) -> list:
     progress = _Progress(len(jobs))
     results: list = [None] * len(jobs)
     shown = 0
-    with ProcessPoolExecutor(max_workers=min(workers, len(jobs))) as pool:
+    with ProcessPoolExecutor(max_workers=min(workers, len(jobs)), initializer=gc.enable) as pool:
         pending = {pool.submit(run_job, job): i for i, job in enumerate(jobs)}
         finished = 0
         while pending:
