@@ -70,11 +70,16 @@ def _shift(L, op, args):
     t = op.results[0].type
     a, n = args
     ty = a.type
-    if n.type.width > ty.width:
-        n = L.b.trunc(n, ty)
-    elif n.type.width < ty.width:
-        n = L.b.zext(n, ty)
-    n = L.b.and_(n, ll.Constant(ty, t.bits - 1))
+    amount = const_int(op.amount)
+    if amount is not None:
+        # the usual case, folded here rather than left for LLVM's instcombine
+        n = ll.Constant(ty, amount & (t.bits - 1))
+    else:
+        if n.type.width > ty.width:
+            n = L.b.trunc(n, ty)
+        elif n.type.width < ty.width:
+            n = L.b.zext(n, ty)
+        n = L.b.and_(n, ll.Constant(ty, t.bits - 1))
     if op.name == "arith.shl":
         return [L.b.shl(a, n)]
     return [L.b.ashr(a, n) if t.signed else L.b.lshr(a, n)]

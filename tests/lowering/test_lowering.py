@@ -74,3 +74,19 @@ def test_local_arrays_of_several_element_types():
     for opt in (0, 3):
         prog = ember.compile(src, opt=opt)
         assert prog.validate("sm_90").kernels["k"].spill_stores == 0
+
+
+def test_constant_shift_amounts_are_folded_modulo_the_width():
+    """`x >> 40` on u32 shifts by 8 (the language takes amounts modulo the width); a
+    constant amount is lowered as the constant, a variable one is masked."""
+    src = """
+kernel k(x: *mut global u32, y: *mut global i16, n: u32) block(32) {
+    x[0] = x[1] >> 40u32;
+    y[0] = y[1] << 17u32;
+    x[2] = x[3] << n;
+}"""
+    llvm_ir = ember.compile(src, opt=0, stop_after="llvm", cache=False).stage("llvm")
+    assert "lshr i32" in llvm_ir and ", 8\n" in llvm_ir.split("lshr i32", 1)[1].split("\n", 1)[0] + "\n"
+    assert "shl i16" in llvm_ir and ", 1\n" in llvm_ir.split("shl i16", 1)[1].split("\n", 1)[0] + "\n"
+    assert "and i32 %" in llvm_ir and ", 31" in llvm_ir          # the variable amount
+    assert "and i32 40" not in llvm_ir and "and i16 17" not in llvm_ir
