@@ -59,7 +59,8 @@ defop("arith.undef", Operands(), results="result: any", simulate=_undef_sim,
 
 # -- binary arithmetic: one table, one evaluator per row.
 
-def _binary(name, kinds, fn, fold, traits=(), doc="", canonicalize=None):
+def _binary(name, kinds, fn, fold=None, traits=(), doc="", canonicalize=None):
+    """fn(a, b, t) on lane arrays; fold on Python ints where fn is not the same expression."""
     def ev(op, a, b):
         t = op.results[0].type
         with np.errstate(all="ignore"):
@@ -67,7 +68,7 @@ def _binary(name, kinds, fn, fold, traits=(), doc="", canonicalize=None):
         return (S._fix_bf16(r, t) if t.is_float else r,)
 
     defop(name, Operands(), operands=f"lhs: {kinds}, rhs: {kinds}", results=f"result: {kinds}",
-          traits=traits, eval=ev, fold=_int_fold(fold), canonicalize=canonicalize,
+          traits=traits, eval=ev, fold=_int_fold(fold or fn), canonicalize=canonicalize,
           example=f"%r = {name} %a, %b : u32", example_args="%a: u32, %b: u32", doc=doc)
 
 
@@ -79,31 +80,32 @@ def _minmax(int_fn, float_fn):
     return lambda a, b, t: float_fn(a, b, t) if t.is_float else int_fn(a, b)
 
 
-_binary("arith.add", "N", lambda a, b, t: a + b, lambda a, b, t: a + b,
+_binary("arith.add", "N", lambda a, b, t: a + b, None,
         (COMMUTATIVE, Identity(ZERO, INT), Identity(NEG_ZERO, FLOAT)),
         "Wrapping for integers, IEEE for floats.", canon.add)
-_binary("arith.sub", "N", lambda a, b, t: a - b, lambda a, b, t: a - b,
+_binary("arith.sub", "N", lambda a, b, t: a - b, None,
         (Identity(ZERO, INT), Identity(POS_ZERO, FLOAT), SelfInverse(INT)), "Wrapping for integers, IEEE for floats.",
         canon.sub)
-_binary("arith.mul", "N", lambda a, b, t: a * b, lambda a, b, t: a * b,
+_binary("arith.mul", "N", lambda a, b, t: a * b, None,
         (COMMUTATIVE, Identity(ONE, INT), Identity(FONE, FLOAT), Absorbing(ZERO, INT)),
         "Wrapping for integers, IEEE for floats.")
 _binary("arith.div", "N", _div, lambda a, b, t: I.div(a, b), (Identity(ONE, INT), Identity(FONE, FLOAT)),
         "Integers truncate; x/0 = -1 (all ones); MIN/-1 = MIN.", canon.div)
-_binary("arith.rem", "I", lambda a, b, t: S.int_rem(a, b, t), lambda a, b, t: I.rem(a, b), doc="Sign of the dividend; x%0 = x; MIN%-1 = 0.")
+_binary("arith.rem", "I", lambda a, b, t: S.int_rem(a, b, t), lambda a, b, t: I.rem(a, b),
+        doc="Sign of the dividend; x%0 = x; MIN%-1 = 0.")
 _binary("arith.min", "N", _minmax(lambda a, b: np.minimum(a, b), S.fmin), lambda a, b, t: min(a, b),
         (COMMUTATIVE, Idempotent(INT)),
         "Floats: NaN ignored, -0 < +0.")
 _binary("arith.max", "N", _minmax(lambda a, b: np.maximum(a, b), S.fmax), lambda a, b, t: max(a, b),
         (COMMUTATIVE, Idempotent(INT)),
         "Floats: NaN ignored, -0 < +0.")
-_binary("arith.and", "B", lambda a, b, t: a & b, lambda a, b, t: a & b,
+_binary("arith.and", "B", lambda a, b, t: a & b, None,
         (COMMUTATIVE, Identity(ALL_ONES, INT_OR_BOOL), Absorbing(ZERO, INT_OR_BOOL), Idempotent(INT_OR_BOOL)),
         "Bitwise and (logical for bool).")
-_binary("arith.or", "B", lambda a, b, t: a | b, lambda a, b, t: a | b,
+_binary("arith.or", "B", lambda a, b, t: a | b, None,
         (COMMUTATIVE, Identity(ZERO, INT_OR_BOOL), Absorbing(ALL_ONES, BOOL_KIND), Idempotent(INT_OR_BOOL)),
         "Bitwise or (logical for bool).")
-_binary("arith.xor", "B", lambda a, b, t: a ^ b, lambda a, b, t: a ^ b,
+_binary("arith.xor", "B", lambda a, b, t: a ^ b, None,
         (COMMUTATIVE, Identity(ZERO, INT_OR_BOOL), SelfInverse(INT)), "Bitwise exclusive or (logical for bool).")
 
 
@@ -115,8 +117,10 @@ def _shift(name, fn, fold, doc):
           example=f"%r = {name} %a, %n : u32", example_args="%a: u32, %n: u32", doc=doc)
 
 
-_shift("arith.shl", S.shl, lambda a, b, t: a << I.shift_amount(b, t), "Shift left; the amount is taken modulo the bit width.")
-_shift("arith.shr", S.shr, lambda a, b, t: a >> I.shift_amount(b, t), "Arithmetic for signed types, logical for unsigned; amount modulo the width.")
+_shift("arith.shl", S.shl, lambda a, b, t: a << I.shift_amount(b, t),
+       "Shift left; the amount is taken modulo the bit width.")
+_shift("arith.shr", S.shr, lambda a, b, t: a >> I.shift_amount(b, t),
+       "Arithmetic for signed types, logical for unsigned; amount modulo the width.")
 
 
 # -- unary
@@ -142,15 +146,14 @@ _unary("arith.abs", "N", lambda a: np.abs(a), lambda a, t: abs(a),
 # -- comparison and select
 
 PREDICATES = ("eq", "ne", "lt", "le", "gt", "ge")
-_CMP = {"eq": "equal", "ne": "not_equal", "lt": "less", "le": "less_equal", "gt": "greater",
-        "ge": "greater_equal"}       # numpy's names
-_CMP_INT = {"eq": operator.eq, "ne": operator.ne, "lt": operator.lt, "le": operator.le, "gt": operator.gt,
-            "ge": operator.ge}
+# elementwise on lane arrays, plain on Python ints
+_CMP = {"eq": operator.eq, "ne": operator.ne, "lt": operator.lt, "le": operator.le, "gt": operator.gt,
+        "ge": operator.ge}
 
 defop("arith.cmp", Keyword("pred", types_of="operands"), operands="lhs: T, rhs: T", results="result: bool",
       attrs={"pred": enum(*PREDICATES)}, canonicalize=canon.cmp,
-      eval=lambda op, a, b: (getattr(np, _CMP[op.pred])(a, b),),
-      fold=lambda op, a, b: None if op.lhs.type.is_float else (_CMP_INT[op.pred](a, b),),
+      eval=lambda op, a, b: (_CMP[op.pred](a, b),),
+      fold=lambda op, a, b: None if op.lhs.type.is_float else (_CMP[op.pred](a, b),),
       example="%b = arith.cmp lt %a, %c : u32", example_args="%a: u32, %c: u32",
       doc="Float comparisons are ordered (false on NaN) except `ne`, which is true on NaN.")
 def _select(c, a, b):
