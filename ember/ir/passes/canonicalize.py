@@ -75,6 +75,23 @@ def _fold(op: Op):
     return consts, [c.results[0] for c in consts]
 
 
+def fold_scalar(op: Op):
+    """Like _fold, for ops with a `fold` on Python scalars only (integers and bools; never
+    numpy): the constants replacing `op`, or None. For passes that fold as they copy."""
+    d = op.opdef
+    if d.fold is None or not (d.foldable and d.speculatable) or not op.results or op.name == "arith.const":
+        return None
+    if not all(v.op is not None and v.op.name == "arith.const" for v in op.operands):
+        return None
+    if not all(isinstance(r.type, ScalarType) for r in op.results):
+        return None
+    values = d.fold(op, *[const_value(v) for v in op.operands])
+    if values is None:
+        return None
+    consts = [make_const(r.type, v, op.loc) for r, v in zip(op.results, values)]
+    return consts, [c.results[0] for c in consts]
+
+
 def constant_results(op: Op, scalar: bool = True) -> list:
     """The results of an op whose operands are all constants, as `arith.const` holds them
     (integers not yet wrapped): by the op's `fold` on Python scalars where it has one and

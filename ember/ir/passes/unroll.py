@@ -2,7 +2,12 @@
 
 The induction variable becomes a constant in each copy, so per-thread arrays indexed by
 it get constant indices (and stay in registers after lowering) and folding continues.
-Loops written `unroll for` are unrolled up to a larger budget."""
+Loops written `unroll for` are unrolled up to a larger budget.
+
+Copies are folded as they are made (integer and bool ops whose operands became
+constants), and a loop copied out of an unrolled body is unrolled in turn: an inner loop
+whose bounds depend on the outer induction variable (`unroll for j in i * n..(i + 1) * n`)
+has constant bounds only in the copies, which the walk (inner loops first) has passed."""
 
 from __future__ import annotations
 
@@ -11,6 +16,7 @@ from ..core import Module, Op, Value, clone_op
 from ..ops.canon import make_const
 from ..rewrite import rewrite
 from . import register
+from .canonicalize import fold_scalar
 
 MAX_TRIPS = 32
 MAX_TRIPS_ASKED = 1024
@@ -66,7 +72,15 @@ def _expand(op: Op, n: int) -> tuple[list[Op], list[Value]]:
         values = {body.args[0]: c.results[0]}
         values.update(zip(body.args[1:], carried))
         for inner in body.ops[:-1]:
-            copies.append(clone_op(inner, values))
+            copy = clone_op(inner, values)
+            done = fold_scalar(copy) if not copy.regions else _visit(copy)
+            if done is None:
+                copies.append(copy)
+                continue
+            new_ops, new_values = done
+            copies.extend(new_ops)
+            values.update(zip(inner.results, new_values))
+            copy.erase()                    # replaced: drop its uses of the constants
         carried = [values.get(v, v) for v in body.ops[-1].operands]
         iv += step
     return copies, carried
