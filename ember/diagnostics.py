@@ -86,6 +86,7 @@ CODES: dict[str, str] = {
     # warnings
     "W0001": "unused definition from the command line",
     "W0002": "unreachable code",
+    "W0003": "`unroll for` not unrolled",
 }
 
 

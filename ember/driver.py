@@ -239,6 +239,8 @@ def _compile(source_or_path, arch, defines, opt, ptx_version, name, passes, stop
     except VerifyError as e:
         raise InternalError(f"irgen or passes ({', '.join(pass_list)}; EMBER_VERIFY_EACH=1 names the stage)",
                             str(e)) from e
+    if "unroll" in pass_list:
+        warnings.extend(_kept_unroll_loops(module, diags))
     stages["ir-opt"] = lambda: print_module(module)
     from .ir.analysis.shared import dynamic_bytes
     for f in module.kernels:
@@ -318,6 +320,25 @@ def _from_cache(entry, file: SourceFile, target, opt: int) -> Program | None:
     ptx = entry.blobs["ptx"].decode()
     return Program(file.name, target.arch, target.ptx_text, opt, ptx, kernels, [], {}, None, {"ptx": ptx},
                    [file.path or file.name] + imports, cached=True)
+
+
+def _kept_unroll_loops(module, diags) -> list:
+    """W0003 for each `unroll for` (by source location: inlining copies a function's loops)
+    that the pipeline left a loop."""
+    from .ir.analysis.values import const_value
+    out, seen = [], set()
+    for f in module.functions:
+        for op in f.body.walk():
+            if op.name != "scf.for" or not op.attrs.get("unroll") or op.loc in seen:
+                continue
+            seen.add(op.loc)
+            constant = all(const_value(v) is not None for v in op.operands[:3])
+            why = ("its trip count or unrolled size is over the limit" if constant else
+                   "its bounds are not constants after inlining and constant folding")
+            out.append(diags.warning("W0003", "`unroll for` was not unrolled", op.loc, why,
+                                     help="the loop runs as written; per-thread arrays it indexes with its "
+                                          "variable may live in local memory (see `ember compile --check`)"))
+    return out
 
 
 def _check_inlined_size(module, diags) -> None:

@@ -5,9 +5,11 @@ it get constant indices (and stay in registers after lowering) and folding conti
 Loops written `unroll for` are unrolled up to a larger budget.
 
 Copies are folded as they are made (integer and bool ops whose operands became
-constants), and a loop copied out of an unrolled body is unrolled in turn: an inner loop
-whose bounds depend on the outer induction variable (`unroll for j in i * n..(i + 1) * n`)
-has constant bounds only in the copies, which the walk (inner loops first) has passed."""
+constants), and a loop copied out of an unrolled body (also from inside an `if` of it) is
+unrolled in turn: an inner loop whose bounds depend on the outer induction variable
+(`unroll for j in i * n..(i + 1) * n`) has constant bounds only in the copies, which the
+walk (inner loops first) has passed. An `unroll for` left a loop is reported by the
+driver (W0003)."""
 
 from __future__ import annotations
 
@@ -58,6 +60,14 @@ def _visit(op: Op):
     return _expand(op, n)
 
 
+def _fold_or_unroll(op: Op):
+    """A copy made by unrolling: folded if its operands became constants, unrolled if it
+    is a loop whose bounds did."""
+    if not op.regions:
+        return fold_scalar(op)
+    return _visit(op) if op.name == "scf.for" else None
+
+
 def _expand(op: Op, n: int) -> tuple[list[Op], list[Value]]:
     lo, _, step = (const_value(v) for v in op.operands[:3])
     t = op.operands[0].type
@@ -73,7 +83,10 @@ def _expand(op: Op, n: int) -> tuple[list[Op], list[Value]]:
         values.update(zip(body.args[1:], carried))
         for inner in body.ops[:-1]:
             copy = clone_op(inner, values)
-            done = fold_scalar(copy) if not copy.regions else _visit(copy)
+            if copy.regions and copy.name != "scf.for":
+                for r in copy.regions:          # an scf.if: its loops may now have constant bounds
+                    rewrite(r, _fold_or_unroll)
+            done = _fold_or_unroll(copy)
             if done is None:
                 copies.append(copy)
                 continue
