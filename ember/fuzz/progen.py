@@ -172,6 +172,7 @@ class Generator(Features, GenericFeatures, TensorCoreFeatures):
         self.approx: list = []
         self.reserved: set[int] = set()    # slots whose value must not be overwritten
         self.loop_depth = 0
+        self.for_vars: list[tuple[str, str]] = []     # enclosing `for` variables (name, type)
 
     # ------------------------------------------------------------------ choices
     def integer(self, lo, hi):
@@ -367,11 +368,21 @@ class Generator(Features, GenericFeatures, TensorCoreFeatures):
     def stmt_for(self, allow_return, depth):
         t = self.choice(["u32", "i32"])
         i = self.fresh("k")
-        lo = self.integer(-3, 3) if t == "i32" else self.integer(0, 3)
-        hi = f"({self.expr(t, 1)}) % {self.integer(1, 6)}" if self.chance(50) else str(self.integer(0, 6))
-        step = self.choice([1, 1, 2, 3])
-        self.loop(f"for {i} in {lo}{t}..{hi}" + (f" step {step}" if step != 1 else ""), [_Var(i, t, False)],
-                  None, allow_return, depth)
+        outer = [name for name, vt in self.for_vars if vt == t]
+        if outer and self.chance(50):
+            # bounds from an enclosing loop's variable: constants only in the copies of an
+            # unrolled outer loop (unroll must fold them and unroll these copies too)
+            o = self.choice(outer)
+            bounds = f"{o}..{o} + {self.integer(0, 3)}{t}"
+        else:
+            lo = self.integer(-3, 3) if t == "i32" else self.integer(0, 3)
+            hi = f"({self.expr(t, 1)}) % {self.integer(1, 6)}" if self.chance(50) else str(self.integer(0, 6))
+            step = self.choice([1, 1, 2, 3])
+            bounds = f"{lo}{t}..{hi}" + (f" step {step}" if step != 1 else "")
+        head = "unroll for" if self.chance(30) else "for"
+        self.for_vars.append((i, t))
+        self.loop(f"{head} {i} in {bounds}", [_Var(i, t, False)], None, allow_return, depth)
+        self.for_vars.pop()
 
     def stmt_while(self, allow_return, depth):
         # the counter bounds the loop; it counts first, so `continue` cannot skip it
