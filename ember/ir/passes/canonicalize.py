@@ -63,33 +63,32 @@ def _visit(op: Op):
     return _facts(op) or (op.opdef.canonicalize(op) if op.opdef.canonicalize else None) or swapped
 
 
-def _fold(op: Op):
+def _fold(op: Op, scalar_only: bool = False):
+    """The constants replacing `op` when its operands are all constants, or None.
+    `scalar_only`: by the op's `fold` on Python scalars alone (integers and bools, never
+    numpy), for passes that fold as they copy (fold_scalar)."""
     d = op.opdef
-    if not (d.foldable and d.speculatable):
+    if not (d.foldable and d.speculatable) or not op.results or op.name == "arith.const":
+        return None
+    if scalar_only and d.fold is None:
         return None
     if not all(v.op is not None and v.op.name == "arith.const" for v in op.operands):
         return None
     if not all(isinstance(r.type, ScalarType) for r in op.results):
         return None
-    consts = [make_const(r.type, v, op.loc) for r, v in zip(op.results, constant_results(op))]
+    if scalar_only:
+        values = d.fold(op, *[const_value(v) for v in op.operands])
+        if values is None:
+            return None
+    else:
+        values = constant_results(op)
+    consts = [make_const(r.type, v, op.loc) for r, v in zip(op.results, values)]
     return consts, [c.results[0] for c in consts]
 
 
 def fold_scalar(op: Op):
-    """Like _fold, for ops with a `fold` on Python scalars only (integers and bools; never
-    numpy): the constants replacing `op`, or None. For passes that fold as they copy."""
-    d = op.opdef
-    if d.fold is None or not (d.foldable and d.speculatable) or not op.results or op.name == "arith.const":
-        return None
-    if not all(v.op is not None and v.op.name == "arith.const" for v in op.operands):
-        return None
-    if not all(isinstance(r.type, ScalarType) for r in op.results):
-        return None
-    values = d.fold(op, *[const_value(v) for v in op.operands])
-    if values is None:
-        return None
-    consts = [make_const(r.type, v, op.loc) for r, v in zip(op.results, values)]
-    return consts, [c.results[0] for c in consts]
+    """_fold on Python scalars only: never imports numpy (see _fold)."""
+    return _fold(op, scalar_only=True)
 
 
 def constant_results(op: Op, scalar: bool = True) -> list:
