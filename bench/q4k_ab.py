@@ -9,6 +9,9 @@ per step - the const parameters that choose the layout per shape, each timed):
 - ember dp4a: kernels_src/q4k_dp4a.ember q4k_q8_gemv on Q8_1 activations (split layout;
   quantize_q8_1 timed on its own row, and checked bit for bit against the reference), and
   q4k_dp4a_smem.ember (the activations staged in shared memory, 8 warps a block);
+- ember mma Q8_1 / mma f32: kernels_src/q4k_mma.ember, the GEMVs on tensor cores (16
+  weight rows by all 8 activation rows per mma: the same time for any M), after
+  quantize_q8_1_mma / split_bf16x3 (timed on their own rows, checked bit for bit);
 - hand PTX (M = 1): kernels_src/baselines/q4k_gemv_m1.ptx, q4k_q8_gemv_m1.ptx and
   rmsnorm_q4k_4096.ptx, each with the signature and launch of the Ember configuration named;
 - triton f32: bench/triton_kernels.py q4k_gemv (f32 activations, dequantised in registers),
@@ -87,6 +90,8 @@ def run_shape(n: int, k: int, arch: str, quick: bool, rng) -> list:
                     "TBps": wbytes / (t["median_us"] * 1e-6) / 1e12,
                     "of_copy": (wbytes / (t["median_us"] * 1e-6) / 1e12) / ceil["TBps"], **p})
 
+    record.out = out
+
     def ember_module(source, defines, kernels=None):
         return cuda.load(ember.compile(ROOT / "kernels_src" / source, arch=arch, defines=defines, kernels=kernels))
 
@@ -153,6 +158,7 @@ def run_shape(n: int, k: int, arch: str, quick: bool, rng) -> list:
             launches = [ember_on_torch_stream(hand.prepare(wi.view(torch.uint32), *q8_args, grid=grid(WARPS)))
                         for wi in ws]
             record("hand PTX dp4a (as ember UNROLL 1, ROWS 1)", m, rotating(launches), lambda y=y: y, ref8)
+        tensor_core_rows(m, x, x_host, q8_host, ws, y, ref, ref8, record, rotating, ember_module, kw)
         q8i, d8f = R.q8_1_fields(q8_host)
         aq8 = torch.from_numpy(q8i.astype(np.int8)).cuda()
         d8 = torch.from_numpy(d8f.astype(np.float32)).cuda()
@@ -210,6 +216,48 @@ def run_shape(n: int, k: int, arch: str, quick: bool, rng) -> list:
                                                                grid=grid(8))) for wi in ws]
                 record("hand PTX fused RMSNorm+Q4_K f32 (seed 001)", m, rotating(launches), lambda yf=yf: yf, reff)
     return out
+
+
+MMA_CONFIGS = ((4, 4), (8, 2))   # (WARPS, MIN_BLOCKS) of q4k_mma.ember's GEMVs: the best of 8 tried
+
+
+def tensor_core_rows(m, x, x_host, q8_host, ws, y, ref, ref8, record, rotating, ember_module, kw) -> None:
+    """kernels_src/q4k_mma.ember: both GEMVs on tensor cores (16 weight rows x all 8
+    activation rows per mma), after their activation preparation (timed on its own row,
+    and checked bit for bit against ember.reference.q4k)."""
+    import torch
+
+    from bench.gpu_timing import ember_on_torch_stream, time_torch_graph
+    from ember.reference import q4k as R
+    n, k = y.shape[1], x.shape[1]
+    prep = ember_module("q4k_mma.ember", {"WARPS": 4}, ["quantize_q8_1_mma", "split_bf16x3"])
+    pgrid = (8 * k // 32 + 3) // 4
+    xb8 = torch.zeros(k // 16 * 8 * 16, dtype=torch.bfloat16, device="cuda")
+    xs8 = torch.zeros(k // 32 * 16, device="cuda")
+    xb3 = torch.zeros(k // 16 * 3 * 8 * 16, dtype=torch.bfloat16, device="cuda")
+    xs3 = torch.zeros(k // 32 * 8, device="cuda")
+    quant = ember_on_torch_stream(prep.quantize_q8_1_mma.prepare(x, xb8, xs8, m, k, grid=pgrid))
+    split = ember_on_torch_stream(prep.split_bf16x3.prepare(x, xb3, xs3, m, k, grid=pgrid))
+    quant()
+    split()
+    torch.cuda.synchronize()
+    want_b, want_s = R.q8_1_mma_layout(q8_host)
+    exact8 = bool((xb8.view(torch.uint16).cpu().numpy() == want_b).all() and (xs8.cpu().numpy() == want_s).all())
+    exact3 = bool((xb3.view(torch.uint16).cpu().numpy() == R.bf16_bits(R.mma_b_layout(R.split_bf16x3(x_host)))).all())
+    for name, fn in (("ember quantize_q8_1_mma (activations)", quant), ("ember split_bf16x3 (activations)", split)):
+        t = time_torch_graph(fn, **kw)
+        record.out.append({"shape": f"{n}x{k}", "M": m, "side": name, "us": t["median_us"]})
+    for warps, min_blocks in MMA_CONFIGS:
+        mod = ember_module("q4k_mma.ember", {"WARPS": warps, "MIN_BLOCKS": min_blocks}, ["q4k_q8_mma", "q4k_f32_mma"])
+        grid = (n + 15) // 16
+        launches = [ember_on_torch_stream(mod.q4k_q8_mma.prepare(wi.view(torch.uint32), xb8, xs8, y, m, n, k,
+                                                                 grid=grid)) for wi in ws]
+        record(f"ember mma Q8_1 (WARPS {warps}, MIN_BLOCKS {min_blocks})", m, rotating(launches), lambda: y, ref8)
+        record.out[-1]["q8_1_bit_exact"] = exact8
+        launches = [ember_on_torch_stream(mod.q4k_f32_mma.prepare(wi.view(torch.uint32), xb3, xs3, y, m, n, k,
+                                                                  grid=grid)) for wi in ws]
+        record(f"ember mma f32 (WARPS {warps}, MIN_BLOCKS {min_blocks})", m, rotating(launches), lambda: y, ref)
+        record.out[-1]["split_exact"] = exact3
 
 
 def markdown(result: dict) -> str:

@@ -163,3 +163,59 @@ def gemv_q8_1(blocks: np.ndarray, q8: np.ndarray) -> np.ndarray:
     offset = (dmin[..., None] * m).reshape(rows_n, nb * 8)
     return (np.einsum("ns,mns,ms->mn", scale, dots.astype(np.float64), d8)
             - np.einsum("ns,ms,ms->mn", offset, sums.astype(np.float64), d8))
+
+
+# ----------------------------------------------------------------------------- mma layout
+# kernels_src/q4k_mma.ember reads activations as mma B fragments: for step kb = 2s + st of
+# sub-block s, part p, activation row m (0..7) and lane t, four bf16 at
+# (((kb * parts + p) * 8 + m) * 4 + t) * 4 + e holding element 32s + 8t + 4st + MMA_PAIR[e].
+MMA_PAIR = (0, 2, 1, 3)
+MMA_ROWS = 8
+
+
+def mma_b_layout(parts: np.ndarray) -> np.ndarray:
+    """[P, M, K] values (M <= 8; rows past M are zeros) -> the flat B-fragment layout, as
+    float64 (the caller rounds to bf16 bits)."""
+    p_count, rows, k = parts.shape
+    full = np.zeros((p_count, MMA_ROWS, k))
+    full[:, :rows] = parts
+    sub = full.reshape(p_count, MMA_ROWS, k // 32, 4, 2, 4)          # [p, m, s, t, st, 4 in order]
+    sub = sub[..., list(MMA_PAIR)]
+    # -> [s, st, p, m, t, e]
+    return np.ascontiguousarray(sub.transpose(2, 4, 0, 1, 3, 5)).reshape(-1)
+
+
+def bf16_bits(values: np.ndarray) -> np.ndarray:
+    """float64 values that are exactly bf16 -> their uint16 bit patterns."""
+    f = np.asarray(values, np.float32)
+    bits = f.view(np.uint32)
+    if (bits & 0xFFFF).any():
+        raise ValueError("not bf16 values")
+    return (bits >> 16).astype(np.uint16)
+
+
+def q8_1_mma_layout(q8: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """ggml Q8_1 blocks -> what quantize_q8_1_mma writes: the quants as bf16 bits in the
+    B-fragment layout, and per (sub-block s, row m) f32 (d8, quant sum) at (8s + m) * 2."""
+    q, d8 = q8_1_fields(q8)
+    rows, k = q.shape
+    xb = bf16_bits(mma_b_layout(q[None].astype(np.float64)))
+    xs = np.zeros((k // 32, MMA_ROWS, 2), np.float32)
+    xs[:, :rows, 0] = d8.T
+    xs[:, :rows, 1] = q.reshape(rows, -1, 32).sum(-1).T
+    return xb, xs.reshape(-1)
+
+
+def split_bf16x3(x: np.ndarray) -> np.ndarray:
+    """f32 [M, K] -> [3, M, K] bf16 values (as float64) with x = x1 + x2 + x3 exactly: each
+    part the rest rounded to nearest even bf16."""
+    def to_bf16(v):
+        bits = np.asarray(v, np.float32).view(np.uint32).astype(np.uint64)
+        rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16 << 16
+        return rounded.astype(np.uint32).view(np.float32).astype(np.float64)
+    x = np.asarray(x, np.float32).astype(np.float64)
+    x1 = to_bf16(x)
+    r1 = x - x1
+    x2 = to_bf16(r1)
+    x3 = to_bf16(r1 - x2)
+    return np.stack([x1, x2, x3])

@@ -85,3 +85,37 @@ def test_rmsnorm_rows_gpu_equals_sim(t):
                "rmsnorm_rows",
                lambda: [x, gamma, np.zeros_like(x), 1e-6], rows, [2])
     np.testing.assert_array_equal(got["cuda"][0], got["sim"][0])
+
+
+@pytest.mark.parametrize("m", [1, 5, 8])
+def test_q4k_tensor_core_gemvs_gpu(m):
+    """q4k_mma.ember: the activation layouts bit for bit the reference's; the Q8_1 GEMV bit for
+    bit the simulator's (its mma sums are integers below 2^24: exact in any order); the f32
+    GEMV (whose mma sums round as the hardware rounds) within f32 rounding of f64."""
+    rng = np.random.default_rng(70 + m)
+    n, k = 45, 1280
+    w = R.random_q4k(rng, n, k)
+    x = (rng.standard_normal((m, k)) * rng.uniform(0.1, 10, (m, 1))).astype(np.float32)
+    wv = w.view(np.uint32)
+    src = SRC / "q4k_mma.ember"
+    pgrid = (8 * k // 32 + 3) // 4
+    defines = {"WARPS": 4}
+    q = both(src, defines, "quantize_q8_1_mma",
+             lambda: [x, np.zeros(k // 16 * 128, np.uint16), np.zeros(k // 32 * 16, np.float32), m, k], pgrid, [1, 2])
+    q8 = R.quantize_q8_1(x)
+    for a, b in zip(q["cuda"], R.q8_1_mma_layout(q8)):
+        np.testing.assert_array_equal(a, b)
+    xb, xs = q["cuda"]
+    got = both(src, defines, "q4k_q8_mma", lambda: [wv, xb, xs, np.zeros((m, n), np.float32), m, n, k],
+               (n + 15) // 16, [3])
+    np.testing.assert_array_equal(got["cuda"][0], got["sim"][0])
+    assert (np.abs(got["cuda"][0] - R.gemv_q8_1(w, q8)) <= f32_tolerance(w, R.dequantize_q8_1(q8))).all()
+    s = both(src, defines, "split_bf16x3",
+             lambda: [x, np.zeros(k // 16 * 384, np.uint16), np.zeros(k // 32 * 8, np.float32), m, k], pgrid, [1, 2])
+    np.testing.assert_array_equal(s["cuda"][0], R.bf16_bits(R.mma_b_layout(R.split_bf16x3(x))))
+    np.testing.assert_array_equal(s["cuda"][1], s["sim"][1])
+    xb3, xs3 = s["cuda"]
+    got = both(src, defines, "q4k_f32_mma", lambda: [wv, xb3, xs3, np.zeros((m, n), np.float32), m, n, k],
+               (n + 15) // 16, [3])
+    assert (np.abs(got["cuda"][0] - R.gemv(w, x)) <= f32_tolerance(w, x)).all()
+    assert (np.abs(got["sim"][0] - R.gemv(w, x)) <= f32_tolerance(w, x)).all()
