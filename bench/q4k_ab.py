@@ -9,6 +9,9 @@ per step - the const parameters that choose the layout per shape, each timed):
 - ember dp4a: kernels_src/q4k_dp4a.ember q4k_q8_gemv on Q8_1 activations (split layout;
   quantize_q8_1 timed on its own row, and checked bit for bit against the reference), and
   q4k_dp4a_smem.ember (the activations staged in shared memory, 8 warps a block);
+- ember f32 as digits on dp4a: kernels_src/q4k_digits.ember, the f32 activations as three
+  8-bit digits per block of 32 (quantize_digits, timed on its own row, checked bit for bit)
+  against the 4-bit quants on dp4a; parity against the same f64 product as ember f32;
 - ember mma Q8_1 / mma f32: kernels_src/q4k_mma.ember, the GEMVs on tensor cores (16
   weight rows by all 8 activation rows per mma: the same time for any M), after
   quantize_q8_1_mma / split_bf16x3 (timed on their own rows, checked bit for bit);
@@ -114,6 +117,7 @@ def run_shape(n: int, k: int, arch: str, quick: bool, rng) -> list:
                 launches = [ember_on_torch_stream(sm.q4k_gemv_smem.prepare(wi.view(torch.uint32), x, y, n,
                                                                            grid=grid(8 * rows))) for wi in ws]
                 record(f"ember f32 x in shared (ROWS {rows})", m, rotating(launches), lambda y=y: y, ref)
+        digits_rows(m, x, x_host, ws, y, ref, record, rotating, ember_module, kw)
         if m == 1:
             hand, _ = load_pair("q4k_gemv_m1.ptx", arch)
             launches = [ember_on_torch_stream(hand.prepare(wi.view(torch.uint32), x, y, n, k, grid=grid(WARPS)))
@@ -216,6 +220,38 @@ def run_shape(n: int, k: int, arch: str, quick: bool, rng) -> list:
                                                                grid=grid(8))) for wi in ws]
                 record("hand PTX fused RMSNorm+Q4_K f32 (seed 001)", m, rotating(launches), lambda yf=yf: yf, reff)
     return out
+
+
+DIGIT_ROWS = {1: (2, 4), 4: (2,), 8: (2,)}      # ROWS of q4k_digits_gemv, per M (ROWS 1: slower everywhere)
+
+
+def digits_rows(m, x, x_host, ws, y, ref, record, rotating, ember_module, kw) -> None:
+    """kernels_src/q4k_digits.ember: the f32 activations as three 8-bit digits per block
+    (quantize_digits, timed on its own row and checked bit for bit), dotted on dp4a."""
+    import torch
+
+    from bench.gpu_timing import ember_on_torch_stream, time_torch_graph
+    from ember.reference import q4k as R
+    n, k = y.shape[1], x.shape[1]
+    blocks = m * k // 32
+    aq = torch.zeros(3 * blocks * 8, dtype=torch.int32, device="cuda").view(torch.uint32)
+    ds = torch.zeros(2 * blocks, device="cuda")
+    prep = ember_module("q4k_digits.ember", {"M": m, "WARPS": 4}, ["quantize_digits"])
+    quant = ember_on_torch_stream(prep.quantize_digits.prepare(x, aq, ds, blocks, grid=(blocks + 3) // 4))
+    quant()
+    torch.cuda.synchronize()
+    want_q, want_ds = R.split_digits(*R.quantize_digits(x_host))
+    exact = bool((aq.cpu().numpy().view(np.uint32) == want_q).all() and (ds.cpu().numpy() == want_ds).all())
+    t = time_torch_graph(quant, **kw)
+    record.out.append({"shape": f"{n}x{k}", "M": m, "side": "ember quantize_digits (activations)",
+                       "us": t["median_us"]})
+    for rows in DIGIT_ROWS[m]:
+        mod = ember_module("q4k_digits.ember", {"M": m, "WARPS": 4, "ROWS": rows}, ["q4k_digits_gemv"])
+        launches = [ember_on_torch_stream(mod.q4k_digits_gemv.prepare(wi.view(torch.uint32), aq, ds, y, n, k,
+                                                                      grid=(n + 4 * rows - 1) // (4 * rows)))
+                    for wi in ws]
+        record(f"ember f32 as digits on dp4a (ROWS {rows})", m, rotating(launches), lambda: y, ref)
+        record.out[-1]["digits_bit_exact"] = exact
 
 
 MMA_CONFIGS = ((4, 4), (8, 2))   # (WARPS, MIN_BLOCKS) of q4k_mma.ember's GEMVs: the best of 8 tried

@@ -219,3 +219,55 @@ def split_bf16x3(x: np.ndarray) -> np.ndarray:
     x2 = to_bf16(r1)
     x3 = to_bf16(r1 - x2)
     return np.stack([x1, x2, x3])
+
+
+# ----------------------------------------------------------------------------- digits
+DIGIT_BASE = 254
+
+
+def quantize_digits(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """f32 [M, K] -> (digits int64 [3, M, K], s f32 [M, K / 32], sums f32 [M, K / 32]) as
+    kernels_src/q4k_digits.ember's quantize_digits computes them: per block of 32,
+    s = max|x| / 127 (f32), u = x / s in f64, then three times digit = round(u) (half away
+    from zero), u = (u - digit) * 254; x ~ s (a1 + a2 / 254 + a3 / 254^2). The sums are the
+    f32 sums of each block in the warp's butterfly order."""
+    x = np.asarray(x, np.float32)
+    rows, k = x.shape
+    blk = x.reshape(rows, k // 32, 32)
+    amax = np.abs(blk).max(axis=-1)
+    s = (amax / np.float32(127)).astype(np.float32)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        u = np.where(amax[..., None] > 0, blk.astype(np.float64) / s[..., None].astype(np.float64), 0.0)
+    digits = []
+    for _ in range(3):
+        d = np.sign(u) * np.floor(np.abs(u) + 0.5)
+        digits.append(d.astype(np.int64).reshape(rows, k))
+        u = (u - d) * DIGIT_BASE
+    return np.stack(digits), s, _butterfly_sums(blk)
+
+
+def _butterfly_sums(blk: np.ndarray) -> np.ndarray:
+    """The f32 sum over the last axis (32) as std/reduce.ember's warp_sum adds: five
+    butterfly steps, lane l adding lane l ^ 16, 8, 4, 2, 1 (lane 0's result)."""
+    v = np.asarray(blk, np.float32).copy()
+    for step in (16, 8, 4, 2, 1):
+        v = (v + v[..., np.arange(32) ^ step]).astype(np.float32)
+    return v[..., 0]
+
+
+def split_digits(digits: np.ndarray, s: np.ndarray, sums: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """quantize_digits's result -> the kernel's buffers: aq (three planes of the split
+    layout of split_q8_1, uint32) and ds (f32 pairs (s, sum) per block)."""
+    planes, rows, k = digits.shape
+    quants = digits.astype(np.int8).view(np.uint8).reshape(planes, rows, k // 256, 256)[..., lane_order()]
+    aq = np.ascontiguousarray(quants).reshape(-1).view(np.uint32)
+    ds = np.stack([s, sums], axis=-1).astype(np.float32).reshape(-1)
+    return aq, ds
+
+
+def gemv_digits(blocks: np.ndarray, digits: np.ndarray, s: np.ndarray) -> np.ndarray:
+    """W x with x replaced by its digit representation s (a1 + a2/254 + a3/254^2), in f64."""
+    rows, k = digits.shape[1:]
+    xhat = ((digits[0] + digits[1] / DIGIT_BASE + digits[2] / DIGIT_BASE ** 2).reshape(rows, k // 32, 32)
+            * s[..., None].astype(np.float64)).reshape(rows, k)
+    return xhat @ dequantize_q4k(blocks).T

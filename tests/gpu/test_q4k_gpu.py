@@ -119,3 +119,26 @@ def test_q4k_tensor_core_gemvs_gpu(m):
                (n + 15) // 16, [3])
     assert (np.abs(got["cuda"][0] - R.gemv(w, x)) <= f32_tolerance(w, x)).all()
     assert (np.abs(got["sim"][0] - R.gemv(w, x)) <= f32_tolerance(w, x)).all()
+
+
+@pytest.mark.parametrize("m, rows", [(1, 2), (3, 1), (8, 2)])
+def test_q4k_f32_digits_gpu_equals_sim(m, rows):
+    """q4k_digits.ember: the digits (computed in f64) bit for bit the reference's, and the
+    GEMV bit for bit the simulator's (dp4a is exact, the rest fixed-order f32)."""
+    rng = np.random.default_rng(90 + m)
+    n, k = 37, 1280
+    w = R.random_q4k(rng, n, k)
+    x = (rng.standard_normal((m, k)) * rng.uniform(0.1, 10, (m, 1))).astype(np.float32)
+    blocks = m * k // 32
+    src = SRC / "q4k_digits.ember"
+    q = both(src, {"ROWS": rows}, "quantize_digits",
+             lambda: [x, np.zeros(3 * blocks * 8, np.uint32), np.zeros(2 * blocks, np.float32), blocks],
+             (blocks + 3) // 4, [1, 2])
+    for a, b in zip(q["cuda"], R.split_digits(*R.quantize_digits(x))):
+        np.testing.assert_array_equal(a, b)
+    aq, ds = q["cuda"]
+    got = both(src, {"M": m, "ROWS": rows}, "q4k_digits_gemv",
+               lambda: [w.view(np.uint32), aq, ds, np.zeros((m, n), np.float32), n, k], (n + 4 * rows - 1) // (4 * rows),
+               [3])
+    np.testing.assert_array_equal(got["cuda"][0], got["sim"][0])
+    assert (np.abs(got["cuda"][0] - R.gemv(w, x)) <= f32_tolerance(w, x)).all()

@@ -167,3 +167,29 @@ def test_q4k_dp4a_unroll_guards(unroll):
     y = np.zeros((m, n), np.float32)
     mod.q4k_q8_gemv(w.view(np.uint32), *R.split_q8_1(q8), y, n, k, grid=grid(n))
     assert (np.abs(y - R.gemv_q8_1(w, q8)) <= f32_tolerance(w, R.dequantize_q8_1(q8))).all()
+
+
+@pytest.mark.parametrize("m, n, k, rows", [(1, 7, 768, 1), (2, 9, 1280, 2), (8, 5, 512, 1), (1, 11, 512, 4)])
+def test_q4k_f32_activations_as_three_digits(m, n, k, rows):
+    """q4k_digits.ember: the digits bit for bit the reference's (ember.reference.q4k.
+    quantize_digits), each x within 2^-23 max|x| of its block, and y within the f32
+    rounding bound of the f64 product with the f32 activations themselves."""
+    _, w, x = inputs(6000 + 10 * m + n, n, k, m)
+    x[0, :32] = 0.0                                   # an all-zero block: s = 0
+    x[-1, 40] = 1e4                                   # one block dominated by one value
+    x[-1, 41] = 3e-7
+    mod = load(ember.compile(SRC / "q4k_digits.ember", defines={"M": m, "WARPS": WARPS, "ROWS": rows}))
+    blocks = m * k // 32
+    aq, ds = np.zeros(3 * blocks * 8, np.uint32), np.zeros(2 * blocks, np.float32)
+    mod.quantize_digits(x, aq, ds, blocks, grid=grid(blocks))
+    digits, s, sums = R.quantize_digits(x)
+    assert np.abs(digits).max() <= 127
+    want_q, want_ds = R.split_digits(digits, s, sums)
+    np.testing.assert_array_equal(aq, want_q)
+    np.testing.assert_array_equal(ds, want_ds)
+    xhat = (digits[0] + digits[1] / 254 + digits[2] / 254 ** 2).reshape(m, -1, 32) * s[..., None]
+    assert (np.abs(xhat.reshape(m, k) - x) <= 2.0 ** -23 * np.repeat(np.abs(x).reshape(m, -1, 32).max(-1), 32, 1)).all()
+    y = np.zeros((m, n), np.float32)
+    mod.q4k_digits_gemv(w.view(np.uint32), aq, ds, y, n, k, grid=grid(n, rows))
+    err = np.abs(y - R.gemv(w, x))
+    assert (err <= f32_tolerance(w, x)).all(), (err / f32_tolerance(w, x)).max()
