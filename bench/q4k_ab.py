@@ -222,7 +222,7 @@ def run_shape(n: int, k: int, arch: str, quick: bool, rng) -> list:
     return out
 
 
-DIGIT_ROWS = {1: (2, 4), 4: (2,), 8: (2,)}      # ROWS of q4k_digits_gemv, per M (ROWS 1: slower everywhere)
+DIGIT_ROWS = {1: (2, 3, 4), 4: (2,), 8: (2,)}   # ROWS of q4k_digits_gemv, per M (ROWS 1: slower everywhere)
 
 
 def digits_rows(m, x, x_host, ws, y, ref, record, rotating, ember_module, kw) -> None:

@@ -169,7 +169,8 @@ def test_q4k_dp4a_unroll_guards(unroll):
     assert (np.abs(y - R.gemv_q8_1(w, q8)) <= f32_tolerance(w, R.dequantize_q8_1(q8))).all()
 
 
-@pytest.mark.parametrize("m, n, k, rows", [(1, 7, 768, 1), (2, 9, 1280, 2), (8, 5, 512, 1), (1, 11, 512, 4)])
+@pytest.mark.parametrize("m, n, k, rows", [(1, 7, 768, 1), (2, 9, 1280, 2), (8, 5, 512, 1), (1, 11, 512, 4),
+                                           (1, 13, 256, 3)])
 def test_q4k_f32_activations_as_three_digits(m, n, k, rows):
     """q4k_digits.ember: the digits bit for bit the reference's (ember.reference.q4k.
     quantize_digits), each x within 2^-23 max|x| of its block, and y within the f32
