@@ -57,6 +57,18 @@ kernel dot(q: *global u32, co: *global f32, x: *global f32, out: *mut global f32
     out[i] = q4k_dot_lane(q[c], q[c + 1u32], q[c + 2u32], q[c + 3u32], co[c], co[c + 1u32], co[c + 2u32],
                           co[c + 3u32], xv, sum16(xv, 0u32), sum16(xv, 16u32));
 }
+kernel quantize(x: *global f32, d: *mut global f32, q: *mut global i32, s: *mut global i32) block(32) {
+    let i = block_idx.x * 32u32 + thread_idx.x;
+    let (dd, qq, ss) = q8_1_quantize_warp(x[i]);
+    q[i] = qq;
+    if lane_id == 0u32 {
+        d[block_idx.x] = dd;
+        s[block_idx.x] = ss;
+    }
+}
+kernel store_split(q: *global i32, aq: *mut global u32) block(32) {
+    q8_store_split(aq, 0u64, block_idx.x, q[block_idx.x * 32u32 + thread_idx.x]);
+}
 """
 
 
@@ -137,3 +149,26 @@ def test_dot_lane_against_f64():
     want = (w_lo * xs[:, :16]).sum(1) + (w_hi * xs[:, 16:]).sum(1)
     scale = (np.abs(w_lo * xs[:, :16]).sum(1) + np.abs(w_hi * xs[:, 16:]).sum(1))
     assert (np.abs(out - want) <= 64 * 2.0**-24 * scale).all()
+
+
+def test_q8_1_quantize_warp_is_ggml_quantisation():
+    rng = np.random.default_rng(16)
+    x = (rng.standard_normal((1, 32 * 8)) * rng.uniform(0.01, 100, (1, 1))).astype(np.float32)
+    x[0, :32] = 0.0                                         # amax 0: d 0, every q 0
+    x[0, 32:64] = np.linspace(-2.5, 2.5, 32)                # ties of round(x / d)
+    d, s = np.zeros(8, np.float32), np.zeros(8, np.int32)
+    q = np.zeros(x.size, np.int32)
+    module().quantize(x, d, q, s, grid=8)
+    want_q, want_d = R.q8_1_fields(R.quantize_q8_1(x))
+    np.testing.assert_array_equal(q, want_q[0])
+    np.testing.assert_array_equal(d.astype(np.float16).astype(np.float64), want_d[0])    # stored as f16
+    np.testing.assert_array_equal(s, want_q[0].reshape(8, 32).sum(1))
+
+
+def test_q8_store_split_is_the_split_layout():
+    rng = np.random.default_rng(17)
+    q = rng.integers(-128, 128, 32 * 16).astype(np.int32)   # 16 blocks: two super-blocks
+    aq = np.zeros(q.size // 4, np.uint32)
+    module().store_split(q, aq, grid=16)
+    want = q.astype(np.int8).view(np.uint8).reshape(2, 256)[:, R.lane_order()]
+    np.testing.assert_array_equal(aq, np.ascontiguousarray(want).reshape(-1).view(np.uint32))
