@@ -4,7 +4,9 @@ c = a w^T, f32 accumulate and output) against its hand-written PTX (kernels_src/
 gemm_bf16.ptx), cuBLAS (torch.mm, bf16) and a Triton matmul
 with one fixed configuration (no autotuning), TFLOP/s in one run, CUDA-graph timing
 (bench.gpu_timing). Parity of every side against f64 on sampled rows. The backward products
-(dx, dw) at 4096^3 against cuBLAS, and other tile configurations of the forward kernel.
+(dx, dw) at 4096^3 against cuBLAS, the forward at 4096^3 timed in interleaved rounds against
+cuBLAS (a clock drift during the run then reaches both sides), and other tile configurations
+of the forward kernel.
 
 Shapes: 4096^3, 8192^3, and M in {1, 16, 128, 2048, 4096} x (N, K) in {(4096, 4096),
 (14336, 4096), (4096, 14336)}. Writes gemm_ab.json and gemm_ab.md.
@@ -13,6 +15,7 @@ Shapes: 4096^3, 8192^3, and M in {1, 16, 128, 2048, 4096} x (N, K) in {(4096, 40
 from __future__ import annotations
 
 import datetime
+import statistics
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -84,6 +87,36 @@ def _configs(arch) -> list:
         out.append({"defines": d or "default", "tflops": round(2.0 * m * n * k / t / 1e6, 1),
                     "dynamic_shared": info.dynamic_shared})
     return out
+
+
+ROUNDS = 4
+
+
+def _interleaved(arch, torch) -> list:
+    """4096^3 forward, Ember (f32 and bf16 output) and cuBLAS timed in ROUNDS interleaved
+    rounds (each side once per round), so that a drift of the GPU's clocks during the run
+    reaches every side: the per-round times and the ratio of the median rounds."""
+    import ember
+    from bench.gpu_timing import ember_on_torch_stream, time_torch_graph
+    from ember.runtime import cuda
+    m = n = k = 4096
+    g = torch.Generator(device="cuda").manual_seed(1)
+    a = torch.randn(m, k, device="cuda", generator=g).to(torch.bfloat16)
+    w = torch.randn(n, k, device="cuda", generator=g).to(torch.bfloat16)
+    sides = {}
+    for out_type, dtype in (("f32", torch.float32), ("bf16", torch.bfloat16)):
+        prog = ember.compile(ROOT / "kernels_src" / "gemm_bf16.ember", arch=arch, defines={"O": out_type}, cache=False)
+        c = torch.empty(m, n, device="cuda", dtype=dtype)
+        launch = cuda.load(prog).gemm_bf16.prepare(a, w, c, m, n, k, grid=(n // 128, m // 128))
+        sides[f"ember, {out_type} out"] = ember_on_torch_stream(launch)
+    sides["cublas, bf16 out"] = lambda: torch.mm(a, w.t())
+    rounds = {name: [] for name in sides}
+    for _ in range(ROUNDS):
+        for name, fn in sides.items():
+            rounds[name].append(round(time_torch_graph(fn, iters=20)["median_us"], 1))
+    cublas = statistics.median(rounds["cublas, bf16 out"])
+    return [{"side": name, "us": ts, "tflops": round(2.0 * m * n * k / statistics.median(ts) / 1e6, 1),
+             "vs_cublas": round(cublas / statistics.median(ts), 3)} for name, ts in rounds.items()]
 
 
 def _backward(arch, torch) -> list:
@@ -182,10 +215,11 @@ def main(out_dir: str, quick: bool = False) -> int:
         row["bitwise_hand"] = bool(torch.equal(c, ch))
         rows.append(row)
         print(row, flush=True)
+    interleaved = _interleaved(arch, torch)
     configs = _configs(arch) if not quick else []
     backward = _backward(arch, torch) if not quick else []
     simt = _simt_f32(arch, torch)
-    result = {"benchmark": "gemm_ab", "configs_4096": configs, "backward_4096": backward, "simt_f32": simt, "date": datetime.date.today().isoformat(),
+    result = {"benchmark": "gemm_ab", "interleaved_4096": interleaved, "configs_4096": configs, "backward_4096": backward, "simt_f32": simt, "date": datetime.date.today().isoformat(),
               "device": torch.cuda.get_device_name(), "arch": arch, "torch": torch.__version__,
               "rows": rows, "note": "ember: gemm_bf16 (128x128 tile, 4 warps of 64x64, BK 64, 2 stages, f32 out); "
                                     "hand: kernels_src/baselines/gemm_bf16.ptx (the same tile and launch); "
@@ -207,6 +241,11 @@ def main(out_dir: str, quick: bool = False) -> int:
                    "max rel err (Ember / hand) |"), "|---|---|---|---|---|---|"]
     lines += [f"| {r['size']} | {r['ember']} | {r['hand']} | {r['cublas']} | {r['ratio']:.2f} | "
               f"{r['err']:.1e} / {r['hand_err']:.1e} |" for r in simt]
+    lines += ["", f"Forward at 4096^3 in {ROUNDS} interleaved rounds (each side once per round; us per launch by "
+                  "round, TFLOP/s and ratio from the median round):", "",
+              "| side | us per round | TFLOP/s | / cuBLAS |", "|---|---|---|---|"]
+    lines += [f"| {r['side']} | {' / '.join(str(t) for t in r['us'])} | {r['tflops']} | {r['vs_cublas']:.2f} |"
+              for r in interleaved]
     if backward:
         lines += ["", "Backward products at M = N = K = 4096 (dx = dy w; dw = dy^T x with COPY_PARTS 4; f32 out):", "",
                   "| product | Ember TFLOP/s | cuBLAS TFLOP/s | Ember / cuBLAS | Ember max rel err |", "|---|---|---|---|---|"]
