@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .gemm import bf16_bits, bf16_values
+
 QK_K = 256
 Q4K_BYTES = 144
 QK8_1 = 32
@@ -94,8 +96,7 @@ def quantize_q8_1(x: np.ndarray) -> np.ndarray:
     d = (amax / np.float32(127)).astype(np.float32)
     with np.errstate(divide="ignore", invalid="ignore"):
         r = np.where(d[..., None] > 0, blk / d[..., None], np.float32(0)).astype(np.float32)
-    r = r.astype(np.float64)                                 # exact; the rounding below too
-    q = (np.sign(r) * np.floor(np.abs(r) + 0.5)).astype(np.int64)
+    q = _round_half_away(r.astype(np.float64)).astype(np.int64)   # exact
     q = np.clip(q, -127, 127)
     s = (d * q.sum(axis=-1).astype(np.float32)).astype(np.float32)
     out = np.empty((rows, k // QK8_1, Q8_1_BYTES), np.uint8)
@@ -135,11 +136,23 @@ def split_q8_1(q8: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     (uint32 [M * K / 32]). K must be a multiple of 256."""
     rows = q8.shape[0]
     b = q8.reshape(rows, -1, Q8_1_BYTES)
-    quants = b[..., :32].reshape(rows, -1, 256)[..., lane_order()]
     d_bits = np.ascontiguousarray(b[..., 32:34]).view(np.uint16)[..., 0].astype(np.uint32)
     sums = b[..., :32].view(np.int8).astype(np.int32).sum(axis=-1)
     ds = (d_bits | ((sums.astype(np.uint32) & 0xFFFF) << 16)).astype(np.uint32).reshape(-1)
-    return np.ascontiguousarray(quants).reshape(-1).view(np.uint32), ds
+    return split_words(b[..., :32].reshape(rows, -1)), ds
+
+
+def split_words(quants: np.ndarray) -> np.ndarray:
+    """8-bit values [..., K] (K a multiple of 256) -> uint32 words in the split layout: each
+    run of 256 in lane order (lane_order), four values per word."""
+    q = np.asarray(quants).astype(np.int8).view(np.uint8)
+    runs = q.reshape(*q.shape[:-1], -1, 256)[..., lane_order()]
+    return np.ascontiguousarray(runs).reshape(-1).view(np.uint32)
+
+
+def _round_half_away(u: np.ndarray) -> np.ndarray:
+    """Round to the nearest integer, ties away from zero (the kernels' `round`), in f64."""
+    return np.sign(u) * np.floor(np.abs(u) + 0.5)
 
 
 def dequantize_q8_1(q8: np.ndarray) -> np.ndarray:
@@ -185,15 +198,6 @@ def mma_b_layout(parts: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(sub.transpose(2, 4, 0, 1, 3, 5)).reshape(-1)
 
 
-def bf16_bits(values: np.ndarray) -> np.ndarray:
-    """float64 values that are exactly bf16 -> their uint16 bit patterns."""
-    f = np.asarray(values, np.float32)
-    bits = f.view(np.uint32)
-    if (bits & 0xFFFF).any():
-        raise ValueError("not bf16 values")
-    return (bits >> 16).astype(np.uint16)
-
-
 def q8_1_mma_layout(q8: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """ggml Q8_1 blocks -> what quantize_q8_1_mma writes: the quants as bf16 bits in the
     B-fragment layout, and per (sub-block s, row m) f32 (d8, quant sum) at (8s + m) * 2."""
@@ -209,15 +213,11 @@ def q8_1_mma_layout(q8: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def split_bf16x3(x: np.ndarray) -> np.ndarray:
     """f32 [M, K] -> [3, M, K] bf16 values (as float64) with x = x1 + x2 + x3 exactly: each
     part the rest rounded to nearest even bf16."""
-    def to_bf16(v):
-        bits = np.asarray(v, np.float32).view(np.uint32).astype(np.uint64)
-        rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16 << 16
-        return rounded.astype(np.uint32).view(np.float32).astype(np.float64)
     x = np.asarray(x, np.float32).astype(np.float64)
-    x1 = to_bf16(x)
+    x1 = bf16_values(x)
     r1 = x - x1
-    x2 = to_bf16(r1)
-    x3 = to_bf16(r1 - x2)
+    x2 = bf16_values(r1)
+    x3 = bf16_values(r1 - x2)
     return np.stack([x1, x2, x3])
 
 
@@ -240,7 +240,7 @@ def quantize_digits(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         u = np.where(amax[..., None] > 0, blk.astype(np.float64) / s[..., None].astype(np.float64), 0.0)
     digits = []
     for _ in range(3):
-        d = np.sign(u) * np.floor(np.abs(u) + 0.5)
+        d = _round_half_away(u)
         digits.append(d.astype(np.int64).reshape(rows, k))
         u = (u - d) * DIGIT_BASE
     return np.stack(digits), s, _butterfly_sums(blk)
@@ -258,16 +258,12 @@ def _butterfly_sums(blk: np.ndarray) -> np.ndarray:
 def split_digits(digits: np.ndarray, s: np.ndarray, sums: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """quantize_digits's result -> the kernel's buffers: aq (three planes of the split
     layout of split_q8_1, uint32) and ds (f32 pairs (s, sum) per block)."""
-    planes, rows, k = digits.shape
-    quants = digits.astype(np.int8).view(np.uint8).reshape(planes, rows, k // 256, 256)[..., lane_order()]
-    aq = np.ascontiguousarray(quants).reshape(-1).view(np.uint32)
     ds = np.stack([s, sums], axis=-1).astype(np.float32).reshape(-1)
-    return aq, ds
+    return split_words(digits), ds
 
 
-def gemv_digits(blocks: np.ndarray, digits: np.ndarray, s: np.ndarray) -> np.ndarray:
-    """W x with x replaced by its digit representation s (a1 + a2/254 + a3/254^2), in f64."""
+def dequantize_digits(digits: np.ndarray, s: np.ndarray) -> np.ndarray:
+    """The activations the digits stand for, s (a1 + a2/254 + a3/254^2), in f64 [M, K]."""
     rows, k = digits.shape[1:]
-    xhat = ((digits[0] + digits[1] / DIGIT_BASE + digits[2] / DIGIT_BASE ** 2).reshape(rows, k // 32, 32)
-            * s[..., None].astype(np.float64)).reshape(rows, k)
-    return xhat @ dequantize_q4k(blocks).T
+    units = (digits[0] + digits[1] / DIGIT_BASE + digits[2] / DIGIT_BASE ** 2).reshape(rows, k // 32, 32)
+    return (units * np.asarray(s, np.float64)[..., None]).reshape(rows, k)

@@ -188,8 +188,8 @@ def test_q4k_f32_activations_as_three_digits(m, n, k, rows):
     want_q, want_ds = R.split_digits(digits, s, sums)
     np.testing.assert_array_equal(aq, want_q)
     np.testing.assert_array_equal(ds, want_ds)
-    xhat = (digits[0] + digits[1] / 254 + digits[2] / 254 ** 2).reshape(m, -1, 32) * s[..., None]
-    assert (np.abs(xhat.reshape(m, k) - x) <= 2.0 ** -23 * np.repeat(np.abs(x).reshape(m, -1, 32).max(-1), 32, 1)).all()
+    xhat = R.dequantize_digits(digits, s)
+    assert (np.abs(xhat - x) <= 2.0 ** -23 * np.repeat(np.abs(x).reshape(m, -1, 32).max(-1), 32, 1)).all()
     y = np.zeros((m, n), np.float32)
     mod.q4k_digits_gemv(w.view(np.uint32), aq, ds, y, n, k, grid=grid(n, rows))
     err = np.abs(y - R.gemv(w, x))
