@@ -194,3 +194,27 @@ def test_q4k_f32_activations_as_three_digits(m, n, k, rows):
     mod.q4k_digits_gemv(w.view(np.uint32), aq, ds, y, n, k, grid=grid(n, rows))
     err = np.abs(y - R.gemv(w, x))
     assert (err <= f32_tolerance(w, x)).all(), (err / f32_tolerance(w, x)).max()
+
+
+def test_q4k_digits_gemv_extreme_digits_do_not_overflow():
+    """q4k_digits_gemv combines the three digit dots in an i32, t = (dot1 254 + dot2) 254 +
+    dot3: with every nibble 15 and every digit -128 (beyond what quantize_digits writes)
+    |t| = 30720 (254^2 + 254 + 1), just below 2^31. y must still be the f64 product of the
+    weights with the activations the digits stand for."""
+    m, n, k = 1, 5, 512
+    rng = np.random.default_rng(77)
+    w = R.random_q4k(rng, n, k)
+    wb = w.reshape(n, -1, 144)
+    wb[..., 16:] = 0xFF                                  # every quant 15
+    wb[0, :, 4:16] = 0xFF                                # row 0: the largest scales and mins
+    digits = np.full((3, m, k), -128, np.int64)
+    digits[:, :, 480::3] = 127                           # the last block mixes in the other sign
+    s = rng.uniform(0.5, 2.0, (m, k // 32)).astype(np.float32)
+    xhat = R.dequantize_digits(digits, s)
+    sums = xhat.reshape(m, -1, 32).sum(-1).astype(np.float32)
+    aq, ds = R.split_digits(digits, s, sums)
+    mod = load(ember.compile(SRC / "q4k_digits.ember", defines={"M": m, "WARPS": WARPS, "ROWS": 1}))
+    y = np.zeros((m, n), np.float32)
+    mod.q4k_digits_gemv(w.view(np.uint32), aq, ds, y, n, k, grid=grid(n))
+    want = R.gemv(w, xhat)
+    assert (np.abs(y - want) <= f32_tolerance(w, xhat) + 1e-6 * np.abs(want)).all()
