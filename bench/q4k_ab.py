@@ -28,6 +28,8 @@ DRAM; the copy ceiling is bench.gpu_timing.copy_ceiling of the weight bytes, and
 `of copy` compares weight bytes per second with it. Parity: the f32 sides against the f64
 product of the dequantised weights and the activations, the dp4a side against the
 Q8_1 emulation (ember.reference.q4k.gemv_q8_1), as cosine and max |diff| / max |ref|.
+Then, at 14336x4096 and M = 1, the f32-digits configurations and the DP4A kernel again,
+on fresh data, timed in interleaved rounds with the copy ceiling (interleaved_m1).
 Writes q4k_ab.json / .md."""
 
 from __future__ import annotations
@@ -222,7 +224,9 @@ def run_shape(n: int, k: int, arch: str, quick: bool, rng) -> list:
     return out
 
 
-DIGIT_ROWS = {1: (2, 3, 4), 4: (2,), 8: (2,)}   # ROWS of q4k_digits_gemv, per M (ROWS 1: slower everywhere)
+# (WARPS, ROWS, MIN_BLOCKS) of q4k_digits_gemv, per M (ROWS 1: slower everywhere; two
+# super-blocks per step, all their weights requested first: 1.1x the time)
+DIGIT_CONFIGS = {1: ((4, 2, 1), (4, 3, 1), (4, 2, 7), (2, 2, 14)), 4: ((4, 2, 1),), 8: ((4, 2, 1),)}
 
 
 def digits_rows(m, x, x_host, ws, y, ref, record, rotating, ember_module, kw) -> None:
@@ -245,12 +249,14 @@ def digits_rows(m, x, x_host, ws, y, ref, record, rotating, ember_module, kw) ->
     t = time_torch_graph(quant, **kw)
     record.out.append({"shape": f"{n}x{k}", "M": m, "side": "ember quantize_digits (activations)",
                        "us": t["median_us"]})
-    for rows in DIGIT_ROWS[m]:
-        mod = ember_module("q4k_digits.ember", {"M": m, "WARPS": 4, "ROWS": rows}, ["q4k_digits_gemv"])
+    for warps, rows, min_blocks in DIGIT_CONFIGS[m]:
+        mod = ember_module("q4k_digits.ember", {"M": m, "WARPS": warps, "ROWS": rows, "MIN_BLOCKS": min_blocks},
+                           ["q4k_digits_gemv"])
         launches = [ember_on_torch_stream(mod.q4k_digits_gemv.prepare(wi.view(torch.uint32), aq, ds, y, n, k,
-                                                                      grid=(n + 4 * rows - 1) // (4 * rows)))
+                                                                      grid=(n + warps * rows - 1) // (warps * rows)))
                     for wi in ws]
-        record(f"ember f32 as digits on dp4a (ROWS {rows})", m, rotating(launches), lambda: y, ref)
+        record(f"ember f32 as digits on dp4a (WARPS {warps}, ROWS {rows}, MIN_BLOCKS {min_blocks})", m,
+               rotating(launches), lambda: y, ref)
         record.out[-1]["digits_bit_exact"] = exact
 
 
@@ -296,6 +302,76 @@ def tensor_core_rows(m, x, x_host, q8_host, ws, y, ref, ref8, record, rotating, 
         record.out[-1]["split_exact"] = exact3
 
 
+INTERLEAVED_ROUNDS = 4
+
+
+def interleaved_m1(arch: str, rng, n: int = 14336, k: int = 4096) -> list:
+    """n x k at M = 1, on fresh data: the copy ceiling, every f32-digits configuration and
+    the DP4A kernel (UNROLL 1, ROWS 2) timed in INTERLEAVED_ROUNDS rounds, each side once
+    per round, so that a drift during the run reaches every side alike; `of copy` from the
+    median rounds. The activations are prepared on the host by ember.reference.q4k (bit for
+    bit what the Ember quantisers write: checked in the main table)."""
+    import statistics
+
+    import torch
+
+    import ember
+    from bench.gpu_timing import copy_ceiling, ember_on_torch_stream, time_torch_graph
+    from ember.reference import q4k as R
+    from ember.runtime import cuda
+    w_host = R.random_q4k(rng, n, k)
+    wbytes = w_host.nbytes
+    ws = [torch.from_numpy(w_host).cuda() for _ in range(max(2, math.ceil(ROTATE_BYTES / wbytes)))]
+    x_host = (rng.standard_normal((1, k)) * rng.uniform(0.5, 2.0)).astype(np.float32)
+    ref = x_host.astype(np.float64) @ R.dequantize_q4k(w_host).T
+    q8 = R.quantize_q8_1(x_host)
+    ref8 = R.gemv_q8_1(w_host, q8)
+
+    def device_u32(a):
+        return torch.from_numpy(np.ascontiguousarray(a, np.uint32).view(np.int32)).cuda().view(torch.uint32)
+    dq, dds = R.split_digits(*R.quantize_digits(x_host))
+    digit_args = (device_u32(dq), torch.from_numpy(dds).cuda())
+    q8_args = tuple(device_u32(a) for a in R.split_q8_1(q8))
+    y = torch.zeros(1, n, device="cuda")
+
+    def rotating(kernel, args, defines, rows_per_block):
+        prog = ember.compile(ROOT / "kernels_src" / kernel[0], arch=arch, defines=defines, kernels=[kernel[1]])
+        fn = getattr(cuda.load(prog), kernel[1])
+        launches = [ember_on_torch_stream(fn.prepare(wi.view(torch.uint32), *args, y, n, k,
+                                                     grid=(n + rows_per_block - 1) // rows_per_block)) for wi in ws]
+        state = {"i": 0}
+
+        def launch():
+            launches[state["i"] % len(launches)]()
+            state["i"] += 1
+        return launch
+    sides = {}
+    for warps, rows, min_blocks in DIGIT_CONFIGS[1]:
+        sides[f"ember f32 as digits on dp4a (WARPS {warps}, ROWS {rows}, MIN_BLOCKS {min_blocks})"] = (
+            rotating(("q4k_digits.ember", "q4k_digits_gemv"), digit_args,
+                     {"M": 1, "WARPS": warps, "ROWS": rows, "MIN_BLOCKS": min_blocks}, warps * rows), ref)
+    sides["ember dp4a (UNROLL 1, ROWS 2)"] = (
+        rotating(("q4k_dp4a.ember", "q4k_q8_gemv"), q8_args, {"M": 1, "WARPS": WARPS, "UNROLL": 1, "ROWS": 2},
+                 2 * WARPS), ref8)
+    errors = {}
+    for name, (launch, want) in sides.items():
+        launch()
+        torch.cuda.synchronize()
+        errors[name] = score(y.cpu().numpy(), want)
+    times = {name: [] for name in ["copy ceiling", *sides]}
+    for _ in range(INTERLEAVED_ROUNDS):
+        times["copy ceiling"].append(copy_ceiling(wbytes, rotate_bytes=ROTATE_BYTES)["us"])
+        for name, (launch, _) in sides.items():
+            times[name].append(time_torch_graph(launch)["median_us"])
+    copy_us = statistics.median(times["copy ceiling"])
+    out = [{"shape": f"{n}x{k}", "side": "copy ceiling", "rounds_us": times["copy ceiling"], "us": copy_us}]
+    for name in sides:
+        us = statistics.median(times[name])
+        out.append({"shape": f"{n}x{k}", "side": name, "rounds_us": times[name], "us": us,
+                    "of_copy": copy_us / (2 * us), **errors[name]})      # the ceiling moves 2 x wbytes
+    return out
+
+
 def markdown(result: dict) -> str:
     lines = ["# Q4_K GEMV family: Ember vs hand-written PTX vs Triton vs torch", "",
              f"Device: {result['device']}, {result['date']}. One run; median of 5 replays of a CUDA graph of 100 "
@@ -314,6 +390,17 @@ def markdown(result: dict) -> str:
         else:
             lines.append(f"| {r['shape']} | {r['M']} | {r['side']} | {r['us']:.2f} | {r['TBps']:.2f} "
                          f"| {100 * r['of_copy']:.0f}% | {r['cosine']:.7f} | {r['max_diff_rel']:.2g} |")
+    if result.get("interleaved_m1"):
+        lines += ["", f"M = 1 in {INTERLEAVED_ROUNDS} interleaved rounds (fresh data; each side, the copy ceiling "
+                  "included, once per round; `of copy` from the median rounds):", "",
+                  "| shape N x K | side | us per round | of copy | cosine | max diff / max ref |", "|---|---|---|---|---|---|"]
+        for r in result["interleaved_m1"]:
+            rounds = " / ".join(f"{t:.2f}" for t in r["rounds_us"])
+            if "of_copy" in r:
+                lines.append(f"| {r['shape']} | {r['side']} | {rounds} | {100 * r['of_copy']:.1f}% "
+                             f"| {r['cosine']:.7f} | {r['max_diff_rel']:.2g} |")
+            else:
+                lines.append(f"| {r['shape']} | {r['side']} | {rounds} | 100% | | |")
     return "\n".join(lines) + "\n"
 
 
@@ -345,6 +432,8 @@ def main(out_dir: str, quick: bool = False, shapes=None) -> int:
     for n, k in (shapes or SHAPES):
         result["rows"] += run_shape(n, k, ctx.arch, quick, rng)
         print(markdown(result).splitlines()[-1], flush=True)
+    if not quick and shapes is None:
+        result["interleaved_m1"] = interleaved_m1(ctx.arch, rng)
     from bench.report import bar_chart_svg, save, save_svg
     save(out_dir, "q4k_ab", result, markdown(result))
     save_svg(out_dir, "q4k_ab", bar_chart_svg(f"Q4_K GEMV, M = 1, {result['device']}, {result['date']}",
