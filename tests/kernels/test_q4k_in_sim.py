@@ -169,9 +169,9 @@ def test_q4k_dp4a_unroll_guards(unroll):
     assert (np.abs(y - R.gemv_q8_1(w, q8)) <= f32_tolerance(w, R.dequantize_q8_1(q8))).all()
 
 
-@pytest.mark.parametrize("m, n, k, rows", [(1, 7, 768, 1), (2, 9, 1280, 2), (8, 5, 512, 1), (1, 11, 512, 4),
-                                           (1, 13, 256, 3)])
-def test_q4k_f32_activations_as_three_digits(m, n, k, rows):
+@pytest.mark.parametrize("m, n, k, rows, unroll", [(1, 7, 768, 1, 1), (2, 9, 1280, 2, 2), (8, 5, 512, 1, 1),
+                                                   (1, 11, 512, 4, 1), (1, 13, 256, 3, 1), (1, 10, 2560, 3, 2)])
+def test_q4k_f32_activations_as_three_digits(m, n, k, rows, unroll):
     """q4k_digits.ember: the digits bit for bit the reference's (ember.reference.q4k.
     quantize_digits), each x within 2^-23 max|x| of its block, and y within the f32
     rounding bound of the f64 product with the f32 activations themselves."""
@@ -179,7 +179,8 @@ def test_q4k_f32_activations_as_three_digits(m, n, k, rows):
     x[0, :32] = 0.0                                   # an all-zero block: s = 0
     x[-1, 40] = 1e4                                   # one block dominated by one value
     x[-1, 41] = 3e-7
-    mod = load(ember.compile(SRC / "q4k_digits.ember", defines={"M": m, "WARPS": WARPS, "ROWS": rows}))
+    mod = load(ember.compile(SRC / "q4k_digits.ember", defines={"M": m, "WARPS": WARPS, "ROWS": rows,
+                                                                "UNROLL": unroll}))
     blocks = m * k // 32
     aq, ds = np.zeros(3 * blocks * 8, np.uint32), np.zeros(2 * blocks, np.float32)
     mod.quantize_digits(x, aq, ds, blocks, grid=grid(blocks))
