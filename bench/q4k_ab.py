@@ -58,6 +58,16 @@ def score(got, ref) -> dict:
             "max_diff_rel": float(np.abs(g - r).max() / np.abs(r).max())}
 
 
+def rotating(launches):
+    """One launch per call, cycling through `launches` (one per weight copy)."""
+    state = {"i": 0}
+
+    def fn():
+        launches[state["i"] % len(launches)]()
+        state["i"] += 1
+    return fn
+
+
 def run_shape(n: int, k: int, arch: str, quick: bool, rng) -> list:
     import torch
 
@@ -77,14 +87,6 @@ def run_shape(n: int, k: int, arch: str, quick: bool, rng) -> list:
     out = []
     ceil = copy_ceiling(wbytes, rotate_bytes=ROTATE_BYTES, **kw)
     out.append({"shape": f"{n}x{k}", "M": 0, "side": "copy ceiling", "weight_bytes": wbytes, **ceil})
-
-    def rotating(launches):
-        state = {"i": 0}
-
-        def fn():
-            launches[state["i"] % len(launches)]()
-            state["i"] += 1
-        return fn
 
     def record(name, m, fn, got, ref):
         fn()
@@ -119,7 +121,7 @@ def run_shape(n: int, k: int, arch: str, quick: bool, rng) -> list:
                 launches = [ember_on_torch_stream(sm.q4k_gemv_smem.prepare(wi.view(torch.uint32), x, y, n,
                                                                            grid=grid(8 * rows))) for wi in ws]
                 record(f"ember f32 x in shared (ROWS {rows})", m, rotating(launches), lambda y=y: y, ref)
-        digits_rows(m, x, x_host, ws, y, ref, record, rotating, ember_module, kw)
+        digits_rows(m, x, x_host, ws, y, ref, record, ember_module, kw)
         if m == 1:
             hand, _ = load_pair("q4k_gemv_m1.ptx", arch)
             launches = [ember_on_torch_stream(hand.prepare(wi.view(torch.uint32), x, y, n, k, grid=grid(WARPS)))
@@ -164,7 +166,7 @@ def run_shape(n: int, k: int, arch: str, quick: bool, rng) -> list:
             launches = [ember_on_torch_stream(hand.prepare(wi.view(torch.uint32), *q8_args, grid=grid(WARPS)))
                         for wi in ws]
             record("hand PTX dp4a (as ember UNROLL 1, ROWS 1)", m, rotating(launches), lambda y=y: y, ref8)
-        tensor_core_rows(m, x, x_host, q8_host, ws, y, ref, ref8, record, rotating, ember_module, kw)
+        tensor_core_rows(m, x, x_host, q8_host, ws, y, ref, ref8, record, ember_module, kw)
         q8i, d8f = R.q8_1_fields(q8_host)
         aq8 = torch.from_numpy(q8i.astype(np.int8)).cuda()
         d8 = torch.from_numpy(d8f.astype(np.float32)).cuda()
@@ -229,7 +231,7 @@ def run_shape(n: int, k: int, arch: str, quick: bool, rng) -> list:
 DIGIT_CONFIGS = {1: ((4, 2, 1), (4, 3, 1), (4, 2, 7), (2, 2, 14)), 4: ((4, 2, 1),), 8: ((4, 2, 1),)}
 
 
-def digits_rows(m, x, x_host, ws, y, ref, record, rotating, ember_module, kw) -> None:
+def digits_rows(m, x, x_host, ws, y, ref, record, ember_module, kw) -> None:
     """kernels_src/q4k_digits.ember: the f32 activations as three 8-bit digits per block
     (quantize_digits, timed on its own row and checked bit for bit), dotted on dp4a."""
     import torch
@@ -263,7 +265,7 @@ def digits_rows(m, x, x_host, ws, y, ref, record, rotating, ember_module, kw) ->
 MMA_CONFIGS = ((4, 4), (8, 2))   # (WARPS, MIN_BLOCKS) of q4k_mma.ember's GEMVs: the best of 8 tried
 
 
-def tensor_core_rows(m, x, x_host, q8_host, ws, y, ref, ref8, record, rotating, ember_module, kw) -> None:
+def tensor_core_rows(m, x, x_host, q8_host, ws, y, ref, ref8, record, ember_module, kw) -> None:
     """kernels_src/q4k_mma.ember: both GEMVs on tensor cores (16 weight rows x all 8
     activation rows per mma), after their activation preparation (timed on its own row,
     and checked bit for bit against ember.reference.q4k)."""
@@ -334,25 +336,20 @@ def interleaved_m1(arch: str, rng, n: int = 14336, k: int = 4096) -> list:
     q8_args = tuple(device_u32(a) for a in R.split_q8_1(q8))
     y = torch.zeros(1, n, device="cuda")
 
-    def rotating(kernel, args, defines, rows_per_block):
+    def rotated(kernel, args, defines, rows_per_block):
         prog = ember.compile(ROOT / "kernels_src" / kernel[0], arch=arch, defines=defines, kernels=[kernel[1]])
         fn = getattr(cuda.load(prog), kernel[1])
-        launches = [ember_on_torch_stream(fn.prepare(wi.view(torch.uint32), *args, y, n, k,
-                                                     grid=(n + rows_per_block - 1) // rows_per_block)) for wi in ws]
-        state = {"i": 0}
-
-        def launch():
-            launches[state["i"] % len(launches)]()
-            state["i"] += 1
-        return launch
+        return rotating([ember_on_torch_stream(fn.prepare(wi.view(torch.uint32), *args, y, n, k,
+                                                          grid=(n + rows_per_block - 1) // rows_per_block))
+                         for wi in ws])
     sides = {}
     for warps, rows, min_blocks in DIGIT_CONFIGS[1]:
         sides[f"ember f32 as digits on dp4a (WARPS {warps}, ROWS {rows}, MIN_BLOCKS {min_blocks})"] = (
-            rotating(("q4k_digits.ember", "q4k_digits_gemv"), digit_args,
-                     {"M": 1, "WARPS": warps, "ROWS": rows, "MIN_BLOCKS": min_blocks}, warps * rows), ref)
+            rotated(("q4k_digits.ember", "q4k_digits_gemv"), digit_args,
+                    {"M": 1, "WARPS": warps, "ROWS": rows, "MIN_BLOCKS": min_blocks}, warps * rows), ref)
     sides["ember dp4a (UNROLL 1, ROWS 2)"] = (
-        rotating(("q4k_dp4a.ember", "q4k_q8_gemv"), q8_args, {"M": 1, "WARPS": WARPS, "UNROLL": 1, "ROWS": 2},
-                 2 * WARPS), ref8)
+        rotated(("q4k_dp4a.ember", "q4k_q8_gemv"), q8_args, {"M": 1, "WARPS": WARPS, "UNROLL": 1, "ROWS": 2},
+                2 * WARPS), ref8)
     errors = {}
     for name, (launch, want) in sides.items():
         launch()
