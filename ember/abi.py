@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import struct
-from dataclasses import dataclass
+from .records import record
 
 from .ir.types import PtrType, ScalarType
 
@@ -28,7 +28,7 @@ class LaunchError(ValueError):
     """A launch that does not fit the kernel's signature (raised before launching)."""
 
 
-@dataclass
+@record
 class Buffer:
     """A view of device (or simulator) memory passed for a pointer parameter."""
 
@@ -160,7 +160,7 @@ def check_buffers(kernel, bound: list) -> None:
                         "to work in place)")
 
 
-@dataclass
+@record
 class HostGroup:
     """Host arrays whose memory overlaps, staged as one copy of their union so that the
     kernel sees them aliased exactly as it would see overlapping device buffers."""

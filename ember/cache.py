@@ -28,7 +28,7 @@ import json
 import os
 import struct
 import sys
-from dataclasses import dataclass
+from .records import record
 
 from . import import_paths
 
@@ -135,7 +135,7 @@ def check_imports(main_path: str | None, recorded: list) -> list | None:
 
 # --- the store -------------------------------------------------------------------------
 
-@dataclass
+@record
 class Entry:
     meta: dict                  # the JSON description
     blobs: dict                 # name -> bytes

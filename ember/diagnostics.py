@@ -13,7 +13,7 @@ and the code base in step.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from .records import record, field
 
 from .source import Span
 
@@ -90,7 +90,7 @@ CODES: dict[str, str] = {
 }
 
 
-@dataclass
+@record
 class Diagnostic:
     severity: str  # "error" | "warning"
     code: str | None

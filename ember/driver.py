@@ -14,7 +14,7 @@ from __future__ import annotations
 import gc
 import os
 import time
-from dataclasses import dataclass, field, replace
+from .records import record, field, replace
 from typing import Any
 
 from .diagnostics import CompileError, Diagnostic, Diagnostics, InternalError
@@ -32,7 +32,7 @@ class PipelineError(ValueError):
     example a pass list without `expand-math` on a kernel that uses `exp`): a usage error."""
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ParamInfo:
     name: str
     type: Type
@@ -42,7 +42,7 @@ class ParamInfo:
         return isinstance(self.type, PtrType)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class KernelInfo:
     """What a launcher needs to know about one kernel."""
 
@@ -59,7 +59,7 @@ class KernelInfo:
         return s + (f" block({', '.join(map(str, self.block))})" if self.block else "")
 
 
-@dataclass
+@record
 class Program:
     name: str
     arch: str

@@ -9,7 +9,7 @@ ignores a `+ptxNN` feature it does not know, so every pair is checked here first
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from .records import record
 
 # arch -> (SM number, minimum PTX version). The minimum is also the default: it asks the
 # least of the driver that will load the PTX. Measured against LLVM 22's NVPTX back end.
@@ -53,7 +53,7 @@ class TargetError(ValueError):
     """An unknown arch or an unsupported (arch, PTX version) pair: a usage error."""
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Target:
     arch: str
     sm: int

@@ -15,7 +15,7 @@ diagnostic and every diagnostic an annotation.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from .records import record
 
 from .diagnostics import Diagnostic
 from .source import SourceFile
@@ -24,7 +24,7 @@ _ANNOT = re.compile(r"expected-(error|warning)(@(?:[+-]\d+|\d+|\*))?\s*\{\{(.*?)
 _NO_DIAGS = re.compile(r"expected-no-diagnostics")
 
 
-@dataclass
+@record
 class Expectation:
     severity: str
     line: int | None        # None: any line (@*)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import asdict
+from ..records import asdict
 
 from .. import cache as cache_mod
 from .validate import KernelResources, validate

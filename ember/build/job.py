@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import io
 import os
-from dataclasses import dataclass
+from ..records import record
 
 from ..cli_support import (EXIT_ERRORS, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, UsageError, internal_error_text,
                            pass_times_text, print_after_hook, read_source, stem, write_output)
@@ -18,7 +18,7 @@ EXTENSIONS = {"ast": ".ast", "ir": ".ir", "ir-opt": ".opt.ir", "llvm": ".ll", "l
               "ptx": ".ptx", "cubin": ".cubin", "fatbin": ".fatbin", "header": ".h"}
 
 
-@dataclass
+@record
 class Job:
     source: str                    # a path, or "-" (then `text` holds standard input)
     defines: dict                  # NAME -> VALUE text
@@ -28,7 +28,7 @@ class Job:
     depfile: str | None = None     # where the dependency file goes (None: none)
 
 
-@dataclass
+@record
 class Result:
     status: int = EXIT_OK
     err: str = ""                  # diagnostics and errors, for standard error

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import asdict
+from ..records import asdict
 
 from .. import __version__
 from ..cache import sha256

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
+from ..records import record, field
 
 
 class ValidationError(Exception):
@@ -23,7 +23,7 @@ class ValidatorUnavailable(Exception):
     pass
 
 
-@dataclass
+@record
 class KernelResources:
     name: str
     registers: int = 0
@@ -38,7 +38,7 @@ class KernelResources:
                 f"{self.stack} bytes stack, {self.shared} bytes shared")
 
 
-@dataclass
+@record
 class Validation:
     arch: str
     tool: str

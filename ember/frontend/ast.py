@@ -6,25 +6,25 @@ program may nest as deep as it likes), for every traversal that needs no types."
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from ..records import record, field
 from fractions import Fraction
 
 from ..source import SourceFile, Span
 
 
-@dataclass(eq=False, slots=True)
+@record(eq=False, slots=True)
 class Node:
     span: Span
 
 
 # ---------------------------------------------------------------- types (as written)
 
-@dataclass(eq=False, slots=True)
+@record(eq=False, slots=True)
 class TypeName(Node):
     name: str
 
 
-@dataclass(eq=False, slots=True)
+@record(eq=False, slots=True)
 class PtrTypeExpr(Node):
     mut: bool
     space: str
@@ -32,47 +32,47 @@ class PtrTypeExpr(Node):
     pointee: Node
 
 
-@dataclass(eq=False, slots=True)
+@record(eq=False, slots=True)
 class ArrayTypeExpr(Node):
     elem: Node
     length: "Expr"
 
 
-@dataclass(eq=False, slots=True)
+@record(eq=False, slots=True)
 class TupleTypeExpr(Node):
     elems: list
 
 
 # ---------------------------------------------------------------- expressions
 
-@dataclass(eq=False, slots=True)
+@record(eq=False, slots=True)
 class Expr(Node):
     pass
 
 
-@dataclass(eq=False, slots=True)
+@record(eq=False, slots=True)
 class Name(Expr):
     id: str
 
 
-@dataclass(eq=False, slots=True)
+@record(eq=False, slots=True)
 class IntLit(Expr):
     value: int
     suffix: str | None
 
 
-@dataclass(eq=False, slots=True)
+@record(eq=False, slots=True)
 class FloatLit(Expr):
     value: Fraction
     suffix: str | None
 
 
-@dataclass(eq=False, slots=True)
+@record(eq=False, slots=True)
 class BoolLit(Expr):
     value: bool
 
 
-@dataclass(eq=False, slots=True)
+@record(eq=False, slots=True)
 class Binary(Expr):
     op: str
     op_span: Span
@@ -80,38 +80,38 @@ class Binary(Expr):
     rhs: Expr
 
 
-@dataclass(eq=False, slots=True)
+@record(eq=False, slots=True)
 class Unary(Expr):
     op: str
     operand: Expr
 
 
-@dataclass(eq=False, slots=True)
+@record(eq=False, slots=True)
 class Call(Expr):
     name: str
     name_span: Span
     args: list
 
 
-@dataclass(eq=False, slots=True)
+@record(eq=False, slots=True)
 class Index(Expr):
     base: Expr
     index: Expr
 
 
-@dataclass(eq=False, slots=True)
+@record(eq=False, slots=True)
 class Field(Expr):
     base: Expr
     name: str
     name_span: Span
 
 
-@dataclass(eq=False, slots=True)
+@record(eq=False, slots=True)
 class TupleExpr(Expr):
     elems: list
 
 
-@dataclass(eq=False, slots=True)
+@record(eq=False, slots=True)
 class BitCast(Expr):
     type: Node
     value: Expr
@@ -119,12 +119,12 @@ class BitCast(Expr):
 
 # ---------------------------------------------------------------- statements
 
-@dataclass(eq=False, slots=True)
+@record(eq=False, slots=True)
 class Block(Node):
     stmts: list
 
 
-@dataclass(eq=False, slots=True)
+@record(eq=False, slots=True)
 class Let(Node):
     names: list          # [(name, span)]
     is_tuple: bool
@@ -132,7 +132,7 @@ class Let(Node):
     value: Expr
 
 
-@dataclass(eq=False, slots=True)
+@record(eq=False, slots=True)
 class Var(Node):
     name: str
     name_span: Span
@@ -140,14 +140,14 @@ class Var(Node):
     value: Expr | None       # None only for arrays (zero-initialized)
 
 
-@dataclass(eq=False, slots=True)
+@record(eq=False, slots=True)
 class SharedDecl(Node):
     name: str
     name_span: Span
     type: Node
 
 
-@dataclass(eq=False, slots=True)
+@record(eq=False, slots=True)
 class Assign(Node):
     target: Expr
     op: str              # "=" or the binary operator of a compound assignment ("+", "<<", ...)
@@ -155,14 +155,14 @@ class Assign(Node):
     value: Expr
 
 
-@dataclass(eq=False, slots=True)
+@record(eq=False, slots=True)
 class If(Node):
     cond: Expr
     then: Block
     else_: Node | None   # Block, If or None
 
 
-@dataclass(eq=False, slots=True)
+@record(eq=False, slots=True)
 class For(Node):
     var: str
     var_span: Span
@@ -173,35 +173,35 @@ class For(Node):
     unroll: bool
 
 
-@dataclass(eq=False, slots=True)
+@record(eq=False, slots=True)
 class While(Node):
     cond: Expr
     body: Block
 
 
-@dataclass(eq=False, slots=True)
+@record(eq=False, slots=True)
 class Break(Node):
     pass
 
 
-@dataclass(eq=False, slots=True)
+@record(eq=False, slots=True)
 class Continue(Node):
     pass
 
 
-@dataclass(eq=False, slots=True)
+@record(eq=False, slots=True)
 class Return(Node):
     value: Expr | None
 
 
-@dataclass(eq=False, slots=True)
+@record(eq=False, slots=True)
 class ExprStmt(Node):
     expr: Expr
 
 
 # ---------------------------------------------------------------- items
 
-@dataclass(eq=False, slots=True)
+@record(eq=False, slots=True)
 class GenericParam(Node):
     name: str
     name_span: Span
@@ -209,7 +209,7 @@ class GenericParam(Node):
     default: Expr | None
 
 
-@dataclass(eq=False, slots=True)
+@record(eq=False, slots=True)
 class Param(Node):
     name: str
     name_span: Span
@@ -217,7 +217,7 @@ class Param(Node):
     align: int | None
 
 
-@dataclass(eq=False, slots=True)
+@record(eq=False, slots=True)
 class KernelDef(Node):
     name: str
     name_span: Span
@@ -228,7 +228,7 @@ class KernelDef(Node):
     min_blocks: Node | None = None   # `min_blocks(N)`: blocks per SM to fit, or None
 
 
-@dataclass(eq=False, slots=True)
+@record(eq=False, slots=True)
 class FnDef(Node):
     name: str
     name_span: Span
@@ -238,7 +238,7 @@ class FnDef(Node):
     body: Block
 
 
-@dataclass(eq=False, slots=True)
+@record(eq=False, slots=True)
 class Import(Node):
     """`import "path.ember";`: the device functions of another file."""
 
@@ -246,7 +246,7 @@ class Import(Node):
     path_span: Span
 
 
-@dataclass(eq=False, slots=True)
+@record(eq=False, slots=True)
 class Module:
     file: SourceFile
     items: list
@@ -256,7 +256,7 @@ class Module:
 def children(n) -> list:
     """The child nodes of `n`, in source order."""
     out = []
-    for name in n.__dataclass_fields__:
+    for name in n._fields:
         v = getattr(n, name)
         if isinstance(v, Node):
             out.append(v)

@@ -10,7 +10,6 @@ line:column.
 
 from __future__ import annotations
 
-import dataclasses
 
 from ..floats import describe
 from . import typed as T
@@ -73,10 +72,10 @@ def _children(n) -> list:
         f = n.folded
         return [] if f is None else _children(f)
     out = []
-    for field in dataclasses.fields(n):
-        if field.name in ("span", "ty", "folded"):
+    for name in n._fields:
+        if name in ("span", "ty", "folded"):
             continue
-        v = getattr(n, field.name)
+        v = getattr(n, name)
         if isinstance(v, (T.TExpr, T.TStmt)):
             out.append(v)
         elif isinstance(v, list):

@@ -11,7 +11,7 @@ and the few builtins the IR generator expands itself (`isnan`, ...).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from ..records import record
 
 from ..ir import signature as sig
 from ..ir.ops import OPS
@@ -21,7 +21,7 @@ from ..ir.ops.mathops import ACCURATE_UNARY, FAST, NATIVE_UNARY
 from ..ir.ops.mem import ATOMIC_KINDS, CAS_TYPES
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Builtin:
     name: str
     op: str                   # the IR op ("" when the IR generator expands it)

@@ -9,7 +9,7 @@ generation reads only this (never the parse tree's annotations, which do not exi
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from ..records import record, field
 from typing import Any
 
 from ..source import Span
@@ -34,7 +34,7 @@ class Symbol:
 
 # ---------------------------------------------------------------- expressions
 
-@dataclass(eq=False, slots=True)
+@record(eq=False, slots=True)
 class TExpr:
     span: Span
     ty: Any
@@ -45,7 +45,7 @@ class TExpr:
         return None
 
 
-@dataclass(eq=False, slots=True)
+@record(eq=False, slots=True)
 class TConst(TExpr):
     value: Any                # int, bool, exact Fraction (untyped), or a float rounded to ty
     folded: Any = None        # the expression it was folded from (for --emit ast)
@@ -55,12 +55,12 @@ class TConst(TExpr):
         return self.value
 
 
-@dataclass(eq=False, slots=True)
+@record(eq=False, slots=True)
 class TVar(TExpr):
     sym: Symbol
 
 
-@dataclass(eq=False, slots=True)
+@record(eq=False, slots=True)
 class TSpecial(TExpr):
     """A builtin value: `thread_idx.x` (op gpu.thread_idx, dim x), `lane_id`, ..."""
 
@@ -68,13 +68,13 @@ class TSpecial(TExpr):
     dim: str | None
 
 
-@dataclass(eq=False, slots=True)
+@record(eq=False, slots=True)
 class TUnary(TExpr):
     op: str                   # "-", "!", "~"
     operand: TExpr
 
 
-@dataclass(eq=False, slots=True)
+@record(eq=False, slots=True)
 class TBinary(TExpr):
     """Arithmetic, bitwise, shift or comparison of scalars."""
 
@@ -83,7 +83,7 @@ class TBinary(TExpr):
     rhs: TExpr
 
 
-@dataclass(eq=False, slots=True)
+@record(eq=False, slots=True)
 class TLogic(TExpr):
     """`&&`/`||`; `eager` when the right side may be evaluated unconditionally (it reads
     no memory and calls no function)."""
@@ -94,7 +94,7 @@ class TLogic(TExpr):
     eager: bool
 
 
-@dataclass(eq=False, slots=True)
+@record(eq=False, slots=True)
 class TOffset(TExpr):
     """Pointer plus (or minus) an element count."""
 
@@ -103,25 +103,25 @@ class TOffset(TExpr):
     negate: bool
 
 
-@dataclass(eq=False, slots=True)
+@record(eq=False, slots=True)
 class TLoad(TExpr):
     base: TExpr               # a pointer or an array
     index: TExpr
 
 
-@dataclass(eq=False, slots=True)
+@record(eq=False, slots=True)
 class TCast(TExpr):
     value: TExpr
 
 
-@dataclass(eq=False, slots=True)
+@record(eq=False, slots=True)
 class TBitcast(TExpr):
     """Reinterpretation (also a pointer losing a promised alignment)."""
 
     value: TExpr
 
 
-@dataclass(eq=False, slots=True)
+@record(eq=False, slots=True)
 class TCall(TExpr):
     """A device function call; `ty` is its result (a TupleType for several, VOID)."""
 
@@ -129,7 +129,7 @@ class TCall(TExpr):
     args: list
 
 
-@dataclass(eq=False, slots=True)
+@record(eq=False, slots=True)
 class TBuiltin(TExpr):
     builtin: Any              # ember.frontend.builtins.Builtin
     binding: dict             # type variable -> type
@@ -137,43 +137,43 @@ class TBuiltin(TExpr):
     const_attrs: dict = field(default_factory=dict)   # attributes given as constant arguments
 
 
-@dataclass(eq=False, slots=True)
+@record(eq=False, slots=True)
 class TTuple(TExpr):
     elems: list
 
 
 # ---------------------------------------------------------------- statements
 
-@dataclass(eq=False, slots=True)
+@record(eq=False, slots=True)
 class TStmt:
     span: Span
 
 
-@dataclass(eq=False, slots=True)
+@record(eq=False, slots=True)
 class TBlock(TStmt):
     stmts: list
 
 
-@dataclass(eq=False, slots=True)
+@record(eq=False, slots=True)
 class TLet(TStmt):
     syms: list                # one symbol, or several for a destructured tuple
     value: TExpr
 
 
-@dataclass(eq=False, slots=True)
+@record(eq=False, slots=True)
 class TVarDecl(TStmt):
     sym: Symbol
     value: TExpr
 
 
-@dataclass(eq=False, slots=True)
+@record(eq=False, slots=True)
 class TArray(TStmt):
     """A per-thread (`var a: [T; N];`) or shared array."""
 
     sym: Symbol
 
 
-@dataclass(eq=False, slots=True)
+@record(eq=False, slots=True)
 class TAssign(TStmt):
     """`x = e` (compound assignments arrive with the operation applied: `x = x + e`)."""
 
@@ -181,7 +181,7 @@ class TAssign(TStmt):
     value: TExpr
 
 
-@dataclass(eq=False, slots=True)
+@record(eq=False, slots=True)
 class TStore(TStmt):
     """`p[i] = e`, or with `op`, `p[i] op= e` (the address is computed once; the old
     value is loaded before `e` is evaluated)."""
@@ -193,14 +193,14 @@ class TStore(TStmt):
     elem: Any = None
 
 
-@dataclass(eq=False, slots=True)
+@record(eq=False, slots=True)
 class TIf(TStmt):
     cond: TExpr
     then: TBlock
     else_: Any                # TBlock, TIf or None
 
 
-@dataclass(eq=False, slots=True)
+@record(eq=False, slots=True)
 class TFor(TStmt):
     sym: Symbol
     start: TExpr
@@ -210,35 +210,35 @@ class TFor(TStmt):
     unroll: bool
 
 
-@dataclass(eq=False, slots=True)
+@record(eq=False, slots=True)
 class TWhile(TStmt):
     cond: TExpr
     body: TBlock
 
 
-@dataclass(eq=False, slots=True)
+@record(eq=False, slots=True)
 class TBreak(TStmt):
     pass
 
 
-@dataclass(eq=False, slots=True)
+@record(eq=False, slots=True)
 class TContinue(TStmt):
     pass
 
 
-@dataclass(eq=False, slots=True)
+@record(eq=False, slots=True)
 class TReturn(TStmt):
     value: TExpr | None
 
 
-@dataclass(eq=False, slots=True)
+@record(eq=False, slots=True)
 class TExprStmt(TStmt):
     expr: TExpr
 
 
 # ---------------------------------------------------------------- items
 
-@dataclass(eq=False)
+@record(eq=False)
 class TKernel:
     name: str
     span: Span
@@ -253,7 +253,7 @@ class TKernel:
     shared_bytes: int = 0     # static shared memory, as ptxas lays it out
 
 
-@dataclass(eq=False)
+@record(eq=False)
 class TFunction:
     name: str
     span: Span
@@ -265,7 +265,7 @@ class TFunction:
     local_bytes: int = 0
 
 
-@dataclass(eq=False)
+@record(eq=False)
 class TProgram:
     kernels: list             # [TKernel]
     fns: dict                 # name -> TFunction

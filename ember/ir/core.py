@@ -19,7 +19,7 @@ Each op's definition (operands, results, attributes, semantics, ...) is its `OpD
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from ..records import record, field
 from typing import Any, Iterator
 
 from ..source import Span
@@ -190,7 +190,7 @@ class Region:
         return walk_regions((self,))
 
 
-@dataclass(eq=False)
+@record(eq=False)
 class Function:
     """A kernel (entry point) or a device function (`func`)."""
 
@@ -212,7 +212,7 @@ class Function:
         return self.body.walk()
 
 
-@dataclass(eq=False)
+@record(eq=False)
 class Global:
     """A module-level constant table in the `const` address space."""
 
@@ -222,7 +222,7 @@ class Global:
     loc: Span | None = None
 
 
-@dataclass(eq=False)
+@record(eq=False)
 class Module:
     functions: list[Function] = field(default_factory=list)
     globals: list[Global] = field(default_factory=list)

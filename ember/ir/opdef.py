@@ -30,7 +30,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from ..records import record, field
 from typing import Callable
 
 from . import signature as sig
@@ -41,7 +41,7 @@ OPS: dict = {}
 
 # ---------------------------------------------------------------- traits
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Effect:
     """A side effect or constraint on moving the op."""
 
@@ -68,7 +68,7 @@ ZERO, ONE, ALL_ONES = "zero", "one", "all_ones"
 POS_ZERO, NEG_ZERO, FONE = "+0.0", "-0.0", "1.0"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Identity:
     """x op e == x, for the types of `kinds`."""
 
@@ -76,7 +76,7 @@ class Identity:
     kinds: tuple
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Absorbing:
     """x op z == z."""
 
@@ -84,21 +84,21 @@ class Absorbing:
     kinds: tuple
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Idempotent:
     """x op x == x."""
 
     kinds: tuple
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class SelfInverse:
     """x op x == 0."""
 
     kinds: tuple
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Involution:
     """op(op(x)) == x."""
 
@@ -107,7 +107,7 @@ class Involution:
 
 # ---------------------------------------------------------------- attributes
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Attr:
     """An attribute's kind: "enum" (one of `values`), "int", "bool", "symbol" (a name),
     "ints" (a list of integers) or "any" (checked by the op's verifier)."""
@@ -137,7 +137,7 @@ def enum(*values: str, doc: str = "") -> Attr:
 
 # ---------------------------------------------------------------- approximations
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Range:
     """Where an approximate op's bound holds for one argument: lo <= x <= hi, or
     lo <= |x| <= hi when `magnitude`."""
@@ -151,7 +151,7 @@ class Range:
         return (v >= self.lo) & (v <= self.hi)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Approx:
     """The documented error of an op whose hardware result is not exactly specified:
     with every argument inside its `domain` entry (a Range, or None for any finite
@@ -180,7 +180,7 @@ class Approx:
 
 # ---------------------------------------------------------------- the definition
 
-@dataclass(eq=False)
+@record(eq=False)
 class OpDef:
     name: str
     format: object

@@ -22,7 +22,7 @@ same rules.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from ..records import record
 from typing import Callable
 
 from .types import SCALARS, PtrType, ScalarType, Type, VectorType
@@ -50,7 +50,7 @@ class Spec:
         return None
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Exact(Spec):
     type: ScalarType
 
@@ -64,7 +64,7 @@ class Exact(Spec):
         return str(self.type)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Var(Spec):
     letter: str
     allowed: tuple | None = None       # type names, when restricted
@@ -95,7 +95,7 @@ class Var(Spec):
         return self.letter + ("{" + ",".join(self.allowed) + "}" if self.allowed else "")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class PointerTo(Spec):
     """`*T`: a mutable global or shared pointer to elements of type T; `*shared T` or
     `*global T` in one space; `&global T` a pointer read through (mutable or not)."""
@@ -122,7 +122,7 @@ class PointerTo(Spec):
         return f"{'*' if self.mut else '&'}{space}{self.var}"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Kind(Spec):
     """`ptr`, `vec` or `any`."""
 
@@ -162,7 +162,7 @@ def parse_spec(text: str) -> Spec:
     raise ValueError(f"bad type constraint `{text}`")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Slot:
     """A named operand or result: `name: spec`, or `*name: spec` for a variadic tail."""
 
@@ -184,7 +184,7 @@ def parse_slots(text: str) -> tuple:
     return tuple(slots)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Rule:
     """`letter` is `fn(binding)` once every variable in `needs` is bound; `doc` says it in
     words (shown in diagnostics and docs/ir.md)."""

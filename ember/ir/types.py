@@ -6,7 +6,7 @@ value objects. `str(t)` is the spelling used both in source and in the IR text f
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from ..records import record
 
 
 class Type:
@@ -96,7 +96,7 @@ def int_type(bits: int, signed: bool) -> ScalarType:
 ADDRESS_SPACES: dict[str, int] = {"generic": 0, "global": 1, "shared": 3, "const": 4, "local": 5}
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class PtrType(Type):
     """`*[mut] SPACE T [align(N)]`: a pointer into one address space.
 
@@ -123,7 +123,7 @@ class PtrType(Type):
         return s + (f" align({self.align})" if self.align is not None else "")
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class ArrayType(Type):
     """`[T; N]`: a fixed-size array (shared memory tiles, constant tables)."""
 
@@ -137,7 +137,7 @@ class ArrayType(Type):
         return f"[{self.elem}; {self.length}]"
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class VectorType(Type):
     """`vec<N x T>`: a short vector, the value of a wide (64/128-bit) load or store."""
 
@@ -150,7 +150,7 @@ class VectorType(Type):
         return f"vec<{self.length} x {self.elem}>"
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class TupleType(Type):
     """The result of a multi-result builtin such as `sincos`; only destructured."""
 

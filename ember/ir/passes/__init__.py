@@ -5,14 +5,14 @@ of pass names; the verifier runs after every pass on what it changed."""
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from ...records import record
 from typing import Callable
 
 from ..core import Module
 from ..verifier import VerifyError, verify_module
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Pass:
     name: str
     run: Callable[[Module], object]   # rewrites in place; returns the functions it changed (or a bool)
