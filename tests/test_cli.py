@@ -20,7 +20,7 @@ def test_help_documents_every_option(capsys):
                 "--validator", "--verify-diagnostics", "--time-stages", "`-` reads standard input",
                 "--passes", "--print-after-all", "--time-passes", "--llvm-pipeline", "-MD", "-MMD", "-MF FILE",
                 "-MT TARGET", "-MP", "--manifest", "--no-cache", "-j N", "--variants FILE", "--image",
-                "--list-outputs", "cubin", "fatbin", "header"]:
+                "--list-outputs", "-k NAME", "cubin", "fatbin", "header"]:
         assert opt in out, opt
     code, out, _ = run(capsys, "--help")
     assert code == 0 and "compile" in out and "opt" in out and "cache" in out and "--cmake-dir" in out

@@ -24,6 +24,9 @@ def add_arguments(c, default_arch: str, arch_names: list, pass_help: str | None)
     c.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME=VALUE[,VALUE...]",
                    help="bind a kernel const parameter (repeatable; `-D NAME` means NAME=1); a list of "
                         "values compiles one variant per combination of all -D lists")
+    c.add_argument("-k", "--kernel", dest="kernels", action="append", metavar="NAME[,NAME...]",
+                   help="compile only these kernels of each file (repeatable; default all): the "
+                        "others are neither checked nor written, so their const parameters need no value")
     c.add_argument("--variants", metavar="FILE",
                    help="compile one variant per line of FILE (`NAME=VALUE NAME=VALUE ...`; # comments), "
                         "each with the -D values")
@@ -134,6 +137,7 @@ def job_options(args, archs: list) -> dict:
         passes = parse_pass_list(args.passes)
     return {
         "emit": args.emit, "archs": archs, "ptx_version": args.ptx_version, "opt": args.opt,
+        "kernels": _kernel_names(args.kernels),
         "llvm_pipeline": args.llvm_pipeline, "passes": passes, "image": args.image,
         # --time-stages and --time-passes time a compile: not a cache lookup
         "cache_dir": None if args.no_cache or disabled_by_environment() or args.time_stages or args.time_passes
@@ -144,6 +148,16 @@ def job_options(args, archs: list) -> dict:
         "depfile_user": args.depfile_user and not args.depfile_all, "dep_targets": args.dep_targets,
         "dep_phony": args.dep_phony,
     }
+
+
+def _kernel_names(items: list | None) -> list | None:
+    if items is None:
+        return None
+    names = [n.strip() for item in items for n in item.split(",")]
+    bad = [n for n in names if not n.isidentifier()]
+    if bad:
+        raise UsageError(f"-k expects kernel names, got `{bad[0]}`")
+    return sorted(set(names))
 
 
 def _plan(args, matrix: list, varying: list, options: dict) -> list:

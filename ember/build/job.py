@@ -70,7 +70,7 @@ def _build(job: Job, result: Result) -> None:
     progs = []
     for arch in o["archs"]:
         try:
-            prog = driver.compile(source, arch=arch, defines=job.defines, opt=o["opt"],
+            prog = driver.compile(source, arch=arch, defines=job.defines, opt=o["opt"], kernels=o["kernels"],
                                   ptx_version=o["ptx_version"], passes=o["passes"],
                                   after_pass=print_after_hook(o["print_after_all"]), llvm_pipeline=o["llvm_pipeline"],
                                   stop_after=emit if emit in STAGE_EMITS and not o["check"] else None,

@@ -124,3 +124,32 @@ def test_progress_line_only_on_a_terminal(project):
     r = subprocess.run([sys.executable, "-m", "ember", "compile", "s.ember", "-D", "W=1,2,3", "-D", "T=f32",
                         "-j", "2", "-o", "out"], env=env, capture_output=True, text=True)
     assert r.returncode == 0 and r.stderr == "" and r.stdout == ""
+
+
+TWO = """
+kernel first(x: *mut global f32) block(32) { x[thread_idx.x] = 1.0; }
+kernel second<const N: u32>(x: *mut global f32) block(32) { x[thread_idx.x] = f32(N); }
+"""
+
+
+def test_kernel_selection(tmp_path, monkeypatch, capsys):
+    """-k compiles the named kernels only: the others are not checked (`second` has a const
+    parameter without a value), not written, and not in the manifest; a name the file does not
+    have is a located error listing its kernels."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "two.ember").write_text(TWO)
+    assert main(["compile", "two.ember", "-o", "all.ptx", "--no-cache"]) == 1      # N has no value
+    capsys.readouterr()
+    assert main(["compile", "two.ember", "-k", "first", "-o", "first.ptx", "--manifest", "m.json"]) == 0
+    ptx = (tmp_path / "first.ptx").read_text()
+    assert ".entry first(" in ptx and "second" not in ptx
+    assert [k["name"] for k in json.loads((tmp_path / "m.json").read_text())["outputs"][0]["kernels"]] == ["first"]
+    assert main(["compile", "two.ember", "--kernel", "second,first", "-D", "N=3", "-o", "both.ptx"]) == 0
+    both = (tmp_path / "both.ptx").read_text()
+    assert ".entry first(" in both and ".entry second(" in both
+    capsys.readouterr()
+    assert main(["compile", "two.ember", "-k", "third"]) == 1
+    err = capsys.readouterr().err
+    assert "two.ember` has no kernel `third`" in err and "its kernels: first, second" in err
+    assert main(["compile", "two.ember", "-k", "1x"]) == 2
+    assert "-k expects kernel names, got `1x`" in capsys.readouterr().err
