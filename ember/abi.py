@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import math
 import struct
-from .records import record
 
 from .ir.types import PtrType, ScalarType
+from .records import record
 
 # numpy dtype string (dtype.str without byte order) -> Ember element type name
 _TYPESTR = {"b1": "u8", "i1": "i8", "i2": "i16", "i4": "i32", "i8": "i64", "u1": "u8", "u2": "u16",

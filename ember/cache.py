@@ -28,9 +28,9 @@ import json
 import os
 import struct
 import sys
-from .records import record
 
 from . import import_paths
+from .records import record
 
 FORMAT = 1
 _MAGIC = b"EMBERC\x00\x01"

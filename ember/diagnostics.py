@@ -13,8 +13,7 @@ and the code base in step.
 
 from __future__ import annotations
 
-from .records import record, field
-
+from .records import field, record
 from .source import Span
 
 # code -> one-line title. Errors are E, warnings W.

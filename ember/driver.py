@@ -14,11 +14,11 @@ from __future__ import annotations
 import gc
 import os
 import time
-from .records import record, field, replace
 from typing import Any
 
 from .diagnostics import CompileError, Diagnostic, Diagnostics, InternalError
 from .ir.types import PtrType, Type
+from .records import field, record, replace
 from .source import SourceFile
 
 STAGES = ("ast", "ir", "ir-opt", "llvm", "llvm-opt", "ptx")

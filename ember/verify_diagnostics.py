@@ -15,9 +15,9 @@ diagnostic and every diagnostic an annotation.
 from __future__ import annotations
 
 import re
-from .records import record
 
 from .diagnostics import Diagnostic
+from .records import record
 from .source import SourceFile
 
 _ANNOT = re.compile(r"expected-(error|warning)(@(?:[+-]\d+|\d+|\*))?\s*\{\{(.*?)\}\}")

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import os
 import sys
-from ..records import asdict
 
 from .. import cache as cache_mod
+from ..records import asdict
 from .validate import KernelResources, validate
 
 

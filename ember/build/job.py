@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import io
 import os
-from ..records import record
 
 from ..cli_support import (EXIT_ERRORS, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, UsageError, internal_error_text,
                            pass_times_text, print_after_hook, read_source, stem, write_output)
+from ..records import record
 
 STAGE_EMITS = ("ast", "ir", "ir-opt", "llvm", "llvm-opt")
 BUILD_EMITS = ("ptx", "cubin", "fatbin", "header")

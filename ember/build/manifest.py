@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import json
 import os
-from ..records import asdict
 
 from .. import __version__
 from ..cache import sha256
+from ..records import asdict
 
 
 def record(job, progs: list, data, resources: dict) -> dict:

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import os
 import re
-from ..records import record, field
+
+from ..records import field, record
 
 
 class ValidationError(Exception):

@@ -6,9 +6,9 @@ program may nest as deep as it likes), for every traversal that needs no types."
 
 from __future__ import annotations
 
-from ..records import record, field
 from fractions import Fraction
 
+from ..records import field, record
 from ..source import SourceFile, Span
 
 

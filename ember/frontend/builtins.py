@@ -11,14 +11,13 @@ and the few builtins the IR generator expands itself (`isnan`, ...).
 
 from __future__ import annotations
 
-from ..records import record
-
 from ..ir import signature as sig
 from ..ir.ops import OPS
 from ..ir.ops.async_copy import CP_ASYNC_BYTES
 from ..ir.ops.gpu import INDEX_OPS, SHUFFLE_MODES
 from ..ir.ops.mathops import ACCURATE_UNARY, FAST, NATIVE_UNARY
 from ..ir.ops.mem import ATOMIC_KINDS, CAS_TYPES
+from ..records import record
 
 
 @record(frozen=True)

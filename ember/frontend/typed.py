@@ -9,9 +9,9 @@ generation reads only this (never the parse tree's annotations, which do not exi
 
 from __future__ import annotations
 
-from ..records import record, field
 from typing import Any
 
+from ..records import field, record
 from ..source import Span
 
 

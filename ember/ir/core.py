@@ -19,9 +19,9 @@ Each op's definition (operands, results, attributes, semantics, ...) is its `OpD
 
 from __future__ import annotations
 
-from ..records import record, field
 from typing import Any, Iterator
 
+from ..records import field, record
 from ..source import Span
 from .types import Type
 

@@ -30,9 +30,9 @@
 
 from __future__ import annotations
 
-from ..records import record, field
 from typing import Callable
 
+from ..records import field, record
 from . import signature as sig
 from .core import Op
 

@@ -22,9 +22,9 @@ same rules.
 from __future__ import annotations
 
 import re
-from ..records import record
 from typing import Callable
 
+from ..records import record
 from .types import SCALARS, PtrType, ScalarType, Type, VectorType
 
 KINDS = {

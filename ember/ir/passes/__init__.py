@@ -5,9 +5,9 @@ of pass names; the verifier runs after every pass on what it changed."""
 from __future__ import annotations
 
 import time
-from ...records import record
 from typing import Callable
 
+from ...records import record
 from ..core import Module
 from ..verifier import VerifyError, verify_module
 
