@@ -22,8 +22,6 @@ It is one class made of cohesive parts: items and resources here, types
 
 from __future__ import annotations
 
-import difflib
-
 from .. import targets
 from ..diagnostics import Diagnostics
 from ..ir.types import SCALARS, U32, VOID, ScalarType, size_of
@@ -159,6 +157,7 @@ class Checker(TypeChecker, ExprChecker, CallChecker, GenericChecker, StmtChecker
 
     @staticmethod
     def _suggest(name: str, candidates) -> str | None:
+        import difflib                  # only when there is an error to explain (1.4 ms to import)
         close = difflib.get_close_matches(name, list(candidates), n=1, cutoff=0.6)
         return f"a similar name exists: `{close[0]}`" if close else None
 
