@@ -88,7 +88,7 @@ def _build(cls, eq: bool, frozen: bool, slots: bool):
         inherited = {s for b in cls.__mro__[1:] for s in b.__dict__.get("__slots__", ())}
         attrs["__slots__"] = tuple(n for n in own if n not in inherited)
     if "__init__" not in attrs:
-        attrs["__init__"] = _init(cls.__qualname__, specs, frozen, "__post_init__" in _all_attrs(cls))
+        attrs["__init__"] = _init(cls.__qualname__, specs, frozen, hasattr(cls, "__post_init__"))
     attrs.setdefault("__repr__", _repr)
     explicit_hash = "__hash__" in attrs and not (attrs["__hash__"] is None and "__eq__" in attrs)
     if eq and "__eq__" not in attrs:
@@ -111,10 +111,6 @@ def _build(cls, eq: bool, frozen: bool, slots: bool):
                 setattr(cls, name, value)
         return cls
     return type(cls)(cls.__name__, cls.__bases__, attrs)
-
-
-def _all_attrs(cls) -> set:
-    return {k for c in cls.__mro__ for k in c.__dict__}
 
 
 def _init(qualname: str, specs: dict, frozen: bool, post_init: bool):
