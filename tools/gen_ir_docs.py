@@ -37,7 +37,9 @@ kernel @scale(%x: *mut global f32 align(16), %n: u32, %k: f32) attributes {block
 ## Structure
 
 - A **module** holds `global` constant tables and functions. A function is a `kernel`
-  (entry point, no results, `attributes {block = [x, y, z]}` when the block size is fixed)
+  (entry point, no results; `attributes {block = [x, y, z]}` when the block size is fixed,
+  `min_blocks = N` for a launch bound, `stream = [i, ...]` for the read-only pointer
+  parameters declared `stream`, whose loads lowering gives cache qualifiers)
   or a `func` (device function; `attributes {noinline = true}` keeps it out of line).
 - An **op** has results (`%a, %b =`), a name (`dialect.op`), operands, attributes and
   regions. A **region** is one block: its arguments are declared where the op declares

@@ -215,6 +215,7 @@ class Param(Node):
     name_span: Span
     type: Node
     align: int | None
+    stream: Span | None = None     # `stream`: where it is written, or None
 
 
 @record(eq=False, slots=True)

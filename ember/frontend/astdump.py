@@ -98,8 +98,8 @@ def dump(prog: T.TProgram) -> str:
         out.append(f"KernelDef {k.name}")
         for name, (t, v) in k.consts.items():
             out.append(f"  ConstParam {name}" + (f" : {t} = {_value(v)}" if t is not None else f" : type = {v}"))
-        for p in k.params:
-            out.append(f"  Param {p.name} : {p.ty}")
+        for i, p in enumerate(k.params):
+            out.append(f"  Param {p.name} : {p.ty}" + (" stream" if i in k.stream else ""))
         if k.body is not None:
             _tree(k.body, 1, out)
     for f in prog.fns.values():

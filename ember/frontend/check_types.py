@@ -130,8 +130,20 @@ class TypeChecker:
                     t = ERROR
             if p.align is not None and t is not ERROR:
                 t = self.param_align(p, t)
+            if p.stream is not None:
+                self.param_stream(p, t, kernel)
             out.append(T.Symbol(p.name, "param", t, p.name_span))
         return out
+
+    def param_stream(self, p: A.Param, t: Type, kernel: bool) -> None:
+        """`stream`: a hint on a kernel's read-only pointer (its data is read once), turned
+        into cache qualifiers on the loads through it (ember.lowering.lower_mem)."""
+        if not kernel:
+            self.diags.error("E0214", "`stream` applies to kernel parameters only", p.stream,
+                             help="a device function's loads keep the hint of the kernel parameter they read")
+        elif t is not ERROR and not (isinstance(t, PtrType) and not t.mut):
+            self.diags.error("E0214", "`stream` applies to read-only pointer parameters (`*global T`) only",
+                             p.stream, label=f"`{p.name}` is `{t}`")
 
     def param_align(self, p: A.Param, t: Type) -> Type:
         if not isinstance(t, PtrType):

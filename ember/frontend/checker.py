@@ -197,6 +197,7 @@ class Checker(TypeChecker, ExprChecker, CallChecker, GenericChecker, StmtChecker
         block = self.block_dims(k)
         info = T.TKernel(k.name, k.span, k.name_span, consts, params, block)
         info.min_blocks = self.min_blocks(k, block)
+        info.stream = [i for i, p in enumerate(k.params) if p.stream is not None]
         self.kernels.append(info)
         self.enter_fn("kernel", VOID, k.name, info)
         info.body = run(self.block(k.body, top=True))

@@ -133,8 +133,9 @@ class _Builder(Transformer):
     def param(self, c):
         name = self.tokens(c, "NAME")[0]
         n = self.nodes(c)
-        align = n[1].value if len(n) > 1 else None
-        return A.Param(self.span(c), str(name), self.tspan(name), n[0], align)
+        align = next((x.value for x in n[1:] if isinstance(x, _Align)), None)
+        stream = next((x.span for x in n[1:] if isinstance(x, _Stream)), None)
+        return A.Param(self.span(c), str(name), self.tspan(name), n[0], align, stream)
 
     def align(self, c):
         tok = self.tokens(c, "INT")[0]
@@ -144,6 +145,9 @@ class _Builder(Transformer):
             self.diags.error("E0203", str(e), self.tspan(tok))
             value = 0
         return _Align(value, self.tspan(tok))
+
+    def stream(self, c):
+        return _Stream(self.span(c))
 
     def block_attr(self, c):
         return _BlockAttr(self.nodes(c))
@@ -338,6 +342,13 @@ class _Align:
 
     def __init__(self, value, span):
         self.value = value
+        self.span = span
+
+
+class _Stream:
+    __slots__ = ("span",)
+
+    def __init__(self, span):
         self.span = span
 
 

@@ -225,6 +225,7 @@ class Generator(Features, GenericFeatures, TensorCoreFeatures):
         # ptxas then caps the registers, which moves spills and scheduling
         bound = self.integer(0, 3)
         bounds = f" min_blocks({4 * bound})" if bound else ""
+        self.streamed = self.chance(30)      # the inputs' loads as inline PTX with cache qualifiers
         head = f"kernel fuzz({', '.join(self.param_list())}, n: u32, s: i32) block({self.block}){bounds} {{"
         helpers = "".join(h + "\n" for h in sorted(self.imports) + self.helpers)
         return Program(helpers + head + "\n" + body + "\n}\n", self.block, self.grid, slots, seed, self.approx,

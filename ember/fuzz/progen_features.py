@@ -3,6 +3,8 @@ programs of their kind (ember.fuzz.progen mixes these into its Generator):
 
 - pointer arithmetic that breaks a declared alignment (`in_T` declared `align(16)`, then
   `in_T + k`) followed by adjacent accesses the vectorizer may merge, loads and stores;
+- read-only parameters declared `stream`, whose loads (scalar of every width, and the
+  vectors the vectorizer merges) are inline PTX with cache qualifiers;
 - device functions that store and load through bit-cast per-thread and shared pointers;
 - calls that fan out (each function calls the next twice);
 - long expressions and deep statement nests;
@@ -34,10 +36,12 @@ class Features:
         self.helpers: list[str] = []        # device functions, emitted before the kernel
         self.imports: set[str] = set()      # import lines, emitted first
         self.shared_bytes = 0
+        self.streamed = False               # in_T declared `stream` (drawn last: Generator.program)
 
     def param_list(self) -> list[str]:
         align = " align(16)" if self.aligned else ""
-        return ([f"in_{t}: *global {t}{align}" for t in NUMERIC]
+        stream = " stream" if self.streamed else ""
+        return ([f"in_{t}: *global {t}{align}{stream}" for t in NUMERIC]
                 + [f"out_{t}: *mut global {t}{align}" for t in NUMERIC])
 
     def extreme_literal(self, t: str) -> str:

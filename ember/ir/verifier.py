@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from ..source import Span
 from .core import Function, Module, Op, Region
+from .types import PtrType
 
 # The use-list check (every value's use list matches the IR) is an internal consistency
 # check, like LLVM's expensive checks: the test suite turns it on; a compile does not pay
@@ -67,6 +68,8 @@ class _Verifier:
             self.err(f"unknown function kind {f.kind}", None, f)
         if f.kind == "kernel" and f.result_types:
             self.err(f"kernel @{f.name} must not return values", None, f)
+        if "stream" in f.attrs:
+            self.stream_attr(f)
         counts: dict = {}
         self.uses = counts
         values: set = set(f.args)
@@ -116,6 +119,17 @@ class _Verifier:
                 stack.pop()
         if CHECK_USES:
             self.check_uses(f)
+
+    def stream_attr(self, f: Function) -> None:
+        """`stream = [i, ...]`: parameters of a kernel, each a read-only global pointer."""
+        idx = f.attrs["stream"]
+        args = f.args
+        if f.kind != "kernel" or not isinstance(idx, list) or not all(
+                isinstance(i, int) and not isinstance(i, bool) and 0 <= i < len(args)
+                and isinstance(args[i].type, PtrType) and not args[i].type.mut and args[i].type.space == "global"
+                for i in idx):
+            self.err(f"@{f.name}: `stream` must list parameters of a kernel that are read-only global pointers",
+                     None, f)
 
     def region_rules(self, op: Op) -> list:
         d = op.opdef

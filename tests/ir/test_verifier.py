@@ -76,3 +76,22 @@ def test_use_lists_must_match_the_ir():
     x.uses[op] = 1
     with pytest.raises(VerifyError, match="use list"):
         verify_module(m)
+
+
+@pytest.mark.parametrize("attr,ok", [
+    ("[3]", True),                 # %q: *global f32 align(16)
+    ("[1]", False),                # a written pointer
+    ("[0]", False),                # not a pointer
+    ("[7]", False),                # no such parameter
+    ("3", False),                  # not a list
+])
+def test_stream_attribute_names_read_only_pointers(attr, ok):
+    text = (f"kernel @k(%x: u32, %p: *mut global f32, %h: f16, %q: *global f32 align(16)) "
+            f"attributes {{stream = {attr}}} {{\n  return\n}}\n")
+    if ok:
+        verify_module(parse_module(text))
+    else:
+        with pytest.raises(VerifyError, match="`stream` must list parameters of a kernel"):
+            verify_module(parse_module(text))
+    with pytest.raises(VerifyError, match="`stream`"):
+        verify_module(parse_module(f"func @f(%q: *global f32) attributes {{stream = [0]}} {{\n  return\n}}\n"))

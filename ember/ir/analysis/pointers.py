@@ -8,7 +8,9 @@ casts to where it came from (its root): a parameter, an array, a constant table.
 - `unchanging(p)`: the memory cannot change while the kernel runs: the root is a
   read-only (`*global T`) kernel parameter, which launches keep from overlapping any
   written buffer, or a constant table. A read-only pointer made by bit-casting a
-  `*mut` one is not.
+  `*mut` one is not;
+- `streamed(p)`: the root is a kernel parameter declared `stream` (the kernel's `stream`
+  attribute lists their indices): data the kernel reads once.
 """
 
 from __future__ import annotations
@@ -70,3 +72,14 @@ def unchanging(p: Value) -> bool:
     fn = getattr(owner, "parent", None)
     return (isinstance(t, PtrType) and not t.mut and t.space == "global" and isinstance(fn, Function)
             and fn.kind == "kernel")
+
+
+def streamed(p: Value) -> bool:
+    """p points into a kernel parameter declared `stream` (see the module docstring)."""
+    r = root(p)
+    if r.op is not None:
+        return False
+    fn = getattr(r.owner, "parent", None)
+    if not isinstance(fn, Function) or fn.kind != "kernel" or not fn.attrs.get("stream"):
+        return False
+    return r.index in fn.attrs["stream"]
