@@ -93,7 +93,8 @@ ROUNDS = 4
 
 
 def _interleaved(arch, torch) -> list:
-    """4096^3 forward, Ember (f32 and bf16 output) and cuBLAS timed in ROUNDS interleaved
+    """4096^3 forward, Ember (f32 and bf16 output; the copies in one part, the default, and in
+    four, as for a large batch) and cuBLAS timed in ROUNDS interleaved
     rounds (each side once per round), so that a drift of the GPU's clocks during the run
     reaches every side: the per-round times and the ratio of the median rounds."""
     import ember
@@ -104,11 +105,13 @@ def _interleaved(arch, torch) -> list:
     a = torch.randn(m, k, device="cuda", generator=g).to(torch.bfloat16)
     w = torch.randn(n, k, device="cuda", generator=g).to(torch.bfloat16)
     sides = {}
-    for out_type, dtype in (("f32", torch.float32), ("bf16", torch.bfloat16)):
-        prog = ember.compile(ROOT / "kernels_src" / "gemm_bf16.ember", arch=arch, defines={"O": out_type}, cache=False)
+    for out_type, dtype, parts in (("f32", torch.float32, 1), ("bf16", torch.bfloat16, 1),
+                                   ("f32", torch.float32, 4), ("bf16", torch.bfloat16, 4)):
+        prog = ember.compile(ROOT / "kernels_src" / "gemm_bf16.ember", arch=arch,
+                             defines={"O": out_type, "COPY_PARTS": parts}, cache=False)
         c = torch.empty(m, n, device="cuda", dtype=dtype)
         launch = cuda.load(prog).gemm_bf16.prepare(a, w, c, m, n, k, grid=(n // 128, m // 128))
-        sides[f"ember, {out_type} out"] = ember_on_torch_stream(launch)
+        sides[f"ember, {out_type} out" + (f", COPY_PARTS {parts}" if parts > 1 else "")] = ember_on_torch_stream(launch)
     sides["cublas, bf16 out"] = lambda: torch.mm(a, w.t())
     rounds = {name: [] for name in sides}
     for _ in range(ROUNDS):
