@@ -34,13 +34,13 @@ def _load(L, op, args):
     align = op.attrs.get("align") or _natural(t)
     if isinstance(t, VectorType):
         addr = L.b.bitcast(addr, ll.PointerType(lltype(t), addr.type.addrspace))
-    if unchanging(op.operands[0]):      # memory nothing writes during the kernel
-        if streamed(op.operands[0]) and L.L.target.ptx >= STREAM_PTX:
-            return [_streamed_load(L, addr, t, L.L.target.sm)]
-        v = L.b.load(addr, typ=lltype(t), align=align)
+    fixed = unchanging(op.operands[0])      # memory nothing writes during the kernel
+    if fixed and streamed(op.operands[0]) and L.L.target.ptx >= STREAM_PTX:
+        return [_streamed_load(L, addr, t, L.L.target.sm)]
+    v = L.b.load(addr, typ=lltype(t), align=align)
+    if fixed:
         v.set_metadata("invariant.load", L.L.ll.add_metadata([]))
-        return [v]
-    return [L.b.load(addr, typ=lltype(t), align=align)]
+    return [v]
 
 
 # A load through a kernel parameter declared `stream` (data read once, as a GEMV's weights):
