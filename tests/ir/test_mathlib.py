@@ -103,3 +103,21 @@ def test_two_over_pi_table():
     words = trig.two_over_pi_words()
     assert words[:4] == (0xA2F9836E, 0x4E441529, 0xFC2757D1, 0xF534DDC0)
     assert len(words) == trig.TABLE_WORDS
+
+
+@pytest.mark.parametrize("name", sorted(mathlib.EXPANDERS))
+@pytest.mark.parametrize("t", [F32, F64], ids=["f32", "f64"])
+def test_templates_are_simplified_once(name, t):
+    """Every copy expand-math makes is of a template already folded, merged and swept: the
+    pipeline's passes find nothing left in it (each copy would otherwise carry `0 + x` and
+    repeated subexpressions to the lowering and LLVM)."""
+    from ember.ir.core import clone_module
+    from ember.ir.passes.canonicalize import canonicalize
+    from ember.ir.passes.cse import cse
+    from ember.ir.passes.dce import sweep
+    from ember.ir.printer import print_module
+    module, _ = mathlib.expansion_module(name, t)
+    copy = clone_module(module)
+    before = print_module(copy)
+    assert not canonicalize(copy) and not cse(copy) and not any(sweep(f) for f in copy.functions)
+    assert print_module(copy) == before

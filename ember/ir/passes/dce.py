@@ -13,7 +13,7 @@ from .util import has_effects
 
 @register("dce", "Remove unused ops without side effects, and functions nothing calls.")
 def dce(module: Module) -> set:
-    changed = {f for f in module.functions if _sweep(f)}
+    changed = {f for f in module.functions if sweep(f)}
     called = set()
     for f in module.functions:
         for op in f.walk():
@@ -28,7 +28,7 @@ def _dead(op: Op, memo: dict) -> bool:
             and not has_effects(op, memo))
 
 
-def _sweep(f) -> bool:
+def sweep(f) -> bool:
     memo: dict = {}
     ops = list(f.walk())
     work = list(ops)          # popped from the end: later ops first, so chains die in one pass
