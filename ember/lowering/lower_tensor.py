@@ -1,6 +1,15 @@
 """Lowering of the tensor-core ops (ember/ir/ops/tensor.py) to LLVM's NVVM intrinsics. A
 fragment's 16-bit elements travel in 32-bit registers two at a time (element 2r in the low
-half of register r), which is how the per-thread arrays are read and written here."""
+half of register r), which is how the per-thread arrays are read and written here.
+
+ldmatrix stores each register as one `<2 x T>` (align 2: the pair may start at an odd
+element): LLVM's SROA then keeps the pair in one 32-bit register, also where it lives
+across a loop's back edge (gemm_bf16 loads the next tile's first fragments before the loop
+turns); stored as two 16-bit elements, the pair became two 16-bit values there, unpacked
+after ldmatrix and packed again before mma (a PRMT each in the SASS). mma reads its
+operands element by element: fragments a kernel writes itself, element by element
+(q4k_mma's dequantized weights), would otherwise be read by a wider access than they were
+written with, which SROA splits into shifts and masks (1.8x the PRMTs of q4k_mma's SASS)."""
 
 from __future__ import annotations
 
@@ -57,7 +66,5 @@ def _ldmatrix(L, op, args):
     regs = [r] if n == 1 else [L.b.extract_value(r, j) for j in range(n)]
     dst = element_address(L, op.dst, args[0], op.dst_index, args[1])
     for j, reg in enumerate(regs):
-        pair = L.b.bitcast(reg, ll.VectorType(elem, 2))
-        for e in range(2):
-            L.b.store(L.b.extract_element(pair, ll.Constant(I32, e)), _at(L, dst, 2 * j + e, elem))
+        L.b.store(L.b.bitcast(reg, ll.VectorType(elem, 2)), _at(L, dst, 2 * j, elem), align=2)
     return []

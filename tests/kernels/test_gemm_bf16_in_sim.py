@@ -135,3 +135,17 @@ def test_swizzle_needs_less_shared_memory():
             for s in (False, True)}
     assert info[True].dynamic_shared == 3 * 2 * 128 * 64 * 2          # 96 KB: two blocks fit an SM
     assert info[False].dynamic_shared == 3 * 2 * 136 * 72 * 2
+
+
+@pytest.mark.parametrize("defines", [{"BK": 16}, {"BK": 48, "STAGES": 3}, {"COPY_PARTS": 2}], ids=str)
+def test_tile_depth_and_copy_parts_keep_the_bits(gemm, defines):
+    """Each accumulator's mma chain runs over k in 16-wide steps in ascending order whatever
+    the tile depth, ring depth or copy schedule: the same bits. An odd number of steps per
+    tile (BK 16, 48) starts every tile from the other fragment set, which the kernel copies
+    back; a wrong fragment set or a tile read before its wait would change them."""
+    m, n, k = 20, 24, 208                     # 13 steps of 16: tiles of 16, 48 and 64 all end partial
+    rng = np.random.default_rng(11)
+    a, w = bf16_values(rng.standard_normal((m, k))), bf16_values(rng.standard_normal((n, k)))
+    want = run(gemm, bf16_bits(a), bf16_bits(w), m, n, k)
+    g = load(ember.compile(SRC, defines=defines, cache=False)).gemm_bf16
+    assert np.array_equal(run(g, bf16_bits(a), bf16_bits(w), m, n, k), want)
