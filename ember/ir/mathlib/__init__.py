@@ -52,29 +52,8 @@ def _support_function(name: str):
     from ..types import F32, F64
     for t in (F32, F64):
         if name == trig.slow_reduction_name(t):
-            f = trig.slow_reduction_function(t)
-            _simplify(Module([f], list(globals_needed().values())))
-            return f
+            return trig.slow_reduction_function(t)
     return None
-
-
-def _simplify(module: Module, functions: tuple = ()) -> None:
-    """Fold, merge and sweep a template once per process (the expansions are written
-    plainly - `0 + x`, repeated shifts - and expand-math runs after the pipeline's own
-    canonicalize and cse): every copy is then smaller to clone, verify, lower and hand to
-    LLVM (the f64 Payne-Hanek helper 301 -> 207 ops). The passes are exact, so the bits
-    every user of the template computes - kernels, the simulator, the constant folder -
-    are those of the expansion as written."""
-    from ..passes.canonicalize import canonicalize
-    from ..passes.cse import cse
-    from ..passes.dce import sweep
-    from ..verifier import verify_module
-    part = Module(list(functions or module.functions), module.globals)
-    canonicalize(part)
-    cse(part)
-    for f in part.functions:
-        sweep(f)
-    verify_module(module)
 
 
 def support_functions(names) -> list:
@@ -101,5 +80,4 @@ def expansion_module(name: str, t: ScalarType) -> tuple[Module, Function]:
     f = Function("f", "func", body, list(results))
     callees = {op.attrs["callee"] for op in f.walk() if op.name == "func.call"}
     m = Module([f] + support_functions(callees), list(globals_needed().values()))
-    _simplify(m, (f,))
     return m, f

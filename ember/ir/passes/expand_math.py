@@ -1,25 +1,67 @@
 """expand-math: replace each op that declares `expanded_by="expand-math"` (the accurate
 math functions: `math.sin`, `math.exp2`, ...) by Ember's implementation of it
 (ember.ir.mathlib), inline, in plain IR ops. Runs in every pipeline, since the NVPTX back
-end has no accurate versions of these functions."""
+end has no accurate versions of these functions.
+
+What it copies in is mathlib's expansion (and out-of-line helper) folded, merged and swept
+once per process: the expansions are written plainly (`0 + x`, repeated shifts), and this
+pass runs after the pipeline's own canonicalize and cse, so each copy would otherwise carry
+that to the lowering and LLVM (the f64 Payne-Hanek helper: 301 ops as written, 207 here).
+The passes are exact: the bits are those of the expansion as written, which the simulator
+and the constant folder run."""
 
 from __future__ import annotations
 
-from ..core import Module, Op, clone_op
+from functools import cache
+
+from ..core import Function, Module, Op, clone_function, clone_op
 from ..rewrite import rewrite
 from . import register
+
+
+def _simplify(module: Module, functions: list) -> None:
+    from ..verifier import verify_module
+    from .canonicalize import canonicalize
+    from .cse import cse
+    from .dce import sweep
+    part = Module(functions, module.globals)
+    canonicalize(part)
+    cse(part)
+    for f in functions:
+        sweep(f)
+    verify_module(module)
+
+
+@cache
+def template(name: str, t) -> Function:
+    """The expansion of op `name` on type t, simplified: a function of one argument whose
+    ops (but its return) are copied in place of the op."""
+    from .. import mathlib
+    module, f = mathlib.expansion_module(name, t)
+    copy = clone_function(f)
+    _simplify(Module([copy] + module.functions[1:], module.globals), [copy])
+    return copy
+
+
+@cache
+def helper(name: str) -> Function | None:
+    """The out-of-line helper `name` the expansions call, simplified (None: not a helper)."""
+    from .. import mathlib
+    found = mathlib.support_functions([name])
+    if found:
+        _simplify(Module(found, list(mathlib.globals_needed().values())), found)
+    return found[0] if found else None
 
 
 def _visit(op: Op):
     if op.opdef.expanded_by != "expand-math":
         return None
-    from .. import mathlib
-    # Each (op, type) is built once per process (mathlib.expansion_module) and copied
-    # here: copying is cheaper than building it again.
-    _, template = mathlib.expansion_module(op.name, op.operands[0].type)
-    values = {template.body.args[0]: op.operands[0]}
-    copies = [clone_op(inner, values, op.loc) for inner in template.body.ops[:-1]]
-    return copies, [values.get(v, v) for v in template.body.ops[-1].operands]
+    # Each (op, type) is built and simplified once per process and copied here: copying is
+    # cheaper than building it again.
+    f = template(op.name, op.operands[0].type)
+    values = {f.body.args[0]: op.operands[0]}
+    copies = [clone_op(inner, values, op.loc) for inner in f.body.ops[:-1]]
+    return copies, [values.get(v, v) for v in f.body.ops[-1].operands]
 
 
 @register("expand-math", "Replace accurate math ops by Ember's own implementations (needed by lowering).")
@@ -29,9 +71,12 @@ def expand_math(module: Module) -> set:
     if not changed:
         return changed
     called = {op.attrs["callee"] for f in module.functions for op in f.walk() if op.name == "func.call"}
-    for helper in mathlib.support_functions(c for c in called if module.get(c) is None):
-        module.functions.append(helper)
-        changed.add(helper)
+    for name in sorted(c for c in called if module.get(c) is None):
+        f = helper(name)
+        if f is not None:
+            copy = clone_function(f)          # each module gets its own copy
+            module.functions.append(copy)
+            changed.add(copy)
     used = {op.attrs["name"] for f in module.functions for op in f.walk() if op.name == "mem.global"}
     for name, g in mathlib.globals_needed().items():
         if name in used and module.get_global(name) is None:
