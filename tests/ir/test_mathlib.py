@@ -123,3 +123,22 @@ def test_expand_math_copies_simplified_templates(name, t):
     before = print_module(copy)
     assert not canonicalize(copy) and not cse(copy) and not any(sweep(g) for g in copy.functions)
     assert print_module(copy) == before
+
+
+@pytest.mark.parametrize("fn", ["sin", "cos", "tan", "exp", "log", "tanh"])
+@pytest.mark.parametrize("t", ["f32", "f64"])
+def test_kernels_compute_the_expansions_bits(fn, t):
+    """A kernel computes with expand-math's simplified copies; the simulator's evaluation
+    (and the constant folder) with the expansion as written: the same bits, including the
+    Payne-Hanek path of huge arguments."""
+    import ember
+    from ember.sim import load
+    dtype, uint = (np.float32, np.uint32) if t == "f32" else (np.float64, np.uint64)
+    rng = np.random.default_rng(zlib.crc32(f"{fn}{t}".encode()))
+    x = _domain(fn, dtype, rng, 128).astype(dtype)
+    src = (f"kernel k(x: *global {t}, y: *mut global {t}, n: u32) block(128) {{\n"
+           f"    let i = block_idx.x * 128 + thread_idx.x;\n    if i < n {{ y[i] = {fn}(x[i]); }}\n}}\n")
+    y = np.zeros_like(x)
+    load(ember.compile(src, cache=False)).k(x, y, len(x), grid=((len(x) + 127) // 128, 1))
+    want = np.asarray(expansion(f"math.{fn}", F32 if t == "f32" else F64).run([x])[0], dtype)
+    assert np.array_equal(y.view(uint), want.view(uint))
