@@ -29,6 +29,7 @@ def _dead(op: Op, memo: dict) -> bool:
 
 
 def sweep(f) -> bool:
+    """Remove the dead ops of one function (not the function itself); whether any were."""
     memo: dict = {}
     ops = list(f.walk())
     work = list(ops)          # popped from the end: later ops first, so chains die in one pass
