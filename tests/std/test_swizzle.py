@@ -27,7 +27,8 @@ def offsets(width: int, chunk: int, rows: int) -> np.ndarray:
     return out.reshape(rows, width).astype(np.int64)
 
 
-@pytest.mark.parametrize("width, chunk", [(64, 8), (128, 8), (32, 4), (64, 4), (32, 8), (16, 8), (8, 8)])
+@pytest.mark.parametrize("width, chunk", [(64, 8), (128, 8), (32, 4), (64, 4), (32, 8), (16, 8), (8, 8), (48, 8), (24, 8),
+                                          (96, 8), (40, 4), (192, 8)])
 def test_a_permutation_of_whole_chunks(width, chunk):
     rows = 24
     got = offsets(width, chunk, rows)
@@ -36,7 +37,8 @@ def test_a_permutation_of_whole_chunks(width, chunk):
     assert (got // width == r).all()                                      # rows stay rows
     assert (got % chunk == c % chunk).all()                               # chunks stay whole
     per_row = width // chunk
-    want = r * width + ((c // chunk) ^ (r % min(per_row, 8))) * chunk + c % chunk
+    group = min(per_row & -per_row, 8)        # the largest power of two <= 8 dividing the chunks of a row
+    want = r * width + ((c // chunk) ^ (r % group)) * chunk + c % chunk
     assert (got == want).all()
 
 
