@@ -109,7 +109,7 @@ def test_bf16_output_is_the_f32_sum_rounded_once(n):
 
 
 @pytest.mark.parametrize("product", sorted(PRODUCTS))
-@pytest.mark.parametrize("extra", [{}, {"STAGES": 3}])
+@pytest.mark.parametrize("extra", [{}, {"STAGES": 2}])
 def test_swizzled_tiles_give_the_padded_tiles_bits(product, extra):
     """SWIZZLE stores the shared tiles unpadded and XOR-swizzled (std/swizzle.ember): the
     same mma sequence on the same values, so the same bits, for every product; a wrong
@@ -134,10 +134,12 @@ def test_swizzle_needs_less_shared_memory():
     info = {s: ember.compile(SRC, defines={"SWIZZLE": s, "STAGES": 3}, cache=False).kernels["gemm_bf16"]
             for s in (False, True)}
     assert info[True].dynamic_shared == 3 * 2 * 128 * 64 * 2          # 96 KB: two blocks fit an SM
+    assert ember.compile(SRC, cache=False).kernels["gemm_bf16"].dynamic_shared == info[True].dynamic_shared  # the default
     assert info[False].dynamic_shared == 3 * 2 * 136 * 72 * 2
 
 
-@pytest.mark.parametrize("defines", [{"BK": 16}, {"BK": 48, "STAGES": 3}, {"COPY_PARTS": 2}], ids=str)
+@pytest.mark.parametrize("defines", [{"BK": 16}, {"BK": 48}, {"STAGES": 2}, {"STAGES": 4, "COPY_PARTS": 4},
+                                     {"COPY_PARTS": 2}], ids=str)
 def test_tile_depth_and_copy_parts_keep_the_bits(gemm, defines):
     """Each accumulator's mma chain runs over k in 16-wide steps in ascending order whatever
     the tile depth, ring depth or copy schedule: the same bits. An odd number of steps per
