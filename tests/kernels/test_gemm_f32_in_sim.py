@@ -1,6 +1,7 @@
 """kernels_src/gemm_f32.ember (SIMT f32 GEMM) in the simulator against f64, with M, N not
-multiples of the 128 tile and K not a multiple of the 8-column step; rows do not depend on
-M (each output is one thread's fma chain in ascending k)."""
+multiples of the 128 tile (rows past them are read as the last row, every check on) and K
+not a multiple of the 8-column step (the half step); rows do not depend on M (each output
+is one thread's fma chain in ascending k)."""
 
 from pathlib import Path
 
@@ -28,7 +29,7 @@ def run(gemm, a, w):
     return c.reshape(m, n)
 
 
-@pytest.mark.parametrize("m, n, k", [(1, 4, 4), (37, 140, 20), (130, 9, 64)])
+@pytest.mark.parametrize("m, n, k", [(1, 4, 4), (3, 5, 12), (37, 140, 20), (130, 9, 64)])  # K % 8 == 4: a half step
 def test_matches_the_f64_reference(gemm, m, n, k):
     rng = np.random.default_rng(m + n + k)
     a = rng.standard_normal((m, k)).astype(np.float32)
@@ -44,3 +45,11 @@ def test_rows_do_not_depend_on_m(gemm):
     full = run(gemm, a, w)
     for m in (1, 50, 129):
         assert np.array_equal(run(gemm, a[:m], w), full[:m])
+
+
+def test_k_zero_gives_zeros_and_reads_nothing(gemm):
+    """No step at all: every output is the empty sum, and no load runs (the simulator reports
+    any read past the end of an empty buffer)."""
+    c = np.full(3 * 5, np.nan, np.float32)
+    gemm(np.zeros(0, np.float32), np.zeros(0, np.float32), c, 3, 5, 0, grid=(1, 1))
+    assert np.array_equal(c, np.zeros(15, np.float32))
