@@ -90,6 +90,7 @@ def _configs(arch) -> list:
 
 
 ROUNDS = 4
+SHAPE_ROUNDS = 3
 
 
 def _interleaved(arch, torch) -> list:
@@ -210,9 +211,17 @@ def main(out_dir: str, quick: bool = False) -> int:
             torch.cuda.synchronize()
             out = {"ember": c, "hand": ch, "triton": ct}.get(name)
             got = (out[pick].double() if out is not None else torch.mm(a, w.t())[pick].double())
-            err = float((got - ref).abs().max() / ref.abs().max())
-            t = time_torch_graph(fn, iters=iters)["median_us"]
-            row[name] = {"us": round(t, 2), "tflops": round(flops / t / 1e6, 1), "max_rel_err": err}
+            row[name] = {"max_rel_err": float((got - ref).abs().max() / ref.abs().max())}
+        # SHAPE_ROUNDS rounds, each timing every side once, in the opposite order every other
+        # round; each side's median round. A small kernel's time moves by 10-15% with the
+        # GPU's clock from one second to the next; rounds give every side the same drift.
+        times = {name: [] for name in sides}
+        for r in range(SHAPE_ROUNDS):
+            for name in (list(sides) if r % 2 == 0 else list(sides)[::-1]):
+                times[name].append(time_torch_graph(sides[name], iters=iters)["median_us"])
+        for name, ts in times.items():
+            t = statistics.median(ts)
+            row[name].update({"us": round(t, 2), "tflops": round(flops / t / 1e6, 1)})
         row["ember_vs_cublas"] = round(row["cublas"]["us"] / row["ember"]["us"], 3)
         row["ember_time_vs_hand"] = round(row["ember"]["us"] / row["hand"]["us"], 3)
         row["bitwise_hand"] = bool(torch.equal(c, ch))
@@ -228,7 +237,7 @@ def main(out_dir: str, quick: bool = False) -> int:
                                     "hand: kernels_src/baselines/gemm_bf16.ptx (the same tile and launch); "
                                     "cublas: torch.mm bf16 (bf16 out); triton: 128x128x64, 8 warps, 3 stages (f32 out)"}
     lines = ["# GEMM (bf16 in, f32 accumulate): Ember vs hand PTX vs cuBLAS vs Triton", "",
-             f"{result['date']}, {result['device']} ({arch}), torch {torch.__version__}; one run, CUDA graphs. "
+             f"{result['date']}, {result['device']} ({arch}), torch {torch.__version__}; one run, CUDA graphs; every shape's sides timed in {SHAPE_ROUNDS} interleaved rounds (the median round). "
              + result["note"] + ".", "",
              ("| M | N | K | Ember TFLOP/s | hand PTX TFLOP/s | cuBLAS TFLOP/s | Triton TFLOP/s | Ember / cuBLAS | "
               "Ember time / hand | Ember = hand bitwise | max rel err (E / cuBLAS / T) |"),
