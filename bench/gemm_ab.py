@@ -55,6 +55,19 @@ CONFIGS = [{}, {"COPY_PARTS": 2}, {"COPY_PARTS": 4}, {"STAGES": 2}, {"STAGES": 4
            {"SWIZZLE": False}, {"SWIZZLE": False, "STAGES": 2}]
 
 
+def _in_rounds(sides: dict, iters: int) -> dict:
+    """Each side's time per launch (us): SHAPE_ROUNDS rounds, each timing every side once, in
+    the opposite order every other round; each side's median round. A small kernel's time
+    moves by 10-15% with the GPU's clock from one second to the next; rounds give every side
+    the same drift."""
+    from bench.gpu_timing import time_torch_graph
+    times = {name: [] for name in sides}
+    for r in range(SHAPE_ROUNDS):
+        for name in (list(sides) if r % 2 == 0 else list(sides)[::-1]):
+            times[name].append(time_torch_graph(sides[name], iters=iters)["median_us"])
+    return {name: statistics.median(ts) for name, ts in times.items()}
+
+
 def _versus(launch, peer, c, ref, flops: float, iters: int) -> dict:
     """Ember's launch against a peer (cuBLAS): TFLOP/s of both in the same run, and Ember's
     error on the rows `ref` (f64) holds, relative to its largest value."""
@@ -149,7 +162,7 @@ def _backward(arch, torch) -> list:
 def _simt_f32(arch, torch) -> list:
     """kernels_src/gemm_f32.ember against its hand-written PTX (kernels_src/baselines/gemm_f32.ptx)
     and cuBLAS f32 (TF32 off), c = a w^T."""
-    from bench.gpu_timing import ember_on_torch_stream, time_torch_graph
+    from bench.gpu_timing import ember_on_torch_stream
     from bench.hand_ptx import load_pair
     torch.backends.cuda.matmul.allow_tf32 = False
     hand, mine = load_pair("gemm_f32.ptx", arch)
@@ -162,12 +175,16 @@ def _simt_f32(arch, torch) -> list:
         c = torch.empty(m, n, device="cuda")
         ref = a[:8].double() @ w.double().t()
         ch = torch.empty(m, n, device="cuda")
-        by_hand = hand.prepare(a, w, ch, m, n, k, grid=(n // 128, m // 128))
-        t_h = time_torch_graph(ember_on_torch_stream(by_hand), iters=10)["median_us"]
-        launch = mine.prepare(a, w, c, m, n, k, grid=(n // 128, m // 128))
-        row = {"size": size, **_versus(launch, lambda: torch.mm(a, w.t()), c, ref, 2.0 * m * n * k, 10)}
-        row["hand"] = round(2.0 * m * n * k / t_h / 1e6, 1)
-        row["hand_err"] = float((ch[:8].double() - ref).abs().max() / ref.abs().max())
+        grid = (n // 128, m // 128)
+        t = _in_rounds({"ember": ember_on_torch_stream(mine.prepare(a, w, c, m, n, k, grid=grid)),
+                        "hand": ember_on_torch_stream(hand.prepare(a, w, ch, m, n, k, grid=grid)),
+                        "cublas": lambda: torch.mm(a, w.t())}, iters=10)
+        torch.cuda.synchronize()
+        flops = 2.0 * m * n * k
+        row = {"size": size, **{side: round(flops / us / 1e6, 1) for side, us in t.items()},
+               "ratio": t["cublas"] / t["ember"], "time_vs_hand": round(t["ember"] / t["hand"], 3),
+               "err": float((c[:8].double() - ref).abs().max() / ref.abs().max()),
+               "hand_err": float((ch[:8].double() - ref).abs().max() / ref.abs().max())}
         out.append(row)
         print(out[-1], flush=True)
     return out
@@ -177,7 +194,7 @@ def main(out_dir: str, quick: bool = False) -> int:
     import torch
 
     import ember
-    from bench.gpu_timing import ember_on_torch_stream, time_torch_graph
+    from bench.gpu_timing import ember_on_torch_stream
     from bench.hand_ptx import load_pair
     from bench.report import save
     from ember.runtime import cuda
@@ -212,15 +229,7 @@ def main(out_dir: str, quick: bool = False) -> int:
             out = {"ember": c, "hand": ch, "triton": ct}.get(name)
             got = (out[pick].double() if out is not None else torch.mm(a, w.t())[pick].double())
             row[name] = {"max_rel_err": float((got - ref).abs().max() / ref.abs().max())}
-        # SHAPE_ROUNDS rounds, each timing every side once, in the opposite order every other
-        # round; each side's median round. A small kernel's time moves by 10-15% with the
-        # GPU's clock from one second to the next; rounds give every side the same drift.
-        times = {name: [] for name in sides}
-        for r in range(SHAPE_ROUNDS):
-            for name in (list(sides) if r % 2 == 0 else list(sides)[::-1]):
-                times[name].append(time_torch_graph(sides[name], iters=iters)["median_us"])
-        for name, ts in times.items():
-            t = statistics.median(ts)
+        for name, t in _in_rounds(sides, iters).items():
             row[name].update({"us": round(t, 2), "tflops": round(flops / t / 1e6, 1)})
         row["ember_vs_cublas"] = round(row["cublas"]["us"] / row["ember"]["us"], 3)
         row["ember_time_vs_hand"] = round(row["ember"]["us"] / row["hand"]["us"], 3)
@@ -250,9 +259,9 @@ def main(out_dir: str, quick: bool = False) -> int:
     lines += ["", ("SIMT f32 (kernels_src/gemm_f32.ember, 128x128 tile, 8x8 per thread) against its hand-written PTX "
                    "(kernels_src/baselines/gemm_f32.ptx) and cuBLAS f32 without TF32:"),
               "", ("| M = N = K | Ember TFLOP/s | hand PTX TFLOP/s | cuBLAS f32 TFLOP/s | Ember / cuBLAS | "
-                   "max rel err (Ember / hand) |"), "|---|---|---|---|---|---|"]
+                   "Ember time / hand | max rel err (Ember / hand) |"), "|---|---|---|---|---|---|---|"]
     lines += [f"| {r['size']} | {r['ember']} | {r['hand']} | {r['cublas']} | {r['ratio']:.2f} | "
-              f"{r['err']:.1e} / {r['hand_err']:.1e} |" for r in simt]
+              f"{r['time_vs_hand']:.2f} | {r['err']:.1e} / {r['hand_err']:.1e} |" for r in simt]
     lines += ["", f"Forward at 4096^3 in {ROUNDS} interleaved rounds (each side once per round; us per launch by "
                   "round, TFLOP/s and ratio from the median round):", "",
               "| side | us per round | TFLOP/s | / cuBLAS |", "|---|---|---|---|"]
