@@ -190,13 +190,24 @@ def _simt_f32(arch, torch) -> list:
     return out
 
 
+def plot(result: dict) -> str:
+    """gemm_ab.svg: each shape's sides as a fraction of cuBLAS's throughput in the same run
+    (TFLOP/s from 0.7 at M = 1 to 700 do not share one linear axis)."""
+    from bench.report import bar_chart_svg
+    groups = [(f"M {r['m']}, N {r['n']}, K {r['k']}",
+               [(side, r[side]["tflops"] / r["cublas"]["tflops"]) for side in ("ember", "hand", "triton")])
+              for r in result["rows"]]
+    return bar_chart_svg(f"bf16 GEMM, {result['device']}, {result['date']}: TFLOP/s / cuBLAS's", groups,
+                         "cuBLAS = 1, dashed", 1.0)
+
+
 def main(out_dir: str, quick: bool = False) -> int:
     import torch
 
     import ember
     from bench.gpu_timing import ember_on_torch_stream
     from bench.hand_ptx import load_pair
-    from bench.report import save
+    from bench.report import save, save_svg
     from ember.runtime import cuda
     arch = cuda.context().arch
     mod = cuda.load(ember.compile(ROOT / "kernels_src" / "gemm_bf16.ember", arch=arch, cache=False))
@@ -275,5 +286,7 @@ def main(out_dir: str, quick: bool = False) -> int:
         lines += ["", "Tile configurations tried at 4096^3 (const parameters; the default is the first):", "",
                   "| configuration | TFLOP/s | dynamic shared bytes |", "|---|---|---|"]
         lines += [f"| {c['defines']} | {c['tflops']} | {c['dynamic_shared']} |" for c in configs]
+    lines += ["", "Plot: gemm_ab.svg (each shape's Ember, hand PTX and Triton throughput over cuBLAS's)."]
     save(out_dir, "gemm_ab", result, "\n".join(lines) + "\n")
+    save_svg(out_dir, "gemm_ab", plot(result))
     return 0
