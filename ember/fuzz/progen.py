@@ -213,19 +213,32 @@ class Generator(Features, GenericFeatures, TensorCoreFeatures):
         collective = budget // 3
         while self.statements < collective:
             self.top_level_collective()
+        collective_end, collective_scope = len(self.lines), list(self.scopes[0])
         while self.statements < budget:
             self.statement(allow_return=True)
         # leave some results
         for v in [v for v in self.visible() if v.type in NUMERIC][-4:]:
             self.store(v.type, v.name)
-        slots = max(self.slots_used, 1)
-        body = "\n".join(self.lines).replace("SLOTS", str(slots))
         seed = self.integer(0, 2 ** 31 - 1)
         # a launch bound now and then (drawn last: the programs of earlier seeds keep their bodies):
         # ptxas then caps the registers, which moves spills and scheduling
         bound = self.integer(0, 3)
         bounds = f" min_blocks({4 * bound})" if bound else ""
         self.streamed = self.chance(30)      # the inputs' loads as inline PTX with cache qualifiers
+        if self.chance(25):
+            # a std/swizzle tile (drawn last too), among the collective statements: before any
+            # thread can have returned, with the variables declared by then
+            later, scope = self.lines[collective_end:], self.scopes[0]
+            del self.lines[collective_end:]
+            self.scopes[0] = list(collective_scope)
+            read = self.collective_swizzle()
+            read_type = self.scopes[0][-1].type
+            self.lines += later
+            self.scopes[0] = scope
+            if read is not None:
+                self.store(read_type, read)
+        slots = max(self.slots_used, 1)
+        body = "\n".join(self.lines).replace("SLOTS", str(slots))
         head = f"kernel fuzz({', '.join(self.param_list())}, n: u32, s: i32) block({self.block}){bounds} {{"
         helpers = "".join(h + "\n" for h in sorted(self.imports) + self.helpers)
         return Program(helpers + head + "\n" + body + "\n}\n", self.block, self.grid, slots, seed, self.approx,

@@ -5,12 +5,22 @@ ember.fuzz.progen.Generator:
   `*global T`) called at two or more types, so one body is instantiated per binding, and
   generic functions calling generic functions;
 - the standard library through `import "std/reduce.ember";`: warp and block reductions of
-  the program's values (top-level collective statements, every thread present).
+  the program's values (top-level collective statements, every thread present);
+- `import "std/swizzle.ember";`: a shared tile written and read at swizzle()'s offsets,
+  rows of 3 to 12 chunks (a layout that is not a permutation of each row - as rows of 6
+  chunks once were - is a race or an uninitialised read).
 """
 
 from __future__ import annotations
 
+from math import gcd
+
+from .vocab import BITS
+
 STD_REDUCE = 'import "std/reduce.ember";'
+STD_SWIZZLE = 'import "std/swizzle.ember";'
+# row widths (elements) by chunk (elements per 16 bytes): 3, 5, 6, 7, 8 and 12 chunks a row
+SWIZZLE_WIDTHS = {8: [24, 40, 48, 56, 64, 96], 4: [12, 20, 24, 28, 32, 48]}
 
 
 class GenericFeatures:
@@ -56,3 +66,28 @@ class GenericFeatures:
         partial = self.fresh("partial")
         self.emit(f"shared {partial}: [{t}; {warps}];")
         self.let(t, f"{kind}({value}, {partial}, {warps}u32)")
+
+    def collective_swizzle(self) -> str | None:
+        """A shared tile of rows of `width` elements stored at std/swizzle.ember's offsets: each
+        thread writes `per` elements (its value, then inputs), a barrier, and every thread
+        reads one element another thread wrote. Returns the value read (None: no shared memory
+        left)."""
+        t = self.choice(self.types)
+        chunk = self.choice(sorted(SWIZZLE_WIDTHS))
+        width = self.choice(SWIZZLE_WIDTHS[chunk])
+        per = width // gcd(width, self.block)           # the tile: block * per elements, whole rows
+        n = self.block * per
+        if not self.take_shared(n * BITS[t] // 8):
+            return None
+        self.imports.add(STD_SWIZZLE)
+        sh, e, i = self.fresh("swz"), self.fresh("e"), self.fresh("i")
+        self.emit(f"shared {sh}: [{t}; {n}];")
+        v = self.let(t, self.expr(t, 2))
+        self.emit(f"unroll for {e} in 0..{per}u32 {{")
+        self.emit(f"    let {i} = tid + {self.block}u32 * {e};")
+        self.emit(f"    {sh}[swizzle({i} / {width}u32, {i} % {width}u32, {width}u32, {chunk}u32)] = "
+                  f"select({e} == 0u32, {v}, in_{t}[(gid + {e}) % {self.length}u32]);")
+        self.emit("}")
+        self.emit("barrier();")
+        j = self.let("u32", f"({self.expr('u32', 1)}) % {n}u32")
+        return self.let(t, f"{sh}[swizzle({j} / {width}u32, {j} % {width}u32, {width}u32, {chunk}u32)]")

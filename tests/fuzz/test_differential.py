@@ -2,6 +2,7 @@
 simulator before and after every pass and the -O3 pipeline, and their PTX validates.
 This is the fixed-seed CI portion; `python -m ember.fuzz run --count 5000` is the long run."""
 
+import dataclasses
 import re
 
 import numpy as np
@@ -9,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from ember.fuzz import corpus as C
-from ember.fuzz.differential import check, reference
+from ember.fuzz.differential import GeneratorBug, check, reference
 from ember.fuzz.progen import NUMERIC, DrawSource, from_seed, generate
 from ember.ir.ops import OPS
 from ember.ir.passes import expand_math
@@ -50,12 +51,32 @@ def test_generator_covers_the_language():
                     "atomic_add(", "atomic_max(", "shared ", "break;", "continue;", "return;", "while ",
                     " step ", "bitcast<", "select(", "fma(", "fast_", "var a", "isnan(", "mma_m16n8k16(",
                     "ldmatrix_x1(", "ldmatrix_x4_trans(", "cp_async_16(", "cp_async_8(", "cp_async_wait(1)",
-                    'import "std/reduce.ember";', "block_sum(", "warp_max(", "<const T: type>"]:
+                    'import "std/reduce.ember";', "block_sum(", "warp_max(", "<const T: type>",
+                    'import "std/swizzle.ember";', ", 48u32, 8u32)]", ", 12u32, 4u32)]"]:
         assert feature in text, feature
     for t in NUMERIC:
         assert re.search(rf"\b{t}\(", text), f"no cast to {t}"
     assert re.search(r"\[b\d+ \+ 7u64\]", text), "no run of 8 adjacent loads (16 bytes of a 16-bit type)"
     assert re.search(r"\[15u64\] = ", text), "no run of 16 adjacent stores (16 bytes of an 8-bit type)"
+
+
+def test_a_swizzle_that_is_no_permutation_is_caught():
+    """The std/swizzle tiles of the generated programs, with swizzle() as it once was (XOR
+    with row % min(chunks, 8): rows of 3, 5, 6 ... chunks get chunks past their end): the
+    reference run reports the out-of-bounds or racing access."""
+    old = ("fn swizzle(row: u32, col: u32, width: u32, chunk: u32) -> u32 {\n"
+           "    let c = col / chunk;\n"
+           "    return row * width + (c ^ (row % min(width / chunk, 8u32))) * chunk + col % chunk;\n}")
+    programs = [p for p in (from_seed(s) for s in range(60)) if 'import "std/swizzle.ember";' in p.source]
+    assert programs
+    caught = 0
+    for p in programs:
+        broken = dataclasses.replace(p, source=p.source.replace('import "std/swizzle.ember";', old))
+        try:
+            check(broken, each_pass=False, ptx=False)
+        except GeneratorBug:
+            caught += 1
+    assert caught
 
 
 def test_a_miscompiling_pass_is_caught(monkeypatch, broken_passes):
