@@ -111,7 +111,22 @@ def emit_ptx(mod, target: Target, opt: int) -> str:
     with _lock:
         ptx = tm.emit_assembly(mod)
     check_ptx(ptx, target)
-    return _renumber_call_sites(ptx)
+    return _renumber_call_sites(_widen_neg_s16(ptx))
+
+
+_NEG_S16 = re.compile(r"\bneg\.s16\s+(%rs\d+), (%rs\d+);")
+
+
+def _widen_neg_s16(ptx: str) -> str:
+    """Every 16-bit integer negation as neg.s32 of the sign-extended value, truncated.
+    ptxas compiles neg.s16 to a 32-bit negation whose result it then treats as an already
+    extended 16-bit value: -(-32768) read +32768 when widened, shifted right or divided (by 3:
+    10923 instead of -10922) on an H100 (fuzz corpus seed 300052;
+    tests/gpu/test_semantics_gpu.py). LLVM selects neg.s16 for every `sub 0, x` and `mul x, -1`
+    of i16/u16, so it is replaced here, after instruction selection, in a block with a
+    register of its own. (8-bit values live in 16-bit registers: their negation is right.)"""
+    return _NEG_S16.sub(r"{ .reg .b32 %neg; cvt.s32.s16 %neg, \2; neg.s32 %neg, %neg; cvt.u16.u32 \1, %neg; }",
+                        ptx)
 
 
 def _renumber_call_sites(ptx: str) -> str:
