@@ -3,7 +3,9 @@
 One target machine per (arch, PTX version, -O level) is created and reused. The emitted
 PTX is checked: its `.version` must be the one asked for (LLVM silently falls back to an
 old version on a feature it does not know), and a call to an undefined `llvm.*` function
-(an intrinsic the back end could not select) is an internal error, never a PTX file.
+(an intrinsic the back end could not select) is an internal error, never a PTX file. Two
+rewrites follow: every `neg.s16` (which ptxas miscompiles) becomes a 32-bit negation, and the
+call sites are numbered from 0 (NVPTX numbers them per process).
 """
 
 from __future__ import annotations
