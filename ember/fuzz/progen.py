@@ -232,7 +232,7 @@ class Generator(Features, GenericFeatures, TensorCoreFeatures):
             del self.lines[collective_end:]
             self.scopes[0] = list(collective_scope)
             read = self.collective_swizzle()
-            read_type = self.scopes[0][-1].type
+            read_type = self.scopes[0][-1].type if read is not None else None
             self.lines += later
             self.scopes[0] = scope
             if read is not None:
