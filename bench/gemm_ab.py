@@ -69,11 +69,11 @@ def _in_rounds(sides: dict, iters: int) -> dict:
 
 
 def _versus(launch, peer, c, ref, flops: float, iters: int) -> dict:
-    """Ember's launch against a peer (cuBLAS): TFLOP/s of both in the same run, and Ember's
+    """Ember's launch against a peer (cuBLAS): TFLOP/s of both in the same rounds, and Ember's
     error on the rows `ref` (f64) holds, relative to its largest value."""
-    from bench.gpu_timing import ember_on_torch_stream, time_torch_graph
-    t_e = time_torch_graph(ember_on_torch_stream(launch), iters=iters)["median_us"]
-    t_c = time_torch_graph(peer, iters=iters)["median_us"]
+    from bench.gpu_timing import ember_on_torch_stream
+    t = _in_rounds({"ember": ember_on_torch_stream(launch), "cublas": peer}, iters)
+    t_e, t_c = t["ember"], t["cublas"]
     err = float((c[:ref.shape[0]].double() - ref).abs().max() / ref.abs().max())
     return {"ember": round(flops / t_e / 1e6, 1), "cublas": round(flops / t_c / 1e6, 1), "ratio": t_c / t_e,
             "err": err}
@@ -108,7 +108,7 @@ SHAPE_ROUNDS = 3
 
 def _interleaved(arch, torch) -> list:
     """4096^3 forward, Ember (f32 and bf16 output; the copies in one part, the default, and in
-    four, as for a large batch) and cuBLAS timed in ROUNDS interleaved
+    two, as dw uses) and cuBLAS timed in ROUNDS interleaved
     rounds (each side once per round), so that a drift of the GPU's clocks during the run
     reaches every side: the per-round times and the ratio of the median rounds."""
     import ember
