@@ -250,7 +250,7 @@ def _compile(source_or_path, arch, defines, opt, ptx_version, name, passes, stop
         return result
     _check_lowerable(module, pass_list)
 
-    from .lowering import llvm_lower, ptx as ptxmod
+    from .lowering import library, llvm_lower, ptx as ptxmod
     llvm_text = timed("lower", lambda: str(llvm_lower.lower_module(module, target, ptxmod.data_layout(target))))
     stages["llvm"] = llvm_text
     if stop_after == "llvm":
@@ -259,7 +259,9 @@ def _compile(source_or_path, arch, defines, opt, ptx_version, name, passes, stop
     stages["llvm-opt"] = lambda: str(optimized)
     if stop_after == "llvm-opt":
         return result
-    ptx = timed("codegen", ptxmod.emit_ptx, optimized, target, opt)
+    names = library.library_names(module)
+    ptx = timed("codegen", ptxmod.emit_ptx, optimized, target, opt,
+                lambda raw: timed("library", library.link, raw, names, target, opt, llvm_pipeline))
     stages["ptx"] = ptx
     result.ptx = ptx
     if store is not None and not warnings:     # warnings are shown by every compile: not stored

@@ -135,8 +135,9 @@ class FunctionLowering:
 
 
 class ModuleLowering:
-    def __init__(self, m: Module, target: Target, data_layout: str):
+    def __init__(self, m: Module, target: Target, data_layout: str, library_definition: str | None = None):
         self.m = m
+        self.library_definition = library_definition
         self.target = target
         self.ll = ll.Module(name="ember")
         self.ll.triple = "nvptx64-nvidia-cuda"
@@ -197,6 +198,12 @@ class ModuleLowering:
                 # launch bound: PTX .minnctapersm (LLVM upgrades the annotation to nvvm.minctasm)
                 md = self.ll.add_metadata([llf, "minctasm", ll.Constant(I32, f.attrs["min_blocks"])])
                 self.ll.add_named_metadata("nvvm.annotations", md)
+        elif f.attrs.get("library"):
+            # Linked in as compiled on its own (ember.lowering.library): external linkage on
+            # both sides, so that caller and callee agree on the calling convention (NVPTX
+            # widens the parameter alignment of internal functions).
+            if f.name == self.library_definition:
+                llf.attributes.add("noinline")
         else:
             llf.linkage = "internal"
             llf.attributes.add("noinline" if f.attrs.get("noinline") else "alwaysinline")
@@ -231,12 +238,18 @@ def const_int(v: Value):
     return None
 
 
-def lower_module(m: Module, target: Target, data_layout: str) -> ll.Module:
-    ml = ModuleLowering(m, target, data_layout)
+def lower_module(m: Module, target: Target, data_layout: str, library_definition: str | None = None) -> ll.Module:
+    """The module's kernels and device functions; its library functions are only declared
+    (ember.lowering.library compiles them once and links them into the PTX), but for the one
+    named by `library_definition`, which that uses to compile one on its own."""
+    ml = ModuleLowering(m, target, data_layout, library_definition)
+    defined = [f for f in m.functions if not f.attrs.get("library") or f.name == library_definition]
+    used = {op.attrs["name"] for f in defined for op in f.walk() if op.name == "mem.global"}
     for g in m.globals:
-        ml.global_table(g)
+        if g.name in used:      # a table only library functions read comes with them
+            ml.global_table(g)
     for f in m.functions:
         ml.declare(f)
-    for f in m.functions:
+    for f in defined:
         FunctionLowering(ml, f, ml.functions[f.name]).run()
     return ml.ll

@@ -108,12 +108,22 @@ _EXTERN_LLVM = re.compile(r"\.extern \.func[^;]*\bllvm\.[\w.]+")
 _CALL_SITE = re.compile(r"\b(callseq |prototype_)(\d+)")
 
 
-def emit_ptx(mod, target: Target, opt: int) -> str:
+def emit_ptx(mod, target: Target, opt: int, link=None) -> str:
+    """The module's PTX; `link` (raw PTX -> PTX), if given, adds what the module only declares
+    (ember.lowering.library) before the PTX is checked and its call sites numbered."""
+    ptx = emit_raw(mod, target, opt)
+    if link is not None:
+        ptx = link(ptx)
+    check_ptx(ptx, target)
+    return _renumber_call_sites(ptx)
+
+
+def emit_raw(mod, target: Target, opt: int) -> str:
+    """LLVM's PTX for the module, with the neg.s16 rewrite; call sites as LLVM numbered them."""
     tm = target_machine(target, opt)
     with _lock:
         ptx = tm.emit_assembly(mod)
-    check_ptx(ptx, target)
-    return _renumber_call_sites(_widen_neg_s16(ptx))
+    return _widen_neg_s16(ptx)
 
 
 _NEG_S16 = re.compile(r"\bneg\.s16\s+(%rs\d+), (%rs\d+);")

@@ -162,15 +162,16 @@ def slow_reduction_name(t) -> str:
 
 
 def slow_reduction_function(t):
-    """The Payne-Hanek reduction as a device function that is not inlined: the path is
-    rare, and one shared copy per module keeps kernels (and LLVM's work) small."""
+    """The Payne-Hanek reduction as a library function (not inlined): the path is rare, and
+    one shared copy, compiled once per process (ember.lowering.library), keeps kernels (and
+    LLVM's work) small."""
     from ..builder import Builder
     from ..core import Function, Region
     body = Region([t], ["x"])
     fb = FB(Builder(body))
     r, q = _payne_hanek(fb, V(fb, body.args[0]))
     fb.b.op("func.return", [r.v, q.v])
-    return Function(slow_reduction_name(t), "func", body, [t, I32], {"noinline": True})
+    return Function(slow_reduction_name(t), "func", body, [t, I32], {"noinline": True, "library": True})
 
 
 def reduce(fb: FB, x: V):

@@ -55,7 +55,10 @@ def run_passes(module: Module, names: list[str], *, verify: bool = True,
         if p is None:
             raise KeyError(f"unknown pass `{name}`; passes: {', '.join(sorted(PASSES))}")
         t0 = time.perf_counter()
+        held = _hold_library(module)
         changed = p.run(module)
+        if held is not None or any(f.attrs.get("library") for f in module.functions):
+            _restore_library(module, held or [])
         if timings is not None:
             timings[f"pass:{name}"] = timings.get(f"pass:{name}", 0.0) + time.perf_counter() - t0
         if verify and changed:   # an unchanged module (or function) was verified already
@@ -68,6 +71,33 @@ def run_passes(module: Module, names: list[str], *, verify: bool = True,
                 timings["verify"] = timings.get("verify", 0.0) + time.perf_counter() - t0
         if after is not None:
             after(name, module)
+
+
+def _hold_library(module: Module) -> list | None:
+    """Take the canonical library functions (expand-math adds them; every module shares
+    them) out of the module, so that no pass changes them; None if there are none."""
+    from .expand_math import is_library_function
+    held = [f for f in module.functions if is_library_function(f)]
+    if not held:
+        return None
+    module.functions = [f for f in module.functions if not is_library_function(f)]
+    return held
+
+
+def _restore_library(module: Module, held: list) -> None:
+    """Put back the library functions the module's own functions still call (and those they
+    call), after the others, by name."""
+    from .expand_math import is_library_function
+    library = {f.name: f for f in held}
+    library.update((f.name, f) for f in module.functions if is_library_function(f))
+    own = [f for f in module.functions if not is_library_function(f)]
+    called: dict = {}
+    pending = own
+    while pending:
+        names = {op.attrs["callee"] for f in pending for op in f.walk() if op.name == "func.call"}
+        pending = [library[n] for n in sorted(names) if n in library and n not in called]
+        called.update((f.name, f) for f in pending)
+    module.functions = own + [called[n] for n in sorted(called)]
 
 
 # Importing the pass modules registers them.
