@@ -40,7 +40,10 @@ kernel @scale(%x: *mut global f32 align(16), %n: u32, %k: f32) attributes {block
   (entry point, no results; `attributes {block = [x, y, z]}` when the block size is fixed,
   `min_blocks = N` for a launch bound, `stream = [i, ...]` for the read-only pointer
   parameters declared `stream`, whose loads lowering gives cache qualifiers)
-  or a `func` (device function; `attributes {noinline = true}` keeps it out of line).
+  or a `func` (device function; `attributes {noinline = true}` keeps it out of line;
+  `library = true` marks one of Ember's library functions, which `expand-math` adds - the
+  Payne-Hanek reductions: the lowering only declares them and links in their PTX, compiled
+  once per process and target, see docs/math.md).
 - An **op** has results (`%a, %b =`), a name (`dialect.op`), operands, attributes and
   regions. A **region** is one block: its arguments are declared where the op declares
   them, and it ends with a terminator (`scf.yield`, `scf.condition` or `return`); an

@@ -1,5 +1,5 @@
-"""Ember's library functions (f64 math, Payne-Hanek reductions): called, not copied in;
-compiled once per process and target, linked into the PTX once each, callees first, not
+"""Ember's library functions (the Payne-Hanek reductions the math expansions call): compiled
+once per process and target, linked into the PTX once each, before the kernels, not
 exported; the same bytes whether this process compiled them before or not; never changed by
 a pass. (conftest validates every PTX compiled here with nvJitLink or ptxas.)"""
 
@@ -20,8 +20,8 @@ from ember.lowering import library
 
 ROOT = Path(__file__).resolve().parents[2]
 
-# Two kernels calling f64 sincos and exp (sincos calls the f64 reduction); one f32 sin,
-# which stays inline (and calls the f32 reduction).
+# Two kernels calling f64 sincos (which calls the f64 reduction) and f32 sin (the f32 one);
+# the expansions themselves are inline.
 SRC = """
 kernel a(x: *mut global f64) block(32) {
     let (s, c) = sincos(x[thread_idx.x]);
@@ -34,25 +34,31 @@ kernel b(x: *mut global f64, y: *mut global f32) block(32) {
 }
 """
 
-LIBRARY = ["__ember_exp_f64", "__ember_trig_reduce_f32", "__ember_trig_reduce_f64", "__ember_sincos_f64"]
+LIBRARY = ["__ember_trig_reduce_f32", "__ember_trig_reduce_f64"]
 
 
 def definitions(ptx: str) -> list:
     return re.findall(r"^\.func\s.*?(__ember_\w+)\($", ptx, re.M)
 
 
-def test_each_library_function_is_defined_once_callees_first_and_not_exported():
+def test_each_library_function_is_defined_once_before_the_kernels_and_not_exported():
     ptx = ember.compile(SRC, cache=False).ptx
     defined = definitions(ptx)
-    assert sorted(defined) == sorted(LIBRARY)
-    assert defined.index("__ember_trig_reduce_f64") < defined.index("__ember_sincos_f64")
+    assert defined == sorted(LIBRARY)
     assert ".extern" not in ptx and ".visible .func" not in ptx
     assert ptx.count("__ember_two_over_pi[") == 1                 # both reductions read one table
     first_kernel = ptx.index(".visible .entry")
     assert all(ptx.index(f"{name}(") < first_kernel for name in defined)
     calls = re.findall(r"call\.uni \(retval0\), (\w+),", ptx)
-    assert calls.count("__ember_sincos_f64") == 2 and "__ember_exp_f64" in calls
-    assert not any(c.startswith("__ember_sin_") for c in calls), "f32 sin is inline"
+    assert sorted(set(calls)) == sorted(LIBRARY) and len(calls) == 3     # the math itself is inline
+
+
+def test_callees_come_before_their_callers(monkeypatch):
+    """No library function calls another today; the link order still puts every callee first."""
+    graph = {"a": ["c"], "b": ["a", "c"], "c": []}
+    monkeypatch.setattr(library, "_callees", lambda n: graph[n])
+    assert library._callees_first(["b"]) == ["c", "a", "b"]
+    assert library._callees_first(["a", "b"]) == ["c", "a", "b"]
 
 
 def test_kernels_that_call_nothing_of_the_library_link_nothing():
@@ -112,7 +118,7 @@ def test_the_module_holds_the_library_functions_it_calls():
     assert names[:2] == ["a", "b"] and sorted(names[2:]) == sorted(LIBRARY)
     assert all(is_library_function(f) for f in prog.ir.functions[2:])
     text = prog.stage("ir-opt")
-    assert "func.call @__ember_sincos_f64" in text and "library = true" in text
+    assert "func.call @__ember_trig_reduce_f64" in text and "library = true" in text
 
 
 def test_an_unknown_library_function_is_an_internal_error():

@@ -35,23 +35,6 @@ def expands(name: str) -> bool:
     return name in EXPANDERS
 
 
-# The f64 expansions of these (50-90 ops each, and a kernel calls them once or twice) are
-# called, not copied in: one copy per module, which the lowering compiles once per process
-# and target (ember.lowering.library). f32 ones, which activations call in inner loops, and
-# the short rsqrt and round are copied in where they are used.
-OUT_OF_LINE = frozenset(("math.sin", "math.cos", "math.sincos", "math.tan", "math.exp", "math.exp2",
-                         "math.log", "math.log2", "math.tanh"))
-
-
-def out_of_line(name: str, t: ScalarType) -> bool:
-    return name in OUT_OF_LINE and t.name == "f64"
-
-
-def function_name(name: str, t: ScalarType) -> str:
-    """The library function computing op `name` on type t (`math.sincos`, f64 -> `__ember_sincos_f64`)."""
-    return f"__ember_{name.split('.', 1)[1]}_{t.name}"
-
-
 def emit(b: Builder, name: str, operands: list[Value]) -> list[Value]:
     """Append the expansion of `name` applied to `operands`; returns its results."""
     fb = FB(b)

@@ -10,17 +10,18 @@ that to the lowering and LLVM (the f64 Payne-Hanek helper: 301 ops as written, 2
 The passes are exact: the bits are those of the expansion as written, which the simulator
 and the constant folder run.
 
-The f64 expansions of the long functions (mathlib.out_of_line) become a call of a library
-function instead (`__ember_sincos_f64`), added to the module once, like the helpers the
-expansions call: functions marked `library`, which the lowering does not compile with the
-module but links in compiled once per process and target (ember.lowering.library)."""
+The expansions are copied in: a call in their place (one shared copy, compiled once) made
+rope.ember's compile 40% cheaper but the RoPE kernel 1.17x slower on an H100 (ptxas does not
+overlap the pending loads with the call). Only the helpers they call - the Payne-Hanek
+reductions, a rare path - are functions: *library functions*, which this pass adds to the
+module (the canonical objects, which run_passes keeps from every pass) and the lowering
+links in compiled once per process and target (ember.lowering.library)."""
 
 from __future__ import annotations
 
 from functools import cache
 
 from ..core import Function, Module, Op, clone_function, clone_op
-from ..ops import OPS
 from ..rewrite import rewrite
 from . import register
 
@@ -68,38 +69,21 @@ def is_library_function(f: Function) -> bool:
 
 
 def library_function(name: str) -> Function | None:
-    """The library function `name` (an out-of-line expansion or a helper), simplified; None:
+    """The library function `name` (a helper the expansions call), simplified; None:
     no such function. Modules hold this object itself (run_passes keeps it from the passes);
     the lowering compiles it, whatever a module holds under the name."""
     f = _canonical.get(name)
     if f is None:
-        f = _make_library_function(name)
+        f = helper(name)
         if f is not None:
             f = _canonical.setdefault(name, f)
     return f
 
 
-def _make_library_function(name: str) -> Function | None:
-    from .. import mathlib
-    from ..types import FLOAT_TYPES
-    for op_name in sorted(mathlib.OUT_OF_LINE):
-        for t in FLOAT_TYPES:
-            if mathlib.out_of_line(op_name, t) and mathlib.function_name(op_name, t) == name:
-                f = clone_function(template(op_name, t), name)
-                f.attrs.update(noinline=True, library=True)
-                return f
-    return helper(name)
-
-
 def _visit(op: Op):
     if op.opdef.expanded_by != "expand-math":
         return None
-    from .. import mathlib
     t = op.operands[0].type
-    if mathlib.out_of_line(op.name, t):
-        call = Op(OPS["func.call"], op.operands, [r.type for r in op.results],
-                  {"callee": mathlib.function_name(op.name, t)}, loc=op.loc)
-        return [call], call.results
     # Each (op, type) is built and simplified once per process and copied here: copying is
     # cheaper than building it again.
     f = template(op.name, t)
