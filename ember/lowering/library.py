@@ -1,11 +1,12 @@
-"""Ember's library functions (the f64 math functions, the Payne-Hanek reductions), compiled
-once per process and target and linked into each module's PTX.
+"""Ember's library functions (today the Payne-Hanek reductions that the accurate sin, cos
+and tan call for huge arguments), compiled once per process and target and linked into each
+module's PTX.
 
 expand-math adds the library functions a module calls to it, marked `library`; the module's
 LLVM module only declares them. Each is compiled on its own, from mathlib's canonical copy
 (ember.ir.passes.expand_math.library_function), once per process and (arch, PTX version,
--O level, LLVM pipeline): a file whose two kernels call f64 sincos compiles it once, and the
-next compile in the process not at all (on rope.ember, 40% of a compile's instructions).
+-O level, LLVM pipeline): the next compile in the process compiles none of it (the f64
+reduction is 207 IR ops; rope.ember went from 302 to 251 million instructions per compile).
 Nothing of it depends on the module, so the PTX is the same bytes as if it were compiled
 with the module each time.
 
