@@ -126,6 +126,10 @@ class Checker(TypeChecker, ExprChecker, CallChecker, GenericChecker, StmtChecker
             return "a builtin function"
         if item.name in INDEX_VALUES or item.name in PLAIN_VALUES:
             return "a builtin value"
+        if item.name.startswith("__ember_"):
+            # the math expansions call Ember's library functions by these names: a function of
+            # the program's own would take their calls (at -O0, where it is not inlined first)
+            return "in the `__ember_` namespace of Ember's own functions"
         return None
 
     def _all_const_names(self) -> list[str]:
