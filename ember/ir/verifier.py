@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from ..source import Span
 from .core import Function, Module, Op, Region
+from .library import is_library_function
 from .types import PtrType
 
 # The use-list check (every value's use list matches the IR) is an internal consistency
@@ -55,10 +56,7 @@ def verify_module(m: Module, functions=None) -> None:
 def _canonical_library(f: Function) -> bool:
     """A canonical library function (shared by all modules, never changed) was verified when
     it was made."""
-    if not f.attrs.get("library"):
-        return False
-    from .passes.expand_math import is_library_function
-    return is_library_function(f)
+    return bool(f.attrs.get("library")) and is_library_function(f)
 
 
 class _Verifier:

@@ -13,7 +13,8 @@ import pytest
 
 import ember
 from ember.diagnostics import InternalError
-from ember.ir.passes.expand_math import is_library_function, library_function
+from ember.ir.library import is_library_function
+from ember.ir.passes.expand_math import library_function
 from ember.ir.printer import print_module
 from ember.ir.core import Module
 from ember.lowering import library

@@ -9,6 +9,7 @@ from typing import Callable
 
 from ...records import record
 from ..core import Module
+from ..library import is_library_function
 from ..verifier import VerifyError, verify_module
 
 
@@ -76,7 +77,6 @@ def run_passes(module: Module, names: list[str], *, verify: bool = True,
 def _hold_library(module: Module) -> list | None:
     """Take the canonical library functions (expand-math adds them; every module shares
     them) out of the module, so that no pass changes them; None if there are none."""
-    from .expand_math import is_library_function
     held = [f for f in module.functions if is_library_function(f)]
     if not held:
         return None
@@ -87,7 +87,6 @@ def _hold_library(module: Module) -> list | None:
 def _restore_library(module: Module, held: list) -> None:
     """Put back the library functions the module's own functions still call (and those they
     call), after the others, by name."""
-    from .expand_math import is_library_function
     library = {f.name: f for f in held}
     library.update((f.name, f) for f in module.functions if is_library_function(f))
     own = [f for f in module.functions if not is_library_function(f)]

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from functools import cache
 
+from .. import library
 from ..core import Function, Module, Op, clone_function, clone_op
 from ..rewrite import rewrite
 from . import register
@@ -60,23 +61,15 @@ def helper(name: str) -> Function | None:
     return found[0] if found else None
 
 
-_canonical: dict[str, Function] = {}     # library function name -> the canonical object
-
-
-def is_library_function(f: Function) -> bool:
-    """Whether f is the canonical library function of its name (never changed: verified once)."""
-    return _canonical.get(f.name) is f
-
-
 def library_function(name: str) -> Function | None:
     """The library function `name` (a helper the expansions call), simplified; None:
     no such function. Modules hold this object itself (run_passes keeps it from the passes);
     the lowering compiles it, whatever a module holds under the name."""
-    f = _canonical.get(name)
+    f = library.registered(name)
     if f is None:
         f = helper(name)
         if f is not None:
-            f = _canonical.setdefault(name, f)
+            f = library.register(f)
     return f
 
 
