@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 import threading
+from functools import cache
 
 from ..diagnostics import InternalError
 from ..ir.core import Function, Module
@@ -67,8 +68,10 @@ def link(ptx: str, names: list[str], target: Target, opt: int, pipeline: str) ->
     return ptx[:m.end()] + "\n" + "".join(tables) + "".join(u.body for u in units) + rest
 
 
-def _callees(name: str) -> list[str]:
-    return sorted({op.attrs["callee"] for op in _function(name).walk() if op.name == "func.call"})
+@cache
+def _callees(name: str) -> tuple[str, ...]:
+    """What library function `name` calls (its canonical copy never changes: walked once)."""
+    return tuple(sorted({op.attrs["callee"] for op in _function(name).walk() if op.name == "func.call"}))
 
 
 def _function(name: str) -> Function:

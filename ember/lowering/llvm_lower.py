@@ -244,7 +244,7 @@ def lower_module(m: Module, target: Target, data_layout: str, library_definition
     named by `library_definition`, which that uses to compile one on its own."""
     ml = ModuleLowering(m, target, data_layout, library_definition)
     defined = [f for f in m.functions if not f.attrs.get("library") or f.name == library_definition]
-    used = {op.attrs["name"] for f in defined for op in f.walk() if op.name == "mem.global"}
+    used = {op.attrs["name"] for f in defined for op in f.walk() if op.name == "mem.global"} if m.globals else set()
     for g in m.globals:
         if g.name in used:      # a table only library functions read comes with them
             ml.global_table(g)
