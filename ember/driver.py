@@ -255,7 +255,7 @@ def _compile(source_or_path, arch, defines, opt, ptx_version, name, passes, stop
     stages["llvm"] = llvm_text
     if stop_after == "llvm":
         return result
-    optimized = timed("llvm-opt", ptxmod.optimize, llvm_text, target, opt, llvm_pipeline)
+    optimized = timed("llvm-opt", ptxmod.optimize, llvm_text, target, opt, llvm_pipeline, "cse" in pass_list)
     stages["llvm-opt"] = lambda: str(optimized)
     if stop_after == "llvm-opt":
         return result

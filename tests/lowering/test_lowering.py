@@ -90,3 +90,19 @@ kernel k(x: *mut global u32, y: *mut global i16, n: u32) block(32) {
     assert "shl i16" in llvm_ir and ", 1\n" in llvm_ir.split("shl i16", 1)[1].split("\n", 1)[0] + "\n"
     assert "and i32 %" in llvm_ir and ", 31" in llvm_ir          # the variable amount
     assert "and i32 40" not in llvm_ir and "and i16 17" not in llvm_ir
+
+
+def test_a_pass_list_without_cse_gets_llvm_gvn_before_codegen():
+    """The back end's strength reduction is quadratic in equal address expressions of a loop
+    body: without Ember's cse (a `-p` list), LLVM's GVN merges them first (a fuzzed program of
+    5,000 copies took minutes to compile)."""
+    import ember
+    body = " + ".join("x[thread_idx.x * 4u32 + i]" for _ in range(50))
+    src = ("kernel k(x: *mut global f32) block(32) {\n    var a: f32 = 0.0;\n"
+           f"    for i in 0u32..4u32 {{ a = a + {body}; }}\n    x[thread_idx.x] = a;\n}}\n")
+    bare = ember.compile(src, passes=["expand-math"], stop_after="llvm-opt", cache=False)
+    # thread_idx.x is read once per copy (and declared once, read once more for the store)
+    assert bare.stage("llvm").count("tid.x") == 52 and bare.stage("llvm").count("load float") == 50
+    assert bare.stage("llvm-opt").count("tid.x") <= 3 and bare.stage("llvm-opt").count("load float") == 1
+    # Ember's cse merges the index arithmetic itself
+    assert ember.compile(src, stop_after="llvm", cache=False).stage("llvm").count("tid.x") == 2
