@@ -194,14 +194,8 @@ def entry() -> None:
     The cyclic garbage collector is off in this process: a compile's IR is reference cycles
     throughout, and the collection that followed it (traced the whole IR, freed it, 30 ms)
     is work the exit throws away. What runs longer turns it back on: a build of several
-    outputs collects between them, `-j N` workers and `ember run` (the simulator) run with it.
-
-    lark imports the third-party `regex` module when it is installed, which it needs only for
-    grammars with Unicode categories (Ember's has none): 7-15 ms of every process. This
-    process is Ember's alone, so it tells lark there is none; `import ember` in a program of
-    yours leaves that program's modules alone."""
+    outputs collects between them, `-j N` workers and `ember run` (the simulator) run with it."""
     gc.disable()
-    sys.modules.setdefault("regex", None)       # `import regex` raises ImportError
     status = main()
     try:
         sys.stdout.flush()

@@ -101,8 +101,8 @@ def test_pickle_and_copy():
 
 
 def test_ember_classes_are_records():
-    """No class Ember builds while compiling is a dataclass (lark, which Ember imports, uses
-    `dataclasses` itself, so the module is loaded either way: the cost is per class)."""
+    """No class Ember builds while compiling is a dataclass (and a compile alone does not
+    import `dataclasses`: tests/frontend/test_parser.py)."""
     code = ("import dataclasses, gc, sys, ember; ember.compile('kernel k(p: *mut global f32) { p[0] = 1.0; }', "
             "cache=False); print(sorted(f'{c.__module__}.{c.__qualname__}' for c in gc.get_objects() "
             "if isinstance(c, type) and c.__module__.startswith('ember') and dataclasses.is_dataclass(c)))")

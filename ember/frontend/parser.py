@@ -1,8 +1,9 @@
-"""Source text -> AST, with lark's LALR parser in tree-less mode.
+"""Source text -> AST, with Ember's LALR(1) driver over the tables lark builds (lalr.py).
 
-The grammar is compiled once per process and cached on disk by lark, so start-up stays
-fast. A syntax error inside one kernel or function does not hide errors in the others:
-on failure each top-level item is parsed on its own and every broken item is reported.
+Parsing is tree-less: the driver calls a `_Builder` method as each rule reduces, which builds
+the AST node at once. A syntax error inside one kernel or function does not hide errors in
+the others: on failure each top-level item is parsed on its own and every broken item is
+reported.
 """
 
 from __future__ import annotations
@@ -10,16 +11,12 @@ from __future__ import annotations
 import re
 import threading
 from fractions import Fraction
-from importlib import resources
-
-from lark import Lark, Token, Transformer
-from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken, VisitError
 
 from .. import floats
 from ..diagnostics import Diagnostics
 from ..source import SourceFile, Span
 from . import ast as A
-from .lexer import SharedScannerLexer
+from .lalr import ParseError, Parser, Token, UnexpectedCharacters, UnexpectedToken
 
 _FRIENDLY = {
     "NAME": "identifier",
@@ -32,11 +29,10 @@ _INT_RE = re.compile(r"^(0x[0-9a-fA-F_]+|0b[01_]+|[0-9][0-9_]*)_?(i8|i16|i32|i64
 _FLOAT_RE = re.compile(r"^(.*?)_?(f16|bf16|f32|f64)?$")
 
 
-class _Builder(Transformer):
+class _Builder:
     """Callbacks run by the LALR parser as it reduces; each returns an AST node."""
 
     def __init__(self) -> None:
-        super().__init__(visit_tokens=False)
         self.file: SourceFile | None = None
         self.diags: Diagnostics | None = None
 
@@ -384,40 +380,27 @@ def _parse_int(text: str) -> tuple[int, str | None]:
     return value, m.group(2)
 
 
-# ---------------------------------------------------------------- the lark parser
+# ---------------------------------------------------------------- the parser
 
 _lock = threading.Lock()
-_parser: Lark | None = None
+_parser: Parser | None = None
 _builder: _Builder | None = None
-_names: dict[str, str] = {}
 
 
-# lark's contextual lexer with one scanner for all parser states (see lexer.py)
-_LEXER = {"ContextualLexer": SharedScannerLexer}
-
-
-def _get_parser() -> tuple[Lark, _Builder]:
+def _get_parser() -> tuple[Parser, _Builder]:
     global _parser, _builder
     if _parser is None:
-        grammar = resources.files(__package__).joinpath("grammar.lark").read_text()
         builder = _Builder()
-        try:
-            parser = Lark(grammar, parser="lalr", lexer="contextual", start=["start", "item_only"],
-                          keep_all_tokens=True, transformer=builder, cache=True, _plugins=_LEXER)
-        except OSError:  # read-only temp dir: build without the on-disk cache
-            parser = Lark(grammar, parser="lalr", lexer="contextual", start=["start", "item_only"],
-                          keep_all_tokens=True, transformer=builder, _plugins=_LEXER)
-        for t in parser.terminals:
-            pat = t.pattern
-            _names[t.name] = _FRIENDLY.get(t.name) or (
-                f"`{pat.value}`" if pat.type == "str" else t.name.lower())
-        _parser, _builder = parser, builder
+        _parser, _builder = Parser(builder), builder
     return _parser, _builder
 
 
 def describe_terminal(name: str) -> str:
-    _get_parser()
-    return _FRIENDLY.get(name) or _names.get(name, name.lower())
+    """How a diagnostic names a terminal: `;` for a string, `identifier` for NAME."""
+    from .parse_tables import STRINGS
+    if name in _FRIENDLY:
+        return _FRIENDLY[name]
+    return f"`{STRINGS[name]}`" if name in STRINGS else name.lower()
 
 
 # Files parsed without a diagnostic, by (name, path, text): their items, shared by every
@@ -449,16 +432,14 @@ def _parse(file: SourceFile, diags: Diagnostics) -> A.Module:
         builder.diags = diags
         reported = len(diags.items)
         try:
-            return A.Module(file, parser.parse(file.text, start="start"))
-        except UnexpectedInput as e:
+            return A.Module(file, parser.parse(file.text, "start"))
+        except ParseError as e:
             first_error = e
             del diags.items[reported:]   # literal errors are reported again as items re-parse
-        except VisitError as e:  # a callback raised: a bug in the builder, not the program
-            raise e.orig_exc from e
         return _recover(file, parser, diags, first_error)
 
 
-def _recover(file: SourceFile, parser: Lark, diags: Diagnostics, first_error) -> A.Module:
+def _recover(file: SourceFile, parser: Parser, diags: Diagnostics, first_error) -> A.Module:
     """Parse each top-level item on its own so that one run reports each broken item."""
     starts = _item_starts(file.text)
     if len(starts) <= 1:
@@ -471,8 +452,8 @@ def _recover(file: SourceFile, parser: Lark, diags: Diagnostics, first_error) ->
         # Blank out everything outside [s, e) but keep newlines, so offsets stay absolute.
         masked = _blank(text[:s]) + text[s:e] + _blank(text[e:])
         try:
-            items.append(parser.parse(masked, start="item_only"))
-        except UnexpectedInput as err:
+            items.append(parser.parse(masked, "item_only"))
+        except ParseError as err:
             _report(file, diags, err)
             broken |= _item_names(text, [s])
     return A.Module(file, items, broken_items=broken)
@@ -521,9 +502,9 @@ def _blank(s: str) -> str:
     return re.sub(r"[^\n]", " ", s)
 
 
-def _report(file: SourceFile, diags: Diagnostics, e: UnexpectedInput) -> None:
+def _report(file: SourceFile, diags: Diagnostics, e: ParseError) -> None:
     if isinstance(e, UnexpectedCharacters):
-        pos = e.pos_in_stream
+        pos = e.pos
         ch = file.text[pos] if pos < len(file.text) else ""
         diags.error("E0003", f"unexpected character `{ch}`", Span(file, pos, pos + 1),
                     label="not valid here")

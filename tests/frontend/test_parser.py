@@ -156,3 +156,28 @@ def test_integer_literals_with_leading_zeros_are_decimal():
     prog = ember.compile("kernel k(x: *mut global u64) block(32) { x[0] = 0007u64 + 04294967296u64; }",
                          stop_after="ast")
     assert "= 4294967303" in prog.stage("ast")
+
+
+def test_a_compile_imports_neither_lark_nor_dataclasses():
+    """The parser runs from generated tables (lalr.py): importing lark and building its
+    parser were ~60 ms of every cold compile. Records replace dataclasses (records.py)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+    code = ("import sys, ember\n"
+            "ember.compile('kernels_src/rope.ember', defines={'HEAD_DIM': 128}, cache=False)\n"
+            "print(sorted(m for m in ('lark', 'dataclasses') if m in sys.modules))\n")
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run([sys.executable, "-c", code], cwd=root, env=dict(os.environ, EMBER_NO_CACHE="1"),
+                         capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_a_stale_table_is_caught_before_it_parses(monkeypatch):
+    """grammar.lark edited without running tools/gen_parse_tables.py: a clear error, never
+    a parser for the old grammar."""
+    from ember.frontend import lalr, parse_tables
+    monkeypatch.setattr(parse_tables, "GRAMMAR_SHA256", "0" * 64)
+    with pytest.raises(lalr.StaleTables, match="gen_parse_tables"):
+        lalr.Parser(parser._Builder())
