@@ -51,6 +51,8 @@ def _triton_matmul():
 # the default: unpadded XOR-swizzled tiles, 3 stages of 128x128x64 in 96 KB, two blocks per SM
 CONFIGS = [{}, {"COPY_PARTS": 2}, {"COPY_PARTS": 4}, {"STAGES": 2}, {"STAGES": 4}, {"BK": 32, "STAGES": 4},
            {"BN": 256, "WARPS_N": 4}, {"BM": 256, "WARPS_M": 4}, {"BM": 64, "BN": 64, "BK": 32, "WARPS_M": 2, "WARPS_N": 2},
+           # eight warps of 64 x 32 or 32 x 64 on the 128 x 128 tile (Triton's choice for its mma.sync matmul)
+           {"WARPS_N": 4}, {"WARPS_M": 4}, {"WARPS_N": 4, "STAGES": 4},
            # rows padded by 16 bytes instead (3 stages: 117 KB, one block per SM)
            {"SWIZZLE": False}, {"SWIZZLE": False, "STAGES": 2}]
 
