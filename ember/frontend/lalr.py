@@ -29,7 +29,7 @@ from . import parse_tables as T
 class Token:
     """A terminal: its type (the grammar's name), text and offsets in the source."""
 
-    __slots__ = ("type", "value", "start_pos", "end_pos")
+    __slots__ = ("end_pos", "start_pos", "type", "value")
 
     def __init__(self, type_: str, value: str, start_pos: int, end_pos: int) -> None:
         self.type = type_
@@ -83,7 +83,7 @@ def _check_tables() -> None:
 
 
 class _Scanner:
-    __slots__ = ("match", "unless", "allowed", "accepts")
+    __slots__ = ("allowed", "match", "unless")
 
     def __init__(self, record: tuple) -> None:
         order, unless, allowed = record
@@ -158,7 +158,7 @@ class Parser:
                 token, stop = _next(root, text, pos, end)
                 if token is not None and token.type not in row:
                     token, stop = _next(lexers.of_state(state), text, pos, end)
-            except UnexpectedCharacters as e:
+            except UnexpectedCharacters:        # the root scanner matched nothing: the state's decides
                 try:
                     token, stop = _next(lexers.of_state(state), text, pos, end)
                 except UnexpectedCharacters as inner:

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from lark import Lark, Token as LarkToken, Tree
+from lark import Lark, Tree
 from lark.exceptions import UnexpectedCharacters as LarkUnexpectedCharacters
 from lark.exceptions import UnexpectedInput
 
@@ -25,7 +25,7 @@ from ember.frontend import lalr, parse_tables
 ROOT = Path(__file__).resolve().parents[2]
 GRAMMAR = ROOT / "ember" / "frontend" / "grammar.lark"
 sys.path.insert(0, str(ROOT / "tools"))
-import gen_parse_tables  # noqa: E402
+import gen_parse_tables
 
 
 class _TreeBuilder:
