@@ -17,6 +17,7 @@ from ..diagnostics import Diagnostics
 from ..source import SourceFile, Span
 from . import ast as A
 from .lalr import ParseError, Parser, Token, UnexpectedCharacters, UnexpectedToken
+from .parse_tables import STRINGS
 
 _FRIENDLY = {
     "NAME": "identifier",
@@ -397,7 +398,6 @@ def _get_parser() -> tuple[Parser, _Builder]:
 
 def describe_terminal(name: str) -> str:
     """How a diagnostic names a terminal: `;` for a string, `identifier` for NAME."""
-    from .parse_tables import STRINGS
     if name in _FRIENDLY:
         return _FRIENDLY[name]
     return f"`{STRINGS[name]}`" if name in STRINGS else name.lower()
