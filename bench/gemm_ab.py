@@ -23,7 +23,15 @@ SQUARE = [(4096, 4096, 4096), (8192, 8192, 8192)]
 LAYER = [(m, n, k) for (n, k) in ((4096, 4096), (14336, 4096), (4096, 14336)) for m in (1, 16, 128, 2048, 4096)]
 
 
-def _triton_matmul():
+def _triton_matmul(mma_sync: bool = False):
+    """Triton's matmul with one configuration: 128 x 128 x 64, 3 stages, 8 warps; on sm_90 it
+    uses wgmma, Hopper's warpgroup instruction, which Ember does not emit. With `mma_sync`
+    the same source is compiled with Triton's DISABLE_MMA_V3 (the instructions Ember uses:
+    mma.sync, ldmatrix, cp.async) and 4 warps, its fastest warp count there (H100, 4096^3:
+    4 warps 326-366 TFLOP/s, 8 warps 323). The flag is set around each call; it is part of
+    Triton's cache key, and each variant is its own jit function (its own in-memory cache)."""
+    import os
+
     import triton
     import triton.language as tl
 
@@ -45,12 +53,24 @@ def _triton_matmul():
     def run(a, w, c, m, n, k):
         kernel[(triton.cdiv(n, 128), triton.cdiv(m, 128))](a, w, c, m, n, k, BM=128, BN=128, BK=64,
                                                            num_warps=8, num_stages=3)
-    return run
+
+    def run_mma_sync(a, w, c, m, n, k):
+        before = os.environ.get("DISABLE_MMA_V3")
+        os.environ["DISABLE_MMA_V3"] = "1"
+        try:
+            kernel[(triton.cdiv(n, 128), triton.cdiv(m, 128))](a, w, c, m, n, k, BM=128, BN=128, BK=64,
+                                                               num_warps=4, num_stages=3)
+        finally:
+            if before is None:
+                del os.environ["DISABLE_MMA_V3"]
+            else:
+                os.environ["DISABLE_MMA_V3"] = before
+    return run_mma_sync if mma_sync else run
 
 
 # the default: unpadded XOR-swizzled tiles, 3 stages of 128x128x64 in 96 KB, two blocks per SM
 CONFIGS = [{}, {"COPY_PARTS": 2}, {"COPY_PARTS": 4}, {"STAGES": 2}, {"STAGES": 4}, {"BK": 32, "STAGES": 4},
-           {"BN": 256, "WARPS_N": 4}, {"BM": 256, "WARPS_M": 4}, {"BM": 64, "BN": 64, "BK": 32, "WARPS_M": 2, "WARPS_N": 2},
+           {"A_L1": False}, {"BN": 256, "WARPS_N": 4}, {"BM": 256, "WARPS_M": 4}, {"BM": 64, "BN": 64, "BK": 32, "WARPS_M": 2, "WARPS_N": 2},
            # eight warps of 64 x 32 or 32 x 64 on the 128 x 128 tile (Triton's choice for its mma.sync matmul)
            {"WARPS_N": 4}, {"WARPS_M": 4}, {"WARPS_N": 4, "STAGES": 4},
            # rows padded by 16 bytes instead (3 stages: 117 KB, one block per SM)
@@ -110,7 +130,7 @@ SHAPE_ROUNDS = 3
 
 def _interleaved(arch, torch) -> list:
     """4096^3 forward, Ember (f32 and bf16 output; the copies in one part, the default, and in
-    two, as dw uses) and cuBLAS timed in ROUNDS interleaved
+    two, as dw uses; A's tiles cached in L1, the default, or not), Triton on mma.sync and cuBLAS timed in ROUNDS interleaved
     rounds (each side once per round), so that a drift of the GPU's clocks during the run
     reaches every side: the per-round times and the ratio of the median rounds."""
     import ember
@@ -120,14 +140,20 @@ def _interleaved(arch, torch) -> list:
     g = torch.Generator(device="cuda").manual_seed(1)
     a = torch.randn(m, k, device="cuda", generator=g).to(torch.bfloat16)
     w = torch.randn(n, k, device="cuda", generator=g).to(torch.bfloat16)
-    sides = {}
-    for out_type, dtype, parts in (("f32", torch.float32, 1), ("bf16", torch.bfloat16, 1),
-                                   ("f32", torch.float32, 2), ("bf16", torch.bfloat16, 2)):
+    sides, outputs = {}, []         # a prepared launch holds no reference to its output
+    for out_type, dtype, parts, a_l1 in (("f32", torch.float32, 1, True), ("bf16", torch.bfloat16, 1, True),
+                                         ("f32", torch.float32, 2, True), ("f32", torch.float32, 1, False),
+                                         ("bf16", torch.bfloat16, 1, False)):
         prog = ember.compile(ROOT / "kernels_src" / "gemm_bf16.ember", arch=arch,
-                             defines={"O": out_type, "COPY_PARTS": parts}, cache=False)
+                             defines={"O": out_type, "COPY_PARTS": parts, "A_L1": a_l1}, cache=False)
         c = torch.empty(m, n, device="cuda", dtype=dtype)
+        outputs.append(c)
         launch = cuda.load(prog).gemm_bf16.prepare(a, w, c, m, n, k, grid=(n // 128, m // 128))
-        sides[f"ember, {out_type} out" + (f", COPY_PARTS {parts}" if parts > 1 else "")] = ember_on_torch_stream(launch)
+        sides[f"ember, {out_type} out" + (f", COPY_PARTS {parts}" if parts > 1 else "")
+              + ("" if a_l1 else ", A_L1 false")] = ember_on_torch_stream(launch)
+    ct = torch.empty(m, n, device="cuda", dtype=torch.float32)
+    triton_sync = _triton_matmul(mma_sync=True)
+    sides["triton mma.sync, f32 out"] = lambda: triton_sync(a, w, ct, m, n, k)
     sides["cublas, bf16 out"] = lambda: torch.mm(a, w.t())
     rounds = {name: [] for name in sides}
     for _ in range(ROUNDS):
@@ -197,7 +223,7 @@ def plot(result: dict) -> str:
     (TFLOP/s from 0.7 at M = 1 to 700 do not share one linear axis)."""
     from bench.report import bar_chart_svg
     groups = [(f"M {r['m']}, N {r['n']}, K {r['k']}",
-               [(side, r[side]["tflops"] / r["cublas"]["tflops"]) for side in ("ember", "hand", "triton")])
+               [(side, r[side]["tflops"] / r["cublas"]["tflops"]) for side in ("ember", "hand", "triton_mma", "triton")])
               for r in result["rows"]]
     return bar_chart_svg(f"bf16 GEMM, {result['device']}, {result['date']}: TFLOP/s / cuBLAS's", groups,
                          "cuBLAS = 1, dashed", 1.0)
@@ -214,7 +240,7 @@ def main(out_dir: str, quick: bool = False) -> int:
     arch = cuda.context().arch
     mod = cuda.load(ember.compile(ROOT / "kernels_src" / "gemm_bf16.ember", arch=arch, cache=False))
     hand, _ = load_pair("gemm_bf16.ptx", arch)      # kernels_src/baselines/gemm_bf16.ptx, same launch
-    triton_mm = _triton_matmul()
+    triton_mm, triton_sync = _triton_matmul(), _triton_matmul(mma_sync=True)
     shapes = SQUARE[:1] + LAYER[:3] if quick else SQUARE + LAYER
     rows = []
     for (m, n, k) in shapes:
@@ -223,12 +249,14 @@ def main(out_dir: str, quick: bool = False) -> int:
         w = torch.randn(n, k, device="cuda", generator=g).to(torch.bfloat16)
         c = torch.empty(m, n, device="cuda", dtype=torch.float32)
         ct = torch.empty(m, n, device="cuda", dtype=torch.float32)
+        cs = torch.empty(m, n, device="cuda", dtype=torch.float32)
         ch = torch.empty(m, n, device="cuda", dtype=torch.float32)
         grid = ((n + 127) // 128, (m + 127) // 128)
         launch = mod.gemm_bf16.prepare(a, w, c, m, n, k, grid=grid)
         sides = {"ember": ember_on_torch_stream(launch),
                  "hand": ember_on_torch_stream(hand.prepare(a, w, ch, m, n, k, grid=grid)),
                  "cublas": lambda: torch.mm(a, w.t()),
+                 "triton_mma": lambda: triton_sync(a, w, cs, m, n, k),
                  "triton": lambda: triton_mm(a, w, ct, m, n, k)}
         flops = 2.0 * m * n * k
         iters = 10 if flops > 1e12 else 100
@@ -239,7 +267,7 @@ def main(out_dir: str, quick: bool = False) -> int:
         for name, fn in sides.items():
             fn()
             torch.cuda.synchronize()
-            out = {"ember": c, "hand": ch, "triton": ct}.get(name)
+            out = {"ember": c, "hand": ch, "triton_mma": cs, "triton": ct}.get(name)
             got = (out[pick].double() if out is not None else torch.mm(a, w.t())[pick].double())
             row[name] = {"max_rel_err": float((got - ref).abs().max() / ref.abs().max())}
         for name, t in _in_rounds(sides, iters).items():
@@ -255,18 +283,20 @@ def main(out_dir: str, quick: bool = False) -> int:
     simt = _simt_f32(arch, torch)
     result = {"benchmark": "gemm_ab", "interleaved_4096": interleaved, "configs_4096": configs, "backward_4096": backward, "simt_f32": simt, "date": datetime.date.today().isoformat(),
               "device": torch.cuda.get_device_name(), "arch": arch, "torch": torch.__version__,
-              "rows": rows, "note": "ember: gemm_bf16 (128x128 tile, 4 warps of 64x64, BK 64, 3 stages of XOR-swizzled tiles, f32 out); "
+              "rows": rows, "note": "ember: gemm_bf16 (128x128 tile, 4 warps of 64x64, BK 64, 3 stages of XOR-swizzled tiles, A copied with cp.async.ca and B with cg, f32 out); "
                                     "hand: kernels_src/baselines/gemm_bf16.ptx (the same tile and launch); "
-                                    "cublas: torch.mm bf16 (bf16 out); triton: 128x128x64, 8 warps, 3 stages (f32 out)"}
+                                    "cublas: torch.mm bf16 (bf16 out); triton: 128x128x64, 8 warps, 3 stages (f32 out; wgmma on sm_90); "
+                                    "triton mma.sync: the same kernel with DISABLE_MMA_V3 (mma.sync, ldmatrix, cp.async, as Ember), 4 warps"}
     lines = ["# GEMM (bf16 in, f32 accumulate): Ember vs hand PTX vs cuBLAS vs Triton", "",
              f"{result['date']}, {result['device']} ({arch}), torch {torch.__version__}; one run, CUDA graphs; every shape's sides timed in {SHAPE_ROUNDS} interleaved rounds (the median round). "
              + result["note"] + ".", "",
-             ("| M | N | K | Ember TFLOP/s | hand PTX TFLOP/s | cuBLAS TFLOP/s | Triton TFLOP/s | Ember / cuBLAS | "
-              "Ember time / hand | Ember = hand bitwise | max rel err (E / cuBLAS / T) |"),
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+             ("| M | N | K | Ember TFLOP/s | hand PTX TFLOP/s | cuBLAS TFLOP/s | Triton mma.sync TFLOP/s | "
+              "Triton wgmma TFLOP/s | Ember / cuBLAS | Ember time / hand | Ember = hand bitwise | max rel err (E / cuBLAS / T) |"),
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         lines.append(f"| {r['m']} | {r['n']} | {r['k']} | {r['ember']['tflops']} | {r['hand']['tflops']} | "
-                     f"{r['cublas']['tflops']} | {r['triton']['tflops']} | {r['ember_vs_cublas']:.2f} | "
+                     f"{r['cublas']['tflops']} | {r['triton_mma']['tflops']} | {r['triton']['tflops']} | "
+                     f"{r['ember_vs_cublas']:.2f} | "
                      f"{r['ember_time_vs_hand']:.2f} | {r['bitwise_hand']} | {r['ember']['max_rel_err']:.1e} / "
                      f"{r['cublas']['max_rel_err']:.1e} / {r['triton']['max_rel_err']:.1e} |")
     lines += ["", ("SIMT f32 (kernels_src/gemm_f32.ember, 128x128 tile, 8x8 per thread) against its hand-written PTX "
@@ -288,7 +318,7 @@ def main(out_dir: str, quick: bool = False) -> int:
         lines += ["", "Tile configurations tried at 4096^3 (const parameters; the default is the first):", "",
                   "| configuration | TFLOP/s | dynamic shared bytes |", "|---|---|---|"]
         lines += [f"| {c['defines']} | {c['tflops']} | {c['dynamic_shared']} |" for c in configs]
-    lines += ["", "Plot: gemm_ab.svg (each shape's Ember, hand PTX and Triton throughput over cuBLAS's)."]
+    lines += ["", "Plot: gemm_ab.svg (each shape's Ember, hand PTX and Triton (mma.sync, wgmma) throughput over cuBLAS's)."]
     save(out_dir, "gemm_ab", result, "\n".join(lines) + "\n")
     save_svg(out_dir, "gemm_ab", plot(result))
     return 0

@@ -132,3 +132,18 @@ def test_simt_f32_gemm_against_f64_and_the_simulator():
     gpu_small = torch.empty(3, 20, device="cuda")
     load_on(prog).gemm_f32(a[:3].contiguous(), w[:20].contiguous(), gpu_small, 3, 20, k, grid=(1, 1))
     assert np.array_equal(gpu_small.cpu().numpy().reshape(-1), small)
+
+
+@pytest.mark.parametrize("extra", [{}, {"B_T": True}, {"A_T": True, "B_T": True}])
+def test_cache_flags_change_no_bits(extra):
+    """A_L1 and B_L1 choose only where the copied tiles are cached (cp.async.ca or cg): the
+    same bits, so a caller may pick them by M and keep batch invariance."""
+    import torch
+    g = torch.Generator(device="cuda").manual_seed(17)
+    m, n, k = 1000, 520, 1032
+    dims = {(): ((m, k), (n, k)), ("B_T",): ((m, k), (k, n)), ("A_T", "B_T"): ((k, m), (k, n))}[tuple(sorted(extra))]
+    a = torch.randn(*dims[0], device="cuda", generator=g).to(torch.bfloat16)
+    b = torch.randn(*dims[1], device="cuda", generator=g).to(torch.bfloat16)
+    want = _kernel(dict(extra))(a, b, (m, n, k))
+    for flags in ({"A_L1": False}, {"B_L1": True}, {"A_L1": False, "B_L1": True}):
+        assert torch.equal(_kernel(dict(extra, **flags))(a, b, (m, n, k)), want), flags

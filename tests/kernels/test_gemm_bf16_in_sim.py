@@ -151,3 +151,24 @@ def test_tile_depth_and_copy_parts_keep_the_bits(gemm, defines):
     want = run(gemm, bf16_bits(a), bf16_bits(w), m, n, k)
     g = load(ember.compile(SRC, defines=defines, cache=False)).gemm_bf16
     assert np.array_equal(run(g, bf16_bits(a), bf16_bits(w), m, n, k), want)
+
+
+@pytest.mark.parametrize("product", sorted(PRODUCTS))
+def test_b_tiles_bypass_l1_and_a_tiles_need_not(product):
+    """B's tiles are copied with cp.async.cg (L2 only: caching them in L1 too costs ldmatrix
+    bandwidth), A's with ca (its rows past M repeat one row, which L1 serves); A_L1 = false
+    copies A through L2 as well, and changes no bit."""
+    def copies(defines):
+        ptx = ember.compile(SRC, defines={**PRODUCTS[product], **defines}, cache=False).ptx
+        return ptx.count("cp.async.ca.shared.global"), ptx.count("cp.async.cg.shared.global")
+    ca, cg = copies({})
+    assert ca > 0 and cg > 0
+    assert copies({"A_L1": False}) == (0, ca + cg)
+    assert copies({"B_L1": True}) == (ca + cg, 0)
+    m, n, k = 24, 40, 80                       # partial tiles; stored rows multiples of 8
+    rng = np.random.default_rng(5)
+    a = bf16_values(rng.standard_normal((k, m) if product == "dw" else (m, k)))
+    b = bf16_values(rng.standard_normal((k, n) if product != "forward" else (n, k)))
+    outs = [run(load(ember.compile(SRC, defines={**PRODUCTS[product], **d}, cache=False)).gemm_bf16,
+                bf16_bits(a), bf16_bits(b), m, n, k) for d in ({}, {"A_L1": False, "B_L1": True})]
+    assert np.array_equal(outs[0], outs[1])
