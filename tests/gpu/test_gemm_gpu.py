@@ -145,5 +145,5 @@ def test_cache_flags_change_no_bits(extra):
     a = torch.randn(*dims[0], device="cuda", generator=g).to(torch.bfloat16)
     b = torch.randn(*dims[1], device="cuda", generator=g).to(torch.bfloat16)
     want = _kernel(dict(extra))(a, b, (m, n, k))
-    for flags in ({"A_L1": False}, {"B_L1": True}, {"A_L1": False, "B_L1": True}):
+    for flags in ({"A_L1": True}, {"B_L1": True}, {"A_L1": True, "B_L1": True}):
         assert torch.equal(_kernel(dict(extra, **flags))(a, b, (m, n, k)), want), flags
