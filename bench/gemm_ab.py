@@ -4,7 +4,7 @@ c = a w^T, f32 accumulate and output) against its hand-written PTX (kernels_src/
 gemm_bf16.ptx), cuBLAS (torch.mm, bf16) and a Triton matmul
 with one fixed configuration (no autotuning), TFLOP/s in one run, CUDA-graph timing
 (bench.gpu_timing). Parity of every side against f64 on sampled rows. The backward products
-(dx, dw) at 4096^3 against cuBLAS, the forward at 4096^3 timed in interleaved rounds against
+(dx, dw) at every shape against cuBLAS and Triton on mma.sync, the forward at 4096^3 timed in interleaved rounds against
 cuBLAS (a clock drift during the run then reaches both sides), and other tile configurations
 of the forward kernel.
 
@@ -36,30 +36,32 @@ def _triton_matmul(mma_sync: bool = False):
     import triton.language as tl
 
     @triton.jit
-    def kernel(a, w, c, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    def kernel(a, w, c, M, N, K, sam, sak, swk, swn, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+        # c[m, n] = sum over k of a[m * sam + k * sak] w[k * swk + n * swn]
         pid_m, pid_n = tl.program_id(1), tl.program_id(0)
         rm = pid_m * BM + tl.arange(0, BM)
         rn = pid_n * BN + tl.arange(0, BN)
         rk = tl.arange(0, BK)
         acc = tl.zeros((BM, BN), dtype=tl.float32)
         for k0 in range(0, K, BK):
-            ta = tl.load(a + rm[:, None] * K + (k0 + rk)[None, :], mask=(rm[:, None] < M) & ((k0 + rk)[None, :] < K),
-                         other=0.0)
-            tw = tl.load(w + rn[None, :] * K + (k0 + rk)[:, None], mask=(rn[None, :] < N) & ((k0 + rk)[:, None] < K),
-                         other=0.0)
+            ta = tl.load(a + rm[:, None] * sam + (k0 + rk)[None, :] * sak,
+                         mask=(rm[:, None] < M) & ((k0 + rk)[None, :] < K), other=0.0)
+            tw = tl.load(w + rn[None, :] * swn + (k0 + rk)[:, None] * swk,
+                         mask=(rn[None, :] < N) & ((k0 + rk)[:, None] < K), other=0.0)
             acc += tl.dot(ta, tw)
         tl.store(c + rm[:, None] * N + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
 
-    def run(a, w, c, m, n, k):
-        kernel[(triton.cdiv(n, 128), triton.cdiv(m, 128))](a, w, c, m, n, k, BM=128, BN=128, BK=64,
-                                                           num_warps=8, num_stages=3)
+    def run(a, w, c, m, n, k, strides=None, warps=8):
+        # the forward's layouts by default: a [M, K], w [N, K] (Triton specializes a stride of 1)
+        sam, sak, swk, swn = strides or (k, 1, 1, k)
+        kernel[(triton.cdiv(n, 128), triton.cdiv(m, 128))](a, w, c, m, n, k, sam, sak, swk, swn, BM=128, BN=128,
+                                                           BK=64, num_warps=warps, num_stages=3)
 
-    def run_mma_sync(a, w, c, m, n, k):
+    def run_mma_sync(a, w, c, m, n, k, strides=None):
         before = os.environ.get("DISABLE_MMA_V3")
         os.environ["DISABLE_MMA_V3"] = "1"
         try:
-            kernel[(triton.cdiv(n, 128), triton.cdiv(m, 128))](a, w, c, m, n, k, BM=128, BN=128, BK=64,
-                                                               num_warps=4, num_stages=3)
+            run(a, w, c, m, n, k, strides, warps=4)
         finally:
             if before is None:
                 del os.environ["DISABLE_MMA_V3"]
@@ -88,17 +90,6 @@ def _in_rounds(sides: dict, iters: int) -> dict:
         for name in (list(sides) if r % 2 == 0 else list(sides)[::-1]):
             times[name].append(time_torch_graph(sides[name], iters=iters)["median_us"])
     return {name: statistics.median(ts) for name, ts in times.items()}
-
-
-def _versus(launch, peer, c, ref, flops: float, iters: int) -> dict:
-    """Ember's launch against a peer (cuBLAS): TFLOP/s of both in the same rounds, and Ember's
-    error on the rows `ref` (f64) holds, relative to its largest value."""
-    from bench.gpu_timing import ember_on_torch_stream
-    t = _in_rounds({"ember": ember_on_torch_stream(launch), "cublas": peer}, iters)
-    t_e, t_c = t["ember"], t["cublas"]
-    err = float((c[:ref.shape[0]].double() - ref).abs().max() / ref.abs().max())
-    return {"ember": round(flops / t_e / 1e6, 1), "cublas": round(flops / t_c / 1e6, 1), "ratio": t_c / t_e,
-            "err": err}
 
 
 def _configs(arch) -> list:
@@ -163,26 +154,50 @@ def _interleaved(arch, torch) -> list:
              "vs_cublas": round(cublas / statistics.median(ts), 3)} for name, ts in rounds.items()]
 
 
-def _backward(arch, torch) -> list:
-    """dx = dy w and dw = dy^T x at 4096^3: Ember (B_T; A_T + B_T) and cuBLAS."""
+def _backward(arch, torch, shapes) -> list:
+    """The two backward products of a linear layer y = x w^T (x [M, K], w [N, K]) at each
+    shape: dx = dy w, a GEMM of M x K x N (gemm_bf16<B_T>), and dw = dy^T x, N x K x M
+    (gemm_bf16<A_T, B_T, COPY_PARTS 2>: its grid is the weight's shape whatever the batch),
+    against cuBLAS (torch.mm) and Triton on mma.sync with the same operand layouts, in
+    SHAPE_ROUNDS interleaved rounds; Ember's error on 8 sampled rows against f64."""
     import ember
+    from bench.gpu_timing import ember_on_torch_stream
     from ember.runtime import cuda
-    m = n = k = 4096
-    g = torch.Generator(device="cuda").manual_seed(7)
-    x = torch.randn(m, k, device="cuda", generator=g).to(torch.bfloat16)
-    w = torch.randn(n, k, device="cuda", generator=g).to(torch.bfloat16)
-    dy = torch.randn(m, n, device="cuda", generator=g).to(torch.bfloat16)
+    triton_sync = _triton_matmul(mma_sync=True)
+    kernels = {product: cuda.load(ember.compile(ROOT / "kernels_src" / "gemm_bf16.ember", arch=arch, defines=d,
+                                                cache=False)).gemm_bf16
+               for product, d in (("dx", {"B_T": True}), ("dw", {"A_T": True, "B_T": True, "COPY_PARTS": 2}))}
     out = []
-    for product, defines, a, b, shape, peer, ref in (
-            ("dx", {"B_T": True}, dy, w, (m, k, n), lambda: torch.mm(dy, w), lambda: dy[:8].double() @ w.double()),
-            # dw's grid is the weight's shape whatever the batch: the copies in two parts
-            ("dw", {"A_T": True, "B_T": True, "COPY_PARTS": 2}, dy, x, (n, k, m), lambda: torch.mm(dy.t(), x),
-             lambda: dy.double().t()[:8] @ x.double())):
-        pm, pn, pk = shape
-        c = torch.empty(pm, pn, device="cuda", dtype=torch.float32)
-        prog = ember.compile(ROOT / "kernels_src" / "gemm_bf16.ember", arch=arch, defines=defines, cache=False)
-        launch = cuda.load(prog).gemm_bf16.prepare(a, b, c, pm, pn, pk, grid=(pn // 128, pm // 128))
-        out.append({"product": product, **_versus(launch, peer, c, ref(), 2.0 * m * n * k, 20)})
+    for (m, n, k) in shapes:
+        g = torch.Generator(device="cuda").manual_seed(7 + m + n + k)
+        x = torch.randn(m, k, device="cuda", generator=g).to(torch.bfloat16)
+        w = torch.randn(n, k, device="cuda", generator=g).to(torch.bfloat16)
+        dy = torch.randn(m, n, device="cuda", generator=g).to(torch.bfloat16)
+        pick_m = torch.randint(0, m, (min(m, 8),), device="cuda", generator=g)
+        pick_n = torch.randint(0, n, (8,), device="cuda", generator=g)
+        # (product, Ember's operands, GEMM shape, cuBLAS, Triton's strides, rows of the result, their f64 values)
+        for product, a, b, (pm, pn, pk), peer, strides, pick, ref in (
+                ("dx", dy, w, (m, k, n), lambda: torch.mm(dy, w), (n, 1, k, 1), pick_m,
+                 lambda: dy[pick_m].double() @ w.double()),
+                ("dw", dy, x, (n, k, m), lambda: torch.mm(dy.t(), x), (1, n, k, 1), pick_n,
+                 lambda: dy[:, pick_n].double().t() @ x.double())):
+            c = torch.empty(pm, pn, device="cuda", dtype=torch.float32)
+            ct = torch.empty(pm, pn, device="cuda", dtype=torch.float32)
+            launch = kernels[product].prepare(a, b, c, pm, pn, pk, grid=((pn + 127) // 128, (pm + 127) // 128))
+            sides = {"ember": ember_on_torch_stream(launch), "cublas": peer,
+                     "triton_mma": lambda a=a, b=b, ct=ct, pm=pm, pn=pn, pk=pk, strides=strides:
+                         triton_sync(a, b, ct, pm, pn, pk, strides)}
+            flops = 2.0 * m * n * k
+            t = _in_rounds(sides, 10 if flops > 1e12 else 100)
+            want = ref()
+            row = {"product": product, "m": m, "n": n, "k": k,
+                   **{side: round(flops / us / 1e6, 1) for side, us in t.items()},
+                   "ember_vs_cublas": round(t["cublas"] / t["ember"], 3),
+                   "ember_vs_triton": round(t["triton_mma"] / t["ember"], 3)}
+            for side, got in (("err", c), ("triton_err", ct)):
+                row[side] = float((got[pick].double() - want).abs().max() / want.abs().max())
+            out.append(row)
+            print(row, flush=True)
     return out
 
 
@@ -278,9 +293,9 @@ def main(out_dir: str, quick: bool = False) -> int:
         print(row, flush=True)
     interleaved = _interleaved(arch, torch)
     configs = _configs(arch) if not quick else []
-    backward = _backward(arch, torch) if not quick else []
+    backward = _backward(arch, torch, SQUARE[:1] + LAYER[:3] if quick else SQUARE + LAYER)
     simt = _simt_f32(arch, torch)
-    result = {"benchmark": "gemm_ab", "interleaved_4096": interleaved, "configs_4096": configs, "backward_4096": backward, "simt_f32": simt, "date": datetime.date.today().isoformat(),
+    result = {"benchmark": "gemm_ab", "interleaved_4096": interleaved, "configs_4096": configs, "backward": backward, "simt_f32": simt, "date": datetime.date.today().isoformat(),
               "device": torch.cuda.get_device_name(), "arch": arch, "torch": torch.__version__,
               "rows": rows, "note": "ember: gemm_bf16 (128x128 tile, 4 warps of 64x64, BK 64, 3 stages of XOR-swizzled tiles, both copied with cp.async.cg, A's rows past M zero-filled, f32 out); "
                                     "hand: kernels_src/baselines/gemm_bf16.ptx (the same tile and launch); "
@@ -309,10 +324,14 @@ def main(out_dir: str, quick: bool = False) -> int:
               "| side | us per round | TFLOP/s | / cuBLAS |", "|---|---|---|---|"]
     lines += [f"| {r['side']} | {' / '.join(str(t) for t in r['us'])} | {r['tflops']} | {r['vs_cublas']:.2f} |"
               for r in interleaved]
-    if backward:
-        lines += ["", "Backward products at M = N = K = 4096 (dx = dy w; dw = dy^T x with COPY_PARTS 2; f32 out):", "",
-                  "| product | Ember TFLOP/s | cuBLAS TFLOP/s | Ember / cuBLAS | Ember max rel err |", "|---|---|---|---|---|"]
-        lines += [f"| {r['product']} | {r['ember']} | {r['cublas']} | {r['ratio']:.2f} | {r['err']:.1e} |" for r in backward]
+    lines += ["", ("Backward products of a linear layer y = x w^T (x [M, K], w [N, K]; f32 out): dx = dy w, an "
+                   "M x K x N GEMM (gemm_bf16<B_T>), and dw = dy^T x, N x K x M (gemm_bf16<A_T, B_T, COPY_PARTS 2>), "
+                   f"against cuBLAS and Triton on mma.sync with the same layouts, {SHAPE_ROUNDS} interleaved rounds:"), "",
+              ("| product | M | N | K | Ember TFLOP/s | cuBLAS TFLOP/s | Triton mma.sync TFLOP/s | Ember / cuBLAS | "
+               "Ember / Triton | max rel err (Ember / Triton) |"), "|---|---|---|---|---|---|---|---|---|---|"]
+    lines += [f"| {r['product']} | {r['m']} | {r['n']} | {r['k']} | {r['ember']} | {r['cublas']} | {r['triton_mma']} | "
+              f"{r['ember_vs_cublas']:.2f} | {r['ember_vs_triton']:.2f} | {r['err']:.1e} / {r['triton_err']:.1e} |"
+              for r in backward]
     if configs:
         lines += ["", "Tile configurations tried at 4096^3 (const parameters; the default is the first):", "",
                   "| configuration | TFLOP/s | dynamic shared bytes |", "|---|---|---|"]
