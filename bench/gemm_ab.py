@@ -4,9 +4,9 @@ c = a w^T, f32 accumulate and output) against its hand-written PTX (kernels_src/
 gemm_bf16.ptx), cuBLAS (torch.mm, bf16) and a Triton matmul
 with one fixed configuration (no autotuning), TFLOP/s in one run, CUDA-graph timing
 (bench.gpu_timing). Parity of every side against f64 on sampled rows. The backward products
-(dx, dw) at every shape against cuBLAS and Triton on mma.sync, the forward at 4096^3 timed in interleaved rounds against
-cuBLAS (a clock drift during the run then reaches both sides), and other tile configurations
-of the forward kernel.
+(dx, dw) at every shape against cuBLAS and Triton on mma.sync, the forward at 4096^3 timed
+in interleaved rounds against cuBLAS (a clock drift during the run then reaches both
+sides), and other tile configurations of the forward kernel.
 
 Shapes: 4096^3, 8192^3, and M in {1, 16, 128, 2048, 4096} x (N, K) in {(4096, 4096),
 (14336, 4096), (4096, 14336)}. Writes gemm_ab.json and gemm_ab.md.
@@ -121,8 +121,9 @@ SHAPE_ROUNDS = 3
 
 def _interleaved(arch, torch) -> list:
     """4096^3 forward, Ember (f32 and bf16 output; the copies in one part, the default, and in
-    two, as dw uses; A's tiles copied through L2 only, the default, or cached in L1 too), Triton on mma.sync and cuBLAS timed in ROUNDS interleaved
-    rounds (each side once per round), so that a drift of the GPU's clocks during the run
+    two, as dw uses; A's tiles copied through L2 only, the default, or cached in L1 too),
+    Triton on mma.sync and cuBLAS timed in ROUNDS interleaved rounds (each side once per
+    round), so that a drift of the GPU's clocks during the run
     reaches every side: the per-round times and the ratio of the median rounds."""
     import ember
     from bench.gpu_timing import ember_on_torch_stream, time_torch_graph
