@@ -108,7 +108,7 @@ def _opt_pass_options(p: argparse.ArgumentParser, full_help: bool) -> None:
     if full_help:
         from .ir.passes import PIPELINES
         p.formatter_class = argparse.RawDescriptionHelpFormatter
-        p.epilog = "pipelines:\n" + "\n".join(f"  -O{n}: {','.join(names)}" for n, names in PIPELINES.items())
+        p.epilog = "pipelines:\n" + "\n".join(f"  -O{n}: {','.join(names) or '(none)'}" for n, names in PIPELINES.items())
 
 
 class _VersionAction(argparse.Action):

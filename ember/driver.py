@@ -27,11 +27,6 @@ STAGES = ("ast", "ir", "ir-opt", "llvm", "llvm-opt", "ptx")
 compile_hooks: list = []
 
 
-class PipelineError(ValueError):
-    """The options ask for a pipeline that cannot produce the requested output (for
-    example a pass list without `expand-math` on a kernel that uses `exp`): a usage error."""
-
-
 @record(frozen=True)
 class ParamInfo:
     name: str
@@ -248,10 +243,10 @@ def _compile(source_or_path, arch, defines, opt, ptx_version, name, passes, stop
             result.kernels[f.name] = replace(result.kernels[f.name], dynamic_shared=dynamic_bytes(f))
     if stop_after == "ir-opt":
         return result
-    _check_lowerable(module, pass_list)
 
     from .lowering import library, llvm_lower, ptx as ptxmod
-    llvm_text = timed("lower", lambda: str(llvm_lower.lower_module(module, target, ptxmod.data_layout(target))))
+    lowered = timed("lower", llvm_lower.lower_module, module, target, ptxmod.data_layout(target))
+    llvm_text = timed("lower", str, lowered)
     stages["llvm"] = llvm_text
     if stop_after == "llvm":
         return result
@@ -259,7 +254,7 @@ def _compile(source_or_path, arch, defines, opt, ptx_version, name, passes, stop
     stages["llvm-opt"] = lambda: str(optimized)
     if stop_after == "llvm-opt":
         return result
-    names = library.library_names(module)
+    names = lowered.library
     ptx = timed("codegen", ptxmod.emit_ptx, optimized, target, opt,
                 lambda raw: timed("library", library.link, raw, names, target, opt, llvm_pipeline))
     stages["ptx"] = ptx
@@ -359,13 +354,4 @@ def _check_inlined_size(module, diags) -> None:
         raise CompileError(diags)
 
 
-def _check_lowerable(module, pass_list) -> None:
-    """Ops that a pass replaces before lowering (`expanded_by`) must be gone."""
-    for f in module.functions:
-        for op in f.walk():
-            if op.opdef.expanded_by:
-                raise PipelineError(f"the pass list ({', '.join(pass_list) or 'empty'}) leaves `{op.name}` "
-                                    f"at {op.loc}; lowering needs the `{op.opdef.expanded_by}` pass after it")
-
-
-__all__ = ["compile", "PipelineError", "Program", "KernelInfo", "ParamInfo", "CompileError", "InternalError", "Diagnostic"]
+__all__ = ["compile", "Program", "KernelInfo", "ParamInfo", "CompileError", "InternalError", "Diagnostic"]

@@ -200,11 +200,14 @@ def test_run_one_kernel_of_a_file_whose_other_kernel_needs_a_define(tmp_path, ca
     assert code == 1 and "has no kernel `c`" in err and "its kernels: a, b" in err
 
 
-def test_pass_list_without_expand_math_is_a_usage_error(tmp_path, capsys):
+def test_a_pass_list_with_or_without_expand_math_gives_the_same_ptx(tmp_path, capsys):
+    """The lowering emits the accurate math ops' expansions that expand-math would copy in."""
     f = tmp_path / "e.ember"
     f.write_text("kernel b(y: *mut global f32) block(32) { y[thread_idx.x] = exp(y[thread_idx.x]); }\n")
-    code, _, err = run(capsys, "compile", str(f), "-p", "canonicalize", "-o", str(tmp_path / "e.ptx"))
-    assert code == 2 and "needs the `expand-math` pass" in err
+    for passes, out in (("canonicalize", "a.ptx"), ("canonicalize,expand-math", "b.ptx")):
+        code, _, err = run(capsys, "compile", str(f), "-p", passes, "--no-cache", "-o", str(tmp_path / out))
+        assert code == 0, err
+    assert (tmp_path / "a.ptx").read_text() == (tmp_path / "b.ptx").read_text()
 
 
 def test_inputs_with_one_stem_do_not_overwrite_each_other(tmp_path, capsys):

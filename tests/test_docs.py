@@ -33,7 +33,7 @@ def test_every_pass_and_pipeline_is_documented():
     text = (DOCS / "passes.md").read_text()
     assert [p for p in PASSES if f"| `{p}` |" not in text] == []
     for level, names in PIPELINES.items():
-        assert f"`-O{level}`{' (default)' if level == 3 else ''} | {', '.join(names)} |" in text, level
+        assert f"`-O{level}`{' (default)' if level == 3 else ''} | {', '.join(names) or '(none)'} |" in text, level
 
 
 def test_every_simulator_check_is_documented():

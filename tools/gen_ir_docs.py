@@ -41,9 +41,10 @@ kernel @scale(%x: *mut global f32 align(16), %n: u32, %k: f32) attributes {block
   `min_blocks = N` for a launch bound, `stream = [i, ...]` for the read-only pointer
   parameters declared `stream`, whose loads lowering gives cache qualifiers)
   or a `func` (device function; `attributes {noinline = true}` keeps it out of line;
-  `library = true` marks one of Ember's library functions, which `expand-math` adds - the
-  Payne-Hanek reductions: the lowering only declares them and links in their PTX, compiled
-  once per process and target, see docs/math.md).
+  `library = true` marks one of Ember's library functions, which `expand-math` adds with
+  the expansions it copies in - the Payne-Hanek reductions: the lowering only declares them
+  (and those the expansions it emits call) and links in their PTX, compiled once per
+  process and target, see docs/math.md).
 - An **op** has results (`%a, %b =`), a name (`dialect.op`), operands, attributes and
   regions. A **region** is one block: its arguments are declared where the op declares
   them, and it ends with a terminator (`scf.yield`, `scf.condition` or `return`); an
@@ -115,7 +116,7 @@ def facts(d) -> str:
     if algebra:
         out.append("; ".join(algebra))
     if d.expanded_by:
-        out.append(f"expanded by `{d.expanded_by}`")
+        out.append(f"expanded by the lowering (or the `{d.expanded_by}` pass)")
     if d.approx:
         out.append(f"approximate: {d.approx.kind} error <= {d.approx.bound:.3g}")
     if d.min_sm:
@@ -137,7 +138,7 @@ def render() -> str:
     missing = sorted({n.split(".")[0] for n in OPS} - set(DIALECTS))
     assert not missing, f"dialects without a section: {missing}"
     passes = "\n".join(f"| `{p.name}` | {p.doc} |" for p in PASSES.values())
-    pipes = "\n".join(f"| -O{k} | {', '.join(v)} |" for k, v in PIPELINES.items())
+    pipes = "\n".join(f"| -O{k} | {', '.join(v) or '(none)'} |" for k, v in PIPELINES.items())
     return INTRO + "\n".join(sections) + f"""
 ## Passes
 
@@ -153,7 +154,9 @@ runs any list. What each pass may and may not rewrite: [passes.md](passes.md).
 |---|---|
 {pipes}
 
-LLVM's own pipeline (at the same `-O` level) runs after lowering.
+The accurate math ops stay whole through the pipelines; the lowering emits Ember's
+implementation of each (what `expand-math` would copy into the IR). LLVM's own pipeline
+(at the same `-O` level) runs after lowering.
 """
 
 

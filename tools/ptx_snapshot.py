@@ -4,9 +4,10 @@ refactoring changes no output.
     python tools/ptx_snapshot.py write FILE     # sha256 of each PTX, as JSON
     python tools/ptx_snapshot.py diff FILE      # compare the current PTX with FILE
 
-The variant list covers what the test suite compiles: every kernel in kernels_src/ with
-the const values the tests use, for sm_80 and sm_90, plus the corpus programs at -O0
-and -O3 for sm_90.
+The variant list covers what the test suite compiles: RoPE and RMSNorm with the const
+values the tests use, every other file of kernels_src/ with its defaults and with the
+configurations the hand-written baselines are compared at (bench/hand_ptx.py), each for
+sm_80 and sm_90, plus the corpus programs at -O0 and -O3 for sm_90.
 """
 
 from __future__ import annotations
@@ -28,13 +29,23 @@ KERNEL_VARIANTS = {
 }
 
 
+def _variants() -> dict:
+    """file name -> list of const values: KERNEL_VARIANTS, else the defaults and the
+    hand-baseline configurations."""
+    from bench.hand_ptx import HAND
+    out = {p.name: [{}] for p in sorted((ROOT / "kernels_src").glob("*.ember"))}
+    for _, source, defines, _ in HAND.values():
+        if defines and defines not in out[source]:
+            out[source].append(defines)
+    out.update(KERNEL_VARIANTS)
+    return out
+
+
 def _items():
     import ember
     from ember.fuzz import corpus
-    for name, variants in KERNEL_VARIANTS.items():
+    for name, variants in _variants().items():
         path = ROOT / "kernels_src" / name
-        if not path.exists():
-            continue
         for d in variants:
             for arch in ("sm_80", "sm_90"):
                 key = f"{name} {arch} " + ",".join(f"{k}={v}" for k, v in sorted(d.items()))

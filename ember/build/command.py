@@ -76,8 +76,9 @@ def add_arguments(c, default_arch: str, arch_names: list, pass_help: str | None)
     deps.add_argument("-MP", dest="dep_phony", action="store_true",
                       help="an empty rule for each import, so that deleting one does not stop Make")
     c.add_argument("-p", "--passes", metavar="PASS[,PASS...]",
-                   help="run these Ember passes instead of the -O N pipeline (expand-math is needed "
-                        "before lowering)" + (f". Passes: {pass_help}" if pass_help else ""))
+                   help="run these Ember passes instead of the -O N pipeline (expand-math, last, shows the "
+                        "math expansions in the IR; the PTX is the same without it)"
+                        + (f". Passes: {pass_help}" if pass_help else ""))
     c.add_argument("--print-after-all", action="store_true",
                    help="print the IR after every pass to standard error")
     c.add_argument("--time-passes", action="store_true",

@@ -75,8 +75,6 @@ def _build(job: Job, result: Result) -> None:
                                   after_pass=print_after_hook(o["print_after_all"]), llvm_pipeline=o["llvm_pipeline"],
                                   stop_after=emit if emit in STAGE_EMITS and not o["check"] else None,
                                   cache=store if store is not None else False)
-        except driver.PipelineError as e:
-            raise UsageError(str(e)) from None
         except CompileError as e:
             n = len(e.diagnostics.errors)
             result.err += e.diagnostics.render() + "\n" + \

@@ -1,9 +1,11 @@
 """Differential testing of one generated program.
 
 The reference is the simulator running the IR straight from IR generation. Against it:
-each pass alone on that IR, the -O3 pipeline after every one of its passes, and (when
-asked) the PTX of -O0 and -O3 assembled by nvJitLink or ptxas. Results must agree bit
-for bit, except that any NaN equals any NaN (NaN bits are unspecified)."""
+each pass alone on that IR, the -O3 pipeline after every one of its passes and then
+expand-math (the expansions the lowering emits, in the IR), and (when asked) the PTX of
+-O0 and -O3 assembled by nvJitLink or ptxas, the -O3 PTX also the same bytes as with
+expand-math in the pipeline. Results must agree bit for bit, except that any NaN equals
+any NaN (NaN bits are unspecified)."""
 
 from __future__ import annotations
 
@@ -109,7 +111,7 @@ def check(program: Program, *, each_pass: bool = True, pipeline: bool = True, pt
             run(f"pass {name} alone", m)
     if pipeline:
         m = clone_module(base)
-        run_passes(m, PIPELINES[3], after=lambda name, mod: run(f"-O3 after {name}", mod))
+        run_passes(m, PIPELINES[3] + ["expand-math"], after=lambda name, mod: run(f"-O3 after {name}", mod))
     if ptx:
         for opt in (0, 3):
             full = driver.compile(program.source, arch=arch, name="fuzz.ember", opt=opt)
@@ -117,4 +119,9 @@ def check(program: Program, *, each_pass: bool = True, pipeline: bool = True, pt
                 full.validate(tool=validator)
             except Exception as e:   # ValidationError: the PTX does not assemble
                 report.disagreements.append(Disagreement(f"ptx -O{opt}", f"does not validate: {e}"))
+        # the lowering's expansions are the ones simulated above: the same PTX
+        copied = driver.compile(program.source, arch=arch, name="fuzz.ember", passes=PIPELINES[3] + ["expand-math"])
+        if copied.ptx != full.ptx:
+            report.disagreements.append(Disagreement("ptx -O3", "differs from the PTX with expand-math in the "
+                                                     "pipeline (the lowering's expansions are not the pass's)"))
     return report

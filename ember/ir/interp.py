@@ -5,7 +5,7 @@ element per lane, and structured control flow runs under a lane mask.
 - scf.for / scf.while iterate while any active lane continues; a lane that has left
   keeps its values;
 - every other op runs its definition's semantics: `eval` (pure), `simulate` (ops that
-  need the machine), or, for an op replaced before lowering (`expanded_by`), the
+  need the machine), or, for an op defined by its expansion (`expanded_by`), the
   expansion itself, so the constant folder and the simulator compute what the GPU runs.
 
 Regions nest through generators run by `ember.trampoline` (no recursion per nesting

@@ -17,7 +17,8 @@
   absorbing elements, idempotence, self-inverse, involution, commutativity);
 - semantics: `eval` (pure, on lane arrays; also the constant folder), `simulate` (ops that
   need the machine: memory, the thread's coordinates, its warp and the active mask), or
-  `expanded_by` (replaced by a pass before lowering; evaluated through the expansion);
+  `expanded_by` (defined by an expansion into other ops, which that pass copies into the
+  IR and the lowering emits where no pass did; evaluated through the expansion);
   `fold`, the same for integer and bool constants on Python ints, which the constant
   folder tries first (a compile then needs no numpy; tests check it equals `eval`);
 - `canonicalize`: the op's own rewrites beyond the traits;
@@ -201,7 +202,7 @@ class OpDef:
                                            # eval: exact on Python scalars (int_semantics.py)
     simulate: Callable | None = None       # (machine, op, args, mask) -> results
     canonicalize: Callable | None = None   # op -> None or (new ops, replacement values)
-    expanded_by: str | None = None         # the pass that replaces it before lowering
+    expanded_by: str | None = None         # the pass that can replace it by its expansion
     rules: tuple = ()                      # signature.Rule: variables the others decide
     min_sm: int = 0
     approx: Approx | None = None

@@ -2,8 +2,9 @@
 and tan call for huge arguments), compiled once per process and target and linked into each
 module's PTX.
 
-expand-math adds the library functions a module calls to it, marked `library`; the module's
-LLVM module only declares them. Each is compiled on its own, from mathlib's canonical copy
+A module's LLVM module only declares the library functions its code calls: those of the
+math templates the lowering emits, and those expand-math added to it (marked `library`)
+with the templates it copied in; lower_module lists them (`library`). Each is compiled on its own, from mathlib's canonical copy
 (ember.ir.passes.expand_math.library_function), once per process and (arch, PTX version,
 -O level, LLVM pipeline): the next compile in the process compiles none of it (the f64
 reduction is 207 IR ops; rope.ember went from 302 to 251 million instructions per compile).
@@ -44,10 +45,6 @@ _HEADER_END = re.compile(r"^\.address_size \d+\n", re.M)
 _EXTERN_FUNC = re.compile(r"^\.extern \.func\s[^;]*?\b([\w$]+)\s*\([^;]*;\n", re.M)
 _TABLE = re.compile(r"^\.(?:const|global) [^\n]*;\n", re.M)
 _GLOBL = re.compile(r"^\s*// \.globl\s+\S+\n", re.M)
-
-
-def library_names(module: Module) -> list[str]:
-    return sorted(f.name for f in module.functions if f.attrs.get("library"))
 
 
 def link(ptx: str, names: list[str], target: Target, opt: int, pipeline: str) -> str:

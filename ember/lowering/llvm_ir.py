@@ -309,6 +309,7 @@ class Module:
         self._metadata: list[str] = []
         self._named: dict[str, list] = {}
         self._empty = None
+        self.library: list[str] = []      # the Ember library functions it declares (linked into the PTX)
 
     def add_global(self, name: str, value) -> None:
         if name in self.globals:

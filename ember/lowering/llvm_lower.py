@@ -115,9 +115,7 @@ class FunctionLowering:
                 return [self.v(x) for x in op.operands]
             handler = LOWER.get(op.name)
             if handler is None:
-                raise InternalError("lower", f"no lowering for `{op.name}`"
-                                    + (f" (run the {op.opdef.expanded_by} pass first)" if op.opdef.expanded_by else ""),
-                                    op.loc)
+                raise InternalError("lower", f"no lowering for `{op.name}`", op.loc)
             results = handler(self, op, [self.v(x) for x in op.operands])
             if op.regions:
                 results = yield results
@@ -204,6 +202,8 @@ class ModuleLowering:
             # widens the parameter alignment of internal functions).
             if f.name == self.library_definition:
                 llf.attributes.add("noinline")
+            else:
+                self.ll.library.append(f.name)
         else:
             llf.linkage = "internal"
             llf.attributes.add("noinline" if f.attrs.get("noinline") else "alwaysinline")
@@ -239,9 +239,12 @@ def const_int(v: Value):
 
 
 def lower_module(m: Module, target: Target, data_layout: str, library_definition: str | None = None) -> ll.Module:
-    """The module's kernels and device functions; its library functions are only declared
-    (ember.lowering.library compiles them once and links them into the PTX), but for the one
-    named by `library_definition`, which that uses to compile one on its own."""
+    """The module's kernels and device functions; its library functions (those in the module,
+    and those the math templates that lower_expansion emits call) are only declared and
+    listed in the result's `library` (ember.lowering.library compiles them once and links
+    them into the PTX), but for the one named by `library_definition`, which that uses to
+    compile one on its own."""
+    from ..ir.passes.expand_math import library_needed
     ml = ModuleLowering(m, target, data_layout, library_definition)
     defined = [f for f in m.functions if not f.attrs.get("library") or f.name == library_definition]
     used = {op.attrs["name"] for f in defined for op in f.walk() if op.name == "mem.global"} if m.globals else set()
@@ -250,6 +253,10 @@ def lower_module(m: Module, target: Target, data_layout: str, library_definition
             ml.global_table(g)
     for f in m.functions:
         ml.declare(f)
+    for f in library_needed(m):
+        if f.name not in ml.functions:
+            ml.declare(f)
+    ml.ll.library.sort()
     for f in defined:
         FunctionLowering(ml, f, ml.functions[f.name]).run()
     return ml.ll

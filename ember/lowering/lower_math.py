@@ -1,4 +1,4 @@
-"""Lowering of the native and fast math ops (the accurate ones are expanded first)."""
+"""Lowering of the native and fast math ops (the accurate ones: lower_expansion)."""
 
 from __future__ import annotations
 
@@ -38,5 +38,3 @@ def _fast(L, op, args):
         one = float_const(op.results[0].type, 0x3F800000)
         return [L.intrinsic("llvm.nvvm.div.approx.f", [], [one, args[0]], ret=f32)]
     return [L.intrinsic(_FAST[op.name], [], args, ret=f32)]
-
-

@@ -14,6 +14,7 @@ import pytest
 import ember
 from ember.diagnostics import InternalError
 from ember.ir.library import is_library_function
+from ember.ir.passes import PIPELINES
 from ember.ir.passes.expand_math import library_function
 from ember.ir.printer import print_module
 from ember.ir.core import Module
@@ -113,13 +114,20 @@ def test_passes_after_expand_math_never_change_the_shared_library_functions():
     assert {n: print_module(Module([library_function(n)])) for n in before} == before
 
 
-def test_the_module_holds_the_library_functions_it_calls():
-    prog = ember.compile(SRC, stop_after="ir-opt", cache=False)
+def test_expand_math_adds_the_library_functions_it_calls_to_the_module():
+    prog = ember.compile(SRC, stop_after="ir-opt", cache=False, passes=PIPELINES[3] + ["expand-math"])
     names = [f.name for f in prog.ir.functions]
     assert names[:2] == ["a", "b"] and sorted(names[2:]) == sorted(LIBRARY)
     assert all(is_library_function(f) for f in prog.ir.functions[2:])
     text = prog.stage("ir-opt")
     assert "func.call @__ember_trig_reduce_f64" in text and "library = true" in text
+
+
+def test_the_lowering_declares_the_library_functions_of_the_templates_it_emits():
+    prog = ember.compile(SRC, stop_after="llvm", cache=False)
+    assert [f.name for f in prog.ir.functions] == ["a", "b"]      # the math ops are still whole
+    declared = [line for line in prog.stage("llvm").splitlines() if line.startswith("declare") and "ember" in line]
+    assert [d.split('@"')[1].split('"')[0] for d in declared] == LIBRARY
 
 
 def test_an_unknown_library_function_is_an_internal_error():

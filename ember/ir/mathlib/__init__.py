@@ -1,7 +1,7 @@
 """Ember's accurate math library, written as IR expansions.
 
-`expand-math` replaces each accurate math op by its expansion here, so the GPU runs
-exactly this code and the simulator (and the constant folder) computes the same bits by
+The lowering emits each accurate math op as its expansion here (and the `expand-math`
+pass can copy it into the IR), so the GPU runs exactly this code and the simulator (and the constant folder) computes the same bits by
 running it too. Accuracy, measured against higher precision, is documented in
 docs/math.md and checked by tests/ir/test_mathlib.py.
 """

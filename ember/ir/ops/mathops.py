@@ -4,8 +4,9 @@
   rounded hardware instruction each, for every float type;
 - accurate (`sin`, `cos`, `tan`, `sincos`, `exp`, `exp2`, `log`, `log2`, `tanh`, `rsqrt`,
   `round`): f32 and f64, defined by Ember's own implementation in `ember.ir.mathlib` (the
-  `expand-math` pass replaces them by it before lowering, and the interpreter runs the
-  same expansion); its accuracy is measured and documented per function;
+  lowering emits it in the op's place - or the `expand-math` pass copies it into the IR -
+  and the interpreter runs the same expansion); its accuracy is measured and documented
+  per function;
 - fast (`fast_sin`, `fast_exp2`, ...): f32 only, the GPU's approximate instructions
   (`sin.approx.f32`, `ex2.approx.f32`, ...), whose results PTX does not specify exactly:
   each op carries the error bound docs/math.md documents (`approx`), which the

@@ -1,21 +1,26 @@
 """expand-math: replace each op that declares `expanded_by="expand-math"` (the accurate
 math functions: `math.sin`, `math.exp2`, ...) by Ember's implementation of it
-(ember.ir.mathlib), inline, in plain IR ops. Runs in every pipeline, since the NVPTX back
-end has no accurate versions of these functions.
+(ember.ir.mathlib), inline, in plain IR ops - the *template* of the op, which the lowering
+also emits in place of each such op it meets (ember.lowering.lower_expansion). The -O
+pipelines leave the ops to the lowering: nothing runs after this pass, so copying the
+templates into the IR only cost time (a fifth of a RoPE compile) and gave the same PTX,
+byte for byte. The pass is there to see, simulate and test the expansion in the IR
+(`-p ...,expand-math`, the differential fuzzer).
 
-What it copies in is mathlib's expansion (and out-of-line helper) folded, merged and swept
-once per process: the expansions are written plainly (`0 + x`, repeated shifts), and this
-pass runs after the pipeline's own canonicalize and cse, so each copy would otherwise carry
-that to the lowering and LLVM (the f64 Payne-Hanek helper: 301 ops as written, 207 here).
-The passes are exact: the bits are those of the expansion as written, which the simulator
-and the constant folder run.
+A template is mathlib's expansion (and out-of-line helper) folded, merged and swept once
+per process: the expansions are written plainly (`0 + x`, repeated shifts), and they go in
+after the pipeline's own canonicalize and cse, so each copy would otherwise carry that to
+the lowering and LLVM (the f64 Payne-Hanek helper: 301 ops as written, 207 here). The
+passes are exact: the bits are those of the expansion as written, which the simulator and
+the constant folder run.
 
-The expansions are copied in: a call in their place (one shared copy, compiled once) made
+The expansions go in inline: a call in their place (one shared copy, compiled once) made
 rope.ember's compile 40% cheaper but the RoPE kernel 1.17x slower on an H100 (ptxas does not
 overlap the pending loads with the call). Only the helpers they call - the Payne-Hanek
 reductions, a rare path - are functions: *library functions*, which this pass adds to the
-module (the canonical objects, which run_passes keeps from every pass) and the lowering
-links in compiled once per process and target (ember.lowering.library)."""
+module (the canonical objects, which run_passes keeps from every pass), the lowering
+declares for the templates it emits (library_needed), and the PTX gets linked in, compiled
+once per process and target (ember.lowering.library)."""
 
 from __future__ import annotations
 
@@ -85,7 +90,7 @@ def _visit(op: Op):
     return copies, [values.get(v, v) for v in f.body.ops[-1].operands]
 
 
-@register("expand-math", "Replace accurate math ops by Ember's own implementations (needed by lowering).")
+@register("expand-math", "Replace accurate math ops by Ember's own implementations in the IR (as the lowering does).")
 def expand_math(module: Module) -> set:
     from .. import mathlib
     changed = {f for f in module.functions if rewrite(f.body, _visit)}
@@ -108,3 +113,26 @@ def expand_math(module: Module) -> set:
         if name in used and module.get_global(name) is None:
             module.globals.append(g)
     return changed
+
+
+def library_needed(module: Module) -> list:
+    """The library functions that the expansions of the module's accurate math ops (those
+    left to the lowering) call, and those they call, by name."""
+    kinds = {(op.name, op.operands[0].type) for f in module.functions for op in f.walk()
+             if op.opdef.expanded_by == "expand-math"}
+    return library_needed_by([template(n, t) for n, t in kinds])
+
+
+def library_needed_by(functions: list) -> list:
+    """The library functions that `functions` call, and those they call, by name."""
+    found: dict = {}
+    pending = list(functions)
+    while pending:
+        called = {op.attrs["callee"] for f in pending for op in f.walk() if op.name == "func.call"}
+        pending = []
+        for name in sorted(called - found.keys()):
+            f = library_function(name)
+            if f is not None:
+                found[name] = f
+                pending.append(f)
+    return [found[n] for n in sorted(found)]
