@@ -53,6 +53,22 @@ class Value:
         return f"<Value {self.name or '?'}: {self.type}>"
 
 
+def _result(type: Type, name: str | None, op: "Op", index: int) -> Value:
+    """Result `index` of `op` (Value's constructor without its argument test: ops make
+    most values)."""
+    v = _new_value(Value)
+    v.type = type
+    v.name = name
+    v.owner = op
+    v.index = index
+    v.uses = {}
+    v.op = op
+    return v
+
+
+_new_value = object.__new__
+
+
 def _add_uses(op: "Op", values) -> None:
     for v in values:
         uses = v.uses
@@ -94,9 +110,9 @@ class Op:
             uses = v.uses
             uses[self] = uses.get(self, 0) + 1
         if result_names:
-            self.results = [Value(t, n, self, i) for i, (t, n) in enumerate(zip(result_types, result_names))]
+            self.results = [_result(t, n, self, i) for i, (t, n) in enumerate(zip(result_types, result_names))]
         else:
-            self.results = [Value(t, None, self, i) for i, t in enumerate(result_types)]
+            self.results = [_result(t, None, self, i) for i, t in enumerate(result_types)]
         self.attrs = attrs or {}
         self.regions = regions or []
         for r in self.regions:
@@ -248,15 +264,42 @@ _KEEP = object()
 
 
 def _copy_shallow(op: Op, mapping: dict, loc) -> Op:
-    regions = []
-    for r in op.regions:
-        new = Region([a.type for a in r.args], [a.name for a in r.args])
-        mapping.update(zip(r.args, new.args))
-        regions.append(new)
-    copy = Op(op.opdef, [mapping.get(v, v) for v in op.operands], [r.type for r in op.results],
-              dict(op.attrs), regions, op.loc if loc is _KEEP else loc, [r.name for r in op.results])
-    mapping.update(zip(op.results, copy.results))
+    """`op` without its regions' ops (its regions are new and empty), operands mapped, and
+    its results mapped to the copy's. Op's constructor, unrolled: copying is most of what
+    inlining and unrolling do."""
+    copy = _new_op(op.__class__)
+    copy.opdef = op.opdef
+    copy.name = op.name
+    get = mapping.get
+    copy.operands = operands = tuple([get(v, v) for v in op.operands])
+    for v in operands:
+        uses = v.uses
+        uses[copy] = uses.get(copy, 0) + 1
+    results = []
+    for r in op.results:
+        new = _result(r.type, r.name, copy, r.index)
+        mapping[r] = new
+        results.append(new)
+    copy.results = results
+    copy.attrs = dict(op.attrs)
+    if op.regions:
+        regions = []
+        for r in op.regions:
+            new_region = Region([a.type for a in r.args], [a.name for a in r.args])
+            mapping.update(zip(r.args, new_region.args))
+            new_region.parent = copy
+            regions.append(new_region)
+        copy.regions = regions
+    else:
+        copy.regions = []
+    copy.loc = op.loc if loc is _KEEP else loc
+    copy.parent = None
+    copy.erased = False
+    copy.verified = None
     return copy
+
+
+_new_op = object.__new__
 
 
 def clone_op(op: Op, mapping: dict[Value, Value], loc=_KEEP) -> Op:
