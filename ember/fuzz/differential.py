@@ -1,7 +1,7 @@
 """Differential testing of one generated program.
 
 The reference is the simulator running the IR straight from IR generation. Against it:
-each pass alone on that IR, the -O3 pipeline after every one of its passes and then
+each pass alone on that IR (and canonicalize must leave its own output unchanged), the -O3 pipeline after every one of its passes and then
 expand-math (the expansions the lowering emits, in the IR), and (when asked) the PTX of
 -O0 and -O3 assembled by nvJitLink or ptxas, the -O3 PTX also the same bytes as with
 expand-math in the pipeline. Results must agree bit for bit, except that any NaN equals
@@ -109,6 +109,9 @@ def check(program: Program, *, each_pass: bool = True, pipeline: bool = True, pt
             m = clone_module(base)
             run_passes(m, [name])
             run(f"pass {name} alone", m)
+            if name == "canonicalize" and PASSES[name].run(m):
+                report.disagreements.append(Disagreement(
+                    "pass canonicalize twice", "the second run changed the IR (one walk must reach the fixed point)"))
     if pipeline:
         m = clone_module(base)
         run_passes(m, PIPELINES[3] + ["expand-math"], after=lambda name, mod: run(f"-O3 after {name}", mod))

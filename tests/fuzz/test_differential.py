@@ -85,6 +85,15 @@ def test_a_miscompiling_pass_is_caught(monkeypatch, broken_passes):
     assert any(not check(from_seed(s), ptx=False).ok for s in range(40))
 
 
+def test_a_canonicalize_that_stops_short_of_its_fixed_point_is_caught(monkeypatch, broken_passes):
+    """canonicalize without finishing the ops its rewrites make (if-conversion's selects on
+    constants, say): the second run changes the IR, which the check reports."""
+    from ember.ir.passes import canonicalize as canon
+    monkeypatch.setattr(canon, "_settled", canon._visit)
+    reports = [check(from_seed(s), pipeline=False, ptx=False) for s in range(40)]
+    assert any(d.where == "pass canonicalize twice" for r in reports for d in r.disagreements)
+
+
 @pytest.mark.parametrize("op, flag", [("gpu.mma", "pure"), ("gpu.ldmatrix", "pure"), ("mem.cp_async_wait", "pure")])
 def test_a_pass_that_drops_a_tensor_core_op_is_caught(monkeypatch, op, flag, broken_passes):
     """Mark a warp-wide tensor-core or async-copy op free of effects: DCE deletes it and the
