@@ -32,8 +32,8 @@ def root(p: Value) -> Value:
         p = op.operands[0]
 
 
-def alignment(p: Value) -> int:
-    """The alignment in bytes p's address provably has."""
+def alignment(p: Value, memo: dict | None = None) -> int:
+    """The alignment in bytes p's address provably has (`memo`: see divisibility)."""
     chain = []
     while True:
         op = p.op
@@ -44,7 +44,7 @@ def alignment(p: Value) -> int:
     align = _root_alignment(p)
     for op in reversed(chain):
         if op.name == "mem.offset":
-            step = op.operands[0].type.pointee.nbytes * divisibility(op.operands[1])
+            step = op.operands[0].type.pointee.nbytes * divisibility(op.operands[1], memo)
             while align > 1 and step % align:
                 align //= 2
     return align

@@ -15,12 +15,15 @@ def const_value(v: Value):
     return None
 
 
-def divisibility(v: Value) -> int:
+def divisibility(v: Value, memo: dict | None = None) -> int:
     """The largest power of two known to divide the integer value v (capped at 2^20),
     from constants, additions, multiplications, shifts, masks, widening casts, and min, max
     and select (whose result is one of their operands).
-    Iterative and memoized: the expression may be arbitrarily long."""
-    memo: dict = {}
+    Iterative and memoized: the expression may be arbitrarily long. `memo` (value -> its
+    divisibility) may be shared by the calls of a pass that does not change the ops
+    defining the values it asks about."""
+    if memo is None:
+        memo = {}
     stack = [v]
     while stack:
         x = stack[-1]

@@ -53,5 +53,5 @@ def _key(op: Op):
     operands = [id(v) for v in op.operands]
     if op.opdef.commutative:
         operands.sort()
-    attrs = tuple(sorted((k, repr(v)) for k, v in op.attrs.items()))
-    return (op.name, tuple(operands), attrs, tuple(str(r.type) for r in op.results))
+    attrs = tuple(sorted((k, repr(v)) for k, v in op.attrs.items())) if op.attrs else ()
+    return (op.name, tuple(operands), attrs, tuple([str(r.type) for r in op.results]))

@@ -24,9 +24,12 @@ from . import register
 def vectorize(module: Module) -> set:
     changed = set()
     for f in module.functions:
+        # integer values' divisibility, shared by the function's queries: merging replaces
+        # loaded values (by new ones) but never changes the ops that define an index
+        memo: dict = {}
         regions = [f.body] + [r for op in f.walk() for r in op.regions]
         for region in reversed(regions):     # inner regions first
-            if _merge(region, "load") | _merge(region, "store"):
+            if _merge(region, "load", memo) | _merge(region, "store", memo):
                 changed.add(f)
     return changed
 
@@ -64,7 +67,7 @@ def _may_write(op: Op, ptr: Value) -> bool:
     return False
 
 
-def _merge(region: Region, kind: str) -> bool:
+def _merge(region: Region, kind: str, memo: dict) -> bool:
     ops = region.ops
     name = "mem.load" if kind == "load" else "mem.store"
     ptr_i = 0 if kind == "load" else 1
@@ -98,7 +101,7 @@ def _merge(region: Region, kind: str) -> bool:
                     continue
                 first, last = min(positions), max(positions)
                 ptr_v = op.operands[ptr_i]
-                if not _aligned(ptr_v, run[0][1].operands[ptr_i + 1], width):
+                if not _aligned(ptr_v, run[0][1].operands[ptr_i + 1], width, memo):
                     continue
                 if _blocked(ops, first, last, ptr_v, {id(r[1]) for r in run}, kind):
                     continue
@@ -117,11 +120,11 @@ def _widths(op, ptr_i: int) -> tuple:
     return tuple(w for w in (8, 4, 2) if w * size <= 16)
 
 
-def _aligned(ptr: Value, index: Value, width: int) -> bool:
+def _aligned(ptr: Value, index: Value, width: int, memo: dict) -> bool:
     size = ptr.type.pointee.nbytes
     need = size * width
-    index_bytes = min(divisibility(index) * size, MAX_DIVISIBILITY)
-    return alignment(ptr) % need == 0 and index_bytes % need == 0
+    index_bytes = min(divisibility(index, memo) * size, MAX_DIVISIBILITY)
+    return alignment(ptr, memo) % need == 0 and index_bytes % need == 0
 
 
 def _blocked(ops: list, first: int, last: int, ptr: Value, members: set, kind: str) -> bool:
