@@ -98,16 +98,10 @@ def expand_math(module: Module) -> set:
         return changed
     # the library functions called, and those they call: the canonical objects themselves,
     # which run_passes keeps from every pass (copying them cost 10% of a RoPE compile)
-    pending = list(module.functions)
-    while pending:
-        called = {op.attrs["callee"] for f in pending for op in f.walk() if op.name == "func.call"}
-        pending = []
-        for name in sorted(c for c in called if module.get(c) is None):
-            f = library_function(name)
-            if f is not None:
-                module.functions.append(f)
-                changed.add(f)
-                pending.append(f)
+    for f in library_needed_by(module.functions):
+        if module.get(f.name) is None:
+            module.functions.append(f)
+            changed.add(f)
     used = {op.attrs["name"] for f in module.functions for op in f.walk() if op.name == "mem.global"}
     for name, g in mathlib.globals_needed().items():
         if name in used and module.get_global(name) is None:
