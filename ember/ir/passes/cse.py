@@ -46,6 +46,10 @@ def cse(module: Module) -> set:
 
 
 def _key(op: Op):
+    if op.name == "arith.const":     # most merges after unrolling: each copy made its own
+        value = op.attrs["value"]          # an int or bool (floats as bits); repr for anything else
+        return ("arith.const", type(value), value if type(value) in (int, bool) else repr(value),
+                str(op.results[0].type))
     if op.regions or not op.results:
         return None
     if not (is_movable(op) or (op.name == "mem.load" and unchanging(op.operands[0]))):
