@@ -247,13 +247,19 @@ def lower_module(m: Module, target: Target, data_layout: str, library_definition
     from ..ir.passes.expand_math import library_needed
     ml = ModuleLowering(m, target, data_layout, library_definition)
     defined = [f for f in m.functions if not f.attrs.get("library") or f.name == library_definition]
-    used = {op.attrs["name"] for f in defined for op in f.walk() if op.name == "mem.global"} if m.globals else set()
+    used, expanded = set(), set()        # one walk: the tables read, the math ops left to expand
+    for f in defined:
+        for op in f.walk():
+            if op.name == "mem.global":
+                used.add(op.attrs["name"])
+            elif op.opdef.expanded_by == "expand-math":
+                expanded.add((op.name, op.operands[0].type))
     for g in m.globals:
         if g.name in used:      # a table only library functions read comes with them
             ml.global_table(g)
     for f in m.functions:
         ml.declare(f)
-    for f in library_needed(m):
+    for f in library_needed(expanded):
         if f.name not in ml.functions:
             ml.declare(f)
     ml.ll.library.sort()

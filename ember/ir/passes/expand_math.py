@@ -109,11 +109,9 @@ def expand_math(module: Module) -> set:
     return changed
 
 
-def library_needed(module: Module) -> list:
-    """The library functions that the expansions of the module's accurate math ops (those
-    left to the lowering) call, and those they call, by name."""
-    kinds = {(op.name, op.operands[0].type) for f in module.functions for op in f.walk()
-             if op.opdef.expanded_by == "expand-math"}
+def library_needed(kinds) -> list:
+    """The library functions that the expansions of accurate math ops of these kinds (op
+    name, operand type) call, and those they call, by name."""
     return library_needed_by([template(n, t) for n, t in kinds])
 
 
