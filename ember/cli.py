@@ -20,9 +20,10 @@ import gc
 import os
 import sys
 
-from .cli_support import (EXIT_ERRORS, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, UsageError,
+from .cli_support import (EXIT_BROKEN_PIPE, EXIT_ERRORS, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, CommandError,
+                          UsageError,
                           internal_error_text, parse_define, parse_pass_list, pass_times_text,
-                          print_after_hook, read_source, write_output)
+                          print_after_hook, read_source)
 
 
 def _version() -> str:
@@ -175,13 +176,13 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "run":
             return _run(args)
         return EXIT_USAGE
-    except UsageError as e:
+    except CommandError as e:
         print(f"ember: error: {e}", file=sys.stderr)
-        return EXIT_USAGE
+        return e.status
     except KeyboardInterrupt:
         return 130
-    except BrokenPipeError:
-        return EXIT_OK
+    except BrokenPipeError:     # standard output closed early (`ember ... -o - | head`): end quietly
+        return EXIT_BROKEN_PIPE
     except Exception as e:  # never a traceback for users
         return _internal(e)
 
@@ -337,11 +338,12 @@ def _run(args) -> int:
             with np.printoptions(threshold=8, edgeitems=4, precision=6):
                 print(f"{p.name}: {v.shape} {p.type.pointee} {v.reshape(-1)}")
             if args.out:
-                try:
-                    np.save(os.path.join(args.out, f"{p.name}.npy"), v)
-                except OSError as e:
-                    raise UsageError(f"cannot write {os.path.join(args.out, p.name + '.npy')}: "
-                                     f"{e.strerror}") from None
+                import io
+
+                from .output_files import write_output
+                data = io.BytesIO()
+                np.save(data, v)
+                write_output(os.path.join(args.out, f"{p.name}.npy"), data.getvalue(), inputs=[args.file])
     return EXIT_OK
 
 
@@ -368,7 +370,8 @@ def _opt(args) -> int:
         run_passes(m, names, after=print_after_hook(args.print_after_all), timings=timings)
     except PassFailed as e:
         return _internal(e)
-    write_output(args.output, print_module(m))
+    from .output_files import write_output
+    write_output(args.output, print_module(m), inputs=[args.file])
     if args.time_passes:
         sys.stderr.write(pass_times_text(timings))
     return EXIT_OK

@@ -1,5 +1,6 @@
-"""What every `ember` command shares: exit codes, usage errors, reading sources and
-writing outputs. Light on purpose: a cache-hit `ember compile` runs on little more."""
+"""What every `ember` command shares: exit codes, usage errors, reading sources (writing
+outputs is ember.output_files). Light on purpose: a cache-hit `ember compile` runs on
+little more."""
 
 from __future__ import annotations
 
@@ -7,11 +8,20 @@ import os
 import sys
 
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 70
+EXIT_BROKEN_PIPE = 128 + 13        # as a process killed by SIGPIPE: standard output was closed
 BUG_URL = "https://github.com/ember-compiler/ember/issues"
 
 
-class UsageError(Exception):
-    pass
+class CommandError(Exception):
+    """A problem `ember` reports as `ember: error: MESSAGE` and exits with `status`: one
+    that is neither in the program (diagnostics) nor in Ember (exit 70) - an output that
+    cannot be written, a tool that is not installed."""
+    status = EXIT_ERRORS
+
+
+class UsageError(CommandError):
+    """The command line asks for something that cannot be done: exit status 2."""
+    status = EXIT_USAGE
 
 
 def read_source(path: str):
@@ -29,32 +39,6 @@ def read_source(path: str):
         raise UsageError(f"{path} is not UTF-8 text") from None
     except OSError as e:
         raise UsageError(f"cannot read {path}: {e.strerror}") from None
-
-
-def write_output(path: str, data) -> None:
-    """Write text or bytes to `path` (`-`: standard output). A file is written under a
-    temporary name and renamed, so that a build killed halfway leaves no half-written
-    output newer than its inputs."""
-    if path == "-":
-        if isinstance(data, str):
-            sys.stdout.write(data)
-        else:
-            sys.stdout.flush()
-            sys.stdout.buffer.write(data)
-        sys.stdout.flush()
-        return
-    raw = data.encode("utf-8") if isinstance(data, str) else data
-    tmp = f"{path}.{os.getpid()}.tmp"
-    try:
-        with open(tmp, "wb") as f:
-            f.write(raw)
-        os.replace(tmp, path)
-    except OSError as e:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise UsageError(f"cannot write {path}: {e.strerror}") from None
 
 
 def stem(path: str) -> str:

@@ -4,6 +4,8 @@
 - The compile cache is off (EMBER_NO_CACHE=1, also for the `ember` processes tests
   start), so that every test exercises the compiler; tests of the cache turn it on with
   a directory of their own.
+- After every test, `/dev/null` and `/dev/full` must still be character devices: CI runs
+  as root, where a rename over a device path replaces the machine's device.
 - Every PTX any test produces through `ember.compile` is assembled with nvJitLink (or
   ptxas) for its target at the end of the session; a PTX that does not assemble fails
   the run. `compile_both` compiles a program for sm_80 and sm_90, so every kernel source
@@ -13,6 +15,7 @@
 from __future__ import annotations
 
 import os
+import stat
 
 os.environ["EMBER_NO_CACHE"] = "1"
 os.environ.pop("EMBER_CACHE_DIR", None)
@@ -50,6 +53,32 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)
+
+
+DEVICES = ("/dev/null", "/dev/full")
+
+
+def _not_devices() -> list:
+    out = []
+    for path in DEVICES:
+        try:
+            if not stat.S_ISCHR(os.lstat(path).st_mode):
+                out.append(path)
+        except FileNotFoundError:
+            pass        # a system without it (nothing a test could have replaced)
+    return out
+
+
+@pytest.fixture(autouse=True)
+def devices_stay_devices():
+    """A test that turns /dev/null into a regular file fails, naming itself (and the rest
+    of the session is not blamed: the test after it starts from the same state)."""
+    before = _not_devices()
+    yield
+    broken = [p for p in _not_devices() if p not in before]
+    if broken:
+        pytest.fail(f"{', '.join(broken)} is no longer a character device after this test "
+                    "(an output was renamed over it)")
 
 
 @pytest.fixture(scope="session", autouse=True)

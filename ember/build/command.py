@@ -8,6 +8,7 @@ import os
 import sys
 
 from ..cli_support import UsageError, stem
+from ..output_files import check_not_input
 from .job import BUILD_EMITS, EXTENSIONS, STAGE_EMITS, Job, run_job
 
 
@@ -110,7 +111,8 @@ def run(args) -> int:
     status = max(r.status for r in results)
     if args.manifest:
         from . import manifest
-        manifest.write(args.manifest, [r.record for r in results if r.record is not None])
+        records = [r.record for r in results if r.record is not None]
+        manifest.write(args.manifest, records, inputs=list(args.files) + [f for r in records for f in r["reads"]])
     return status
 
 
@@ -177,6 +179,9 @@ def _plan(args, matrix: list, varying: list, options: dict) -> list:
             os.makedirs(args.output, exist_ok=True)
         except OSError as e:
             raise UsageError(f"cannot create the output directory {args.output}: {e.strerror}") from None
+    if args.output == "-" and len(names) > 1:
+        raise UsageError(f"-o - writes one output to standard output; this command makes {len(names)} "
+                         f"({len(args.files)} input(s) x {len(matrix)} variant(s)): give -o a directory")
     jobs, seen = [], {}
     for f, v, name in names:
         if args.output is None:
@@ -189,6 +194,7 @@ def _plan(args, matrix: list, varying: list, options: dict) -> list:
             raise UsageError(f"{seen[out][0]} and {f} would both be written to {out}; "
                              "compile them separately, or with -o naming different files")
         seen[out] = (f, v)
+        check_not_input(out, [f])
         jobs.append(Job(f, v, out, options, stdin if f == "-" else None, _depfile_name(args, f, out, name)))
     return jobs
 
@@ -210,6 +216,12 @@ def _check_depfile_options(args, jobs: list) -> None:
                          "(each output gets its own .d)")
     if wants and args.verify_diagnostics:
         raise UsageError("--verify-diagnostics writes no output to have dependencies")
+    for job in jobs:
+        if job.depfile is not None:
+            check_not_input(job.depfile, [job.source], "the dependency file")
+            if job.output != "-" and os.path.realpath(job.depfile) == os.path.realpath(job.output) and \
+                    (not os.path.exists(job.output) or os.path.isfile(job.output)):
+                raise UsageError(f"the dependency file and the output are both {job.output}")
 
 
 def _show(job: Job, result) -> None:

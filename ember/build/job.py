@@ -8,8 +8,9 @@ from __future__ import annotations
 import io
 import os
 
-from ..cli_support import (EXIT_ERRORS, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, UsageError, internal_error_text,
-                           pass_times_text, print_after_hook, read_source, stem, write_output)
+from ..cli_support import (EXIT_ERRORS, EXIT_INTERNAL, EXIT_OK, CommandError, UsageError, internal_error_text,
+                           pass_times_text, print_after_hook, read_source, stem)
+from ..output_files import write_output
 from ..records import record
 
 STAGE_EMITS = ("ast", "ir", "ir-opt", "llvm", "llvm-opt")
@@ -41,9 +42,9 @@ def run_job(job: Job) -> Result:
     result = Result()
     try:
         _build(job, result)
-    except UsageError as e:
-        result.status, result.err = EXIT_USAGE, result.err + f"ember: error: {e}\n"
-    except KeyboardInterrupt:
+    except CommandError as e:
+        result.status, result.err = e.status, result.err + f"ember: error: {e}\n"
+    except (KeyboardInterrupt, BrokenPipeError):
         raise
     except Exception as e:                       # a bug in Ember, reported as one
         result.status, result.err = EXIT_INTERNAL, result.err + internal_error_text(e)
@@ -85,7 +86,7 @@ def _build(job: Job, result: Result) -> None:
             result.err += "".join(w.render() + "\n" for w in prog.warnings)
         progs.append(prog)
     data, resources = _product(emit, progs, o, store, job)
-    write_output(job.output, data)
+    write_output(job.output, data, inputs=progs[0].sources)
     if job.depfile is not None:
         _write_depfile(job, progs[0].sources)
     if o["check"]:
@@ -163,7 +164,7 @@ def _write_depfile(job: Job, sources: list) -> None:
     targets = o["dep_targets"] or [job.output if job.output != "-" else
                                    stem(job.source) + EXTENSIONS[o["emit"]]]
     deps = depfile.dependencies(sources, user_only=o["depfile_user"])
-    write_output(job.depfile, depfile.rule(targets, deps, os.getcwd(), phony=o["dep_phony"]))
+    write_output(job.depfile, depfile.rule(targets, deps, os.getcwd(), phony=o["dep_phony"]), inputs=sources)
 
 
 def _check(progs: list, o: dict, result: Result) -> int:

@@ -49,7 +49,7 @@ def _resources(r) -> dict:
     return d
 
 
-def write(path: str, records: list) -> None:
-    from ..cli_support import write_output
+def write(path: str, records: list, inputs: list) -> None:
+    from ..output_files import write_output
     text = json.dumps({"ember": __version__, "outputs": records}, indent=1, sort_keys=True) + "\n"
-    write_output(path, text)
+    write_output(path, text, inputs=inputs)

@@ -24,6 +24,9 @@ def expand(defines: list, variants_file: str | None = None) -> tuple[list, list]
         values = [v.strip() for v in value.split(",")]
         if any(not v for v in values):
             raise UsageError(f"-D {item}: an empty value in the list")
+        twice = next((v for k, v in enumerate(values) if v in values[:k]), None)
+        if twice is not None:
+            raise UsageError(f"-D {item}: the value {twice} is listed twice (one variant would be built twice)")
         if name in choices:
             raise UsageError(f"-D {name} is given twice: list its values in one -D {name}=A,B")
         names.append(name)
@@ -49,7 +52,8 @@ def _read_variants(path: str) -> list:
             lines = f.read().splitlines()
     except OSError as e:
         raise UsageError(f"cannot read the variants file {path}: {e.strerror}") from None
-    rows = []
+    rows: list = []
+    numbers: list = []
     for number, line in enumerate(lines, 1):
         text = line.split("#", 1)[0].strip()
         if not text:
@@ -63,7 +67,10 @@ def _read_variants(path: str) -> list:
             if name in row:
                 raise UsageError(f"{path}:{number}: {name} is set twice")
             row[name] = value
+        if row in rows:
+            raise UsageError(f"{path}:{number}: repeats the variant of line {numbers[rows.index(row)]}")
         rows.append(row)
+        numbers.append(number)
     if not rows:
         raise UsageError(f"the variants file {path} lists no variant")
     return rows

@@ -24,7 +24,8 @@ import re
 import signal
 import sys
 import tempfile
-from dataclasses import dataclass
+import stat
+from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -53,6 +54,12 @@ class Case:
     argv: list
     files: dict        # name -> text written in the case's directory
     stdin: str = ""
+    links: dict = field(default_factory=dict)    # name -> target: symbolic links made in the directory
+
+
+# Output paths that must be written through or refused, never replaced: a device, a link
+# (its target gets the bytes), the input itself. Checked after every case (`_damage`).
+SPECIAL_OUTPUTS = ["/dev/null", "link.ptx", "k.ember", "dangling.ptx"]
 
 
 def seed_programs() -> list[str]:
@@ -214,13 +221,18 @@ def make_case(seed: int, programs: list[str]) -> Case:
         if r.random() < 0.1:
             argv += ["--ptx-version", _usually(r, ["7.8", "8.0", "8.8"], ["9.9", "x", "6.0"], 0.4)]
         if r.random() < 0.3:
-            argv += ["-o", _usually(r, ["-", "out.ptx"], ["outdir", "k.ember", "/proc/none/x.ptx"], 0.3)]
+            argv += ["-o", _usually(r, ["-", "out.ptx"] + SPECIAL_OUTPUTS, ["outdir", "k.ember", "/proc/none/x.ptx"], 0.3)]
+        if r.random() < 0.1:
+            argv += [r.choice(["-MD", "-MMD"]), "-MF", r.choice(["deps.d"] + SPECIAL_OUTPUTS)]
+        if r.random() < 0.05:
+            argv += ["--manifest", r.choice(["m.json"] + SPECIAL_OUTPUTS)]
         if r.random() < 0.15:
             files["sub/k.ember"] = text
             argv.append("sub/k.ember")
         if r.random() < 0.1:
             argv[1] = "-"
-    return Case(seed, argv, files, stdin=text if "-" in argv else "")
+    links = {"link.ptx": "target.ptx", "dangling.ptx": "nowhere/../gone.ptx"}
+    return Case(seed, argv, files, stdin=text if "-" in argv else "", links=links)
 
 
 class _Timeout(BaseException):
@@ -239,7 +251,9 @@ def run_case(case: Case) -> tuple[int, str | None]:
         for name, text in case.files.items():
             p = Path(d) / name
             p.parent.mkdir(parents=True, exist_ok=True)
-            p.write_text(text, encoding="utf-8", errors="surrogateescape")
+            p.write_bytes(text.encode("utf-8", "surrogateescape"))
+        for name, target in case.links.items():
+            os.symlink(target, Path(d) / name)
         old_cwd = os.getcwd()
         err, out = io.StringIO(), io.StringIO()
         old_stdin = sys.stdin
@@ -259,12 +273,28 @@ def run_case(case: Case) -> tuple[int, str | None]:
             signal.signal(signal.SIGALRM, old_handler)
             sys.stdin = old_stdin
             os.chdir(old_cwd)
+        damage = _damage(case, Path(d))
+        if damage:
+            return code, damage
     text = err.getvalue()
     if code not in (0, 1, 2):
         return code, f"exit status {code}: {text.strip().splitlines()[-1][:300] if text.strip() else ''}"
     if "Traceback" in text or "internal compiler error" in text:
         return code, "a traceback or internal error: " + text[-300:]
     return code, None
+
+
+def _damage(case: Case, d: Path) -> str | None:
+    """What the command replaced that it must only write through or leave alone."""
+    if not stat.S_ISCHR(os.lstat("/dev/null").st_mode):
+        return "/dev/null is no longer a character device"
+    for name in case.links:
+        if not (d / name).is_symlink():
+            return f"the symbolic link {name} was replaced instead of written through"
+    for name, text in case.files.items():
+        if (d / name).read_bytes() != text.encode("utf-8", "surrogateescape"):
+            return f"the input {name} was overwritten"
+    return None
 
 
 _PROGRAMS: list | None = None

@@ -2,6 +2,8 @@
 and command lines end with exit status 0, 1 or 2, no traceback or internal error, in
 time. The long run is `python -m ember.fuzz cli --count 10000` (docs/testing.md)."""
 
+import os
+
 import pytest
 
 from ember.fuzz import cli_fuzz
@@ -42,3 +44,19 @@ def test_mutations_make_deep_and_long_programs():
     assert any("if true {\n" * 200 in d for d in deep) and any("{\n" * 200 in d for d in deep)
     assert m.lengthen(src).count("x[1]") >= 500
     assert "fz3" in m.fan_out(src)
+
+
+def test_the_fuzzer_reports_a_replaced_link(monkeypatch):
+    """It can fail: an output written by renaming over the path as given (the link itself)."""
+    from ember import output_files
+
+    def naive(real, raw, shown):
+        with open(shown + ".tmp", "wb") as f:
+            f.write(raw)
+        os.replace(shown + ".tmp", shown)
+    monkeypatch.setattr(output_files, "_replace", naive)
+    src = "kernel k(x: *mut global u32) block(32) { x[0] = 7; }"
+    case = cli_fuzz.Case(0, ["compile", "k.ember", "-o", "link.ptx"], {"k.ember": src},
+                         links={"link.ptx": "target.ptx"})
+    code, problem = cli_fuzz.run_case(case)
+    assert "link.ptx was replaced" in problem
