@@ -70,8 +70,29 @@ def test_usage_errors_exit_2(tmp_path, capsys):
 def test_check_prints_resources(tmp_path, capsys):
     f = tmp_path / "ok.ember"
     f.write_text(OK)
-    code, out, _ = run(capsys, "compile", str(f), "--check", "-o", str(tmp_path / "ok.ptx"), "--arch", "sm_80")
-    assert code == 0 and "valid PTX 7.0 for sm_80" in out and "k: " in out and "registers" in out
+    code, out, err = run(capsys, "compile", str(f), "--check", "-o", str(tmp_path / "ok.ptx"), "--arch", "sm_80")
+    assert code == 0 and "valid PTX 7.0 for sm_80" in err and "k: " in err and "registers" in err
+    assert out == ""            # a report, as ptxas -v gives: standard output stays the output's
+
+
+def test_missing_toolkit_libraries_name_the_package(tmp_path, capsys, monkeypatch):
+    """nvJitLink or nvFatbin not installed: exit 1 and the pip package that provides it."""
+    from cuda.bindings import nvfatbin, nvjitlink
+
+    class DynamicLibNotFoundError(RuntimeError):     # as cuda.pathfinder raises it
+        pass
+
+    def missing(*args):
+        raise DynamicLibNotFoundError("Failure finding libnvfatbin.so")
+    f = tmp_path / "ok.ember"
+    f.write_text(OK)
+    monkeypatch.setattr(nvfatbin, "create", missing)
+    for emit in ("fatbin", "header"):
+        code, _, err = run(capsys, "compile", str(f), "--emit", emit, "-o", str(tmp_path / f"ok.{emit}"), "--no-cache")
+        assert code == 1 and "pip install nvidia-nvfatbin" in err and "bug" not in err
+    monkeypatch.setattr(nvjitlink, "create", missing)
+    code, _, err = run(capsys, "compile", str(f), "--emit", "cubin", "-o", str(tmp_path / "ok.cubin"), "--no-cache")
+    assert code == 1 and "pip install nvidia-nvjitlink" in err and "bug" not in err
 
 
 def test_verify_diagnostics_reports_mismatches(tmp_path, capsys):

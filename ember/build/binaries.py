@@ -9,11 +9,15 @@ import sys
 
 from .. import cache as cache_mod
 from ..records import asdict
-from .validate import KernelResources, validate
+from .validate import KernelResources, ValidatorUnavailable, library_missing, validate
 
 
 class FatbinError(Exception):
-    pass
+    """nvFatbin refused the inputs (a bug in Ember: the cubins and PTX are its own)."""
+
+
+NVFATBIN_MISSING = ("nvFatbin (libnvfatbin) is not installed: `pip install nvidia-nvfatbin` (--emit fatbin, and "
+                    "--emit header with the default --image fatbin, need it; --image cubin or ptx do not)")
 
 
 _VERSIONS: dict = {}
@@ -86,9 +90,11 @@ def fatbin(cubins: list, ptx_arch: str, ptx: str, store=None) -> bytes:
             return entry.blobs["fatbin"]
     try:
         from cuda.bindings import nvfatbin
-    except ImportError as e:      # pragma: no cover - a dependency
-        raise FatbinError(f"nvFatbin is not available ({e}): pip install nvidia-nvfatbin") from None
-    handle = nvfatbin.create([], 0)
+        handle = nvfatbin.create([], 0)
+    except Exception as e:
+        if library_missing(e):
+            raise ValidatorUnavailable(NVFATBIN_MISSING) from None
+        raise
     try:
         for arch, data in cubins:
             nvfatbin.add_cubin(handle, data, len(data), sm_number(arch), f"ember.{arch}")

@@ -227,8 +227,6 @@ def _check_depfile_options(args, jobs: list) -> None:
 def _show(job: Job, result) -> None:
     if result.err:
         sys.stderr.write(result.err)
-    if result.out:
-        (sys.stderr if job.output == "-" else sys.stdout).write(result.out)
 
 
 class _Progress:

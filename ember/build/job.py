@@ -32,8 +32,7 @@ class Job:
 @record
 class Result:
     status: int = EXIT_OK
-    err: str = ""                  # diagnostics and errors, for standard error
-    out: str = ""                  # --check reports, for standard output (or standard error)
+    err: str = ""                  # diagnostics, errors and --check reports, for standard error
     record: dict | None = None     # the manifest's entry for the output
 
 
@@ -168,13 +167,11 @@ def _write_depfile(job: Job, sources: list) -> None:
 
 
 def _check(progs: list, o: dict, result: Result) -> int:
-    from .validate import ValidationError, ValidatorUnavailable, validate
+    from .validate import ValidationError, validate
     stream = io.StringIO()
     for prog in progs:
         try:
             v = validate(prog.ptx, prog.arch, o["validator"])
-        except ValidatorUnavailable as e:
-            raise UsageError(str(e)) from None
         except ValidationError as e:
             result.err += f"{prog.name}: error[E0902]: the PTX does not assemble for {e.arch}:\n{e.log}\n"
             return EXIT_INTERNAL
@@ -183,7 +180,7 @@ def _check(progs: list, o: dict, result: Result) -> int:
             res = v.kernels.get(name)
             if res is not None:
                 print(f"  {name}: {res.summary()}", file=stream)
-    result.out += stream.getvalue()
+    result.err += stream.getvalue()      # a report, like ptxas -v and nvcc --resource-usage: on stderr
     return EXIT_OK
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 
+from ..cli_support import CommandError
 from ..records import field, record
 
 
@@ -20,8 +21,19 @@ class ValidationError(Exception):
         super().__init__(f"PTX does not assemble for {arch}:\n{self.log}")
 
 
-class ValidatorUnavailable(Exception):
-    pass
+class ValidatorUnavailable(CommandError):
+    """The assembler asked for is not installed (exit status 1, with what to install)."""
+
+
+NVJITLINK_MISSING = ("nvJitLink (libnvJitLink) is not installed: `pip install nvidia-nvjitlink`, or put the CUDA "
+                     "toolkit's ptxas on PATH and use --validator ptxas")
+
+
+def library_missing(e: BaseException) -> bool:
+    """`e` says a toolkit library (nvJitLink, nvFatbin) or its binding is not installed:
+    an ImportError, or cuda.pathfinder's DynamicLibNotFoundError (matched by name, so
+    that this test needs no import of cuda.pathfinder)."""
+    return isinstance(e, ImportError) or any(c.__name__ == "DynamicLibNotFoundError" for c in type(e).__mro__)
 
 
 @record
@@ -99,14 +111,20 @@ def validate(ptx: str, arch: str, tool: str = "auto") -> Validation:
         return _nvjitlink(ptx, arch)
     if tool == "ptxas":
         return _ptxas(ptx, arch)
-    raise ValidatorUnavailable("no PTX validator: install nvidia-nvjitlink (pip) or put ptxas on PATH")
+    raise ValidatorUnavailable("no PTX assembler: `pip install nvidia-nvjitlink`, or put the CUDA toolkit's ptxas "
+                               "on PATH")
 
 
 def _nvjitlink(ptx: str, arch: str) -> Validation:
-    from cuda.bindings import nvjitlink
     data = ptx.encode()
     options = [f"-arch={arch}", "-Xptxas=-v"]
-    handle = nvjitlink.create(len(options), options)
+    try:
+        from cuda.bindings import nvjitlink
+        handle = nvjitlink.create(len(options), options)
+    except Exception as e:
+        if library_missing(e):
+            raise ValidatorUnavailable(NVJITLINK_MISSING) from None
+        raise
     try:
         try:
             nvjitlink.add_data(handle, nvjitlink.InputType.PTX, data, len(data), "ember.ptx")
@@ -135,7 +153,8 @@ def _ptxas(ptx: str, arch: str) -> Validation:
     import tempfile
     exe = ptxas_path()
     if exe is None:
-        raise ValidatorUnavailable("ptxas is not on PATH")
+        raise ValidatorUnavailable("ptxas is not on PATH (it comes with the CUDA toolkit); --validator nvjitlink "
+                                   "needs no toolkit (`pip install nvidia-nvjitlink`)")
     with tempfile.TemporaryDirectory() as d:
         src, out = os.path.join(d, "ember.ptx"), os.path.join(d, "ember.cubin")
         with open(src, "w") as f:

@@ -132,6 +132,10 @@ class CallChecker:
             value = self.const_value(a, U32, what)
             if value is None:
                 return _error(e)
+            bad = OPS[b.op].attrs[attr].check(value)
+            if bad:
+                self.diags.error("E0201", f"`{b.name}`: {what} {bad}", a.span)
+                return _error(e)
             const_attrs[attr] = value
         args = []
         for a in e.args[:len(b.params)]:
@@ -151,6 +155,10 @@ class CallChecker:
                 if p.var.allowed is not None and elem.name not in p.var.allowed:
                     self.diags.error("E0201", f"`{b.name}` is not available for `{elem}`", a.span,
                                      help="it works on " + ", ".join(f"`{x}`" for x in p.var.allowed))
+                    return _error(e)
+                if p.var.letter in binding and binding[p.var.letter] != elem:
+                    self.diags.error("E0201", f"mismatched element types in `{b.name}`", a.span,
+                                     label=f"expected `{binding[p.var.letter]}` elements, found `{elem}`")
                     return _error(e)
                 binding[p.var.letter] = elem
                 continue
@@ -182,6 +190,12 @@ class CallChecker:
                     binding[p.letter] = I32
                 elif isinstance(t, ScalarType):
                     binding[p.letter] = t
+                if p.letter in binding and not p.admits(binding[p.letter]):
+                    what = "a float constant" if t is UNTYPED_FLOAT else "an integer constant"
+                    self.diags.error("E0201", f"`{b.name}` expects {p.words} here, found {what}", a.span,
+                                     help="it works on " + ", ".join(f"`{x}`" for x in p.allowed)
+                                     if p.allowed else None)
+                    return _error(e)
         if not self._apply_rules(b, args, binding):
             return _error(e)
         checked = []
@@ -206,6 +220,8 @@ class CallChecker:
                 at = checked[[slot.name for slot in d.operands].index(bad[0])]
                 self.diags.error("E0201", f"`{b.name}`: `{bad[0]}` {bad[1]}", at.span)
                 return _error(e)
+        if b.op and OPS[b.op].accesses is not None and not self._extents_fit(b, checked, const_attrs):
+            return _error(e)
         if b.min_sm > self.target.sm:
             self.diags.error("E0501", f"`{b.name}` needs sm_{b.min_sm} or newer; the target is {self.target.arch}",
                              e.name_span, help=f"compile with --arch sm_{b.min_sm} (or newer)")
@@ -213,6 +229,26 @@ class CallChecker:
         results = [r.resolve(binding) for r in b.results]
         ty = VOID if not results else results[0] if len(results) == 1 else TupleType(tuple(results))
         return T.TBuiltin(e.span, ty, b, binding, checked, const_attrs)
+
+    def _extents_fit(self, b: Builtin, args: list, const_attrs: dict) -> bool:
+        """An array argument must hold every element the op touches from a constant index
+        (mma's 8 A elements from a[j], ...); False after reporting."""
+        d = OPS[b.op]
+        slot = {s.name: a for s, a in zip(d.operands, args)}
+        elem_bytes = {s.name: (a.ty.elem if isinstance(a.ty, ArrayType) else a.ty.pointee).nbytes
+                      for s, a in zip(d.operands, args) if isinstance(a.ty, (ArrayType, PtrType))}
+        for ptr, index, count in d.accesses({**dict(b.attrs), **const_attrs}, elem_bytes):
+            arr, at = slot[ptr], slot[index]
+            if not isinstance(arr.ty, ArrayType) or at.const is None:
+                continue
+            if not 0 <= int(at.const) <= arr.ty.length - count:
+                self.diags.error("E0216", f"`{b.name}` touches {count} elements of `{ptr}` from index {at.const}, "
+                                 f"past the end of `{arr.ty}`", at.span,
+                                 label=f"{ptr}[{at.const}..{int(at.const) + count}] is out of bounds",
+                                 help=f"the array needs at least {int(at.const) + count} elements"
+                                 if int(at.const) >= 0 else None)
+                return False
+        return True
 
     def _apply_rules(self, b: Builtin, args: list, binding: dict):
         """Bind or check the variables the op's rules decide; False after reporting."""

@@ -110,19 +110,27 @@ class Involution:
 
 @record(frozen=True)
 class Attr:
-    """An attribute's kind: "enum" (one of `values`), "int", "bool", "symbol" (a name),
-    "ints" (a list of integers) or "any" (checked by the op's verifier)."""
+    """An attribute's kind: "enum" (one of `values`), "int" (within `lo..hi` when given),
+    "bool", "symbol" (a name), "ints" (a list of integers) or "any" (checked by the op's
+    verifier). The verifier and the language's checker (for builtins whose constant
+    arguments become attributes) both apply `check`."""
 
     kind: str
     values: tuple = ()
     required: bool = True
     doc: str = ""
+    lo: int | None = None
+    hi: int | None = None
 
     def check(self, v) -> str | None:
         if self.kind == "enum":
             return None if v in self.values else f"must be one of {', '.join(self.values)}"
         if self.kind == "int":
-            return None if isinstance(v, int) and not isinstance(v, bool) else "must be an integer"
+            if not isinstance(v, int) or isinstance(v, bool):
+                return "must be an integer"
+            if (self.lo is not None and v < self.lo) or (self.hi is not None and v > self.hi):
+                return f"must be {self.lo}..{self.hi}, not {v}"
+            return None
         if self.kind == "bool":
             return None if isinstance(v, bool) else "must be true or false"
         if self.kind == "symbol":
@@ -192,6 +200,10 @@ class OpDef:
     region_types: Callable | None = None   # op -> per region: (argument types, terminator, its operand types)
     traits: frozenset = frozenset()
     verify: Callable | None = None         # extra checks: op -> message or None
+    accesses: Callable | None = None       # attrs -> [(pointer operand, index operand, elements)]:
+                                           # the elements from pointer[index] on that the op
+                                           # reads or writes (the checker reports a per-thread
+                                           # or shared array too short at a constant index)
     check_consts: Callable | None = None   # (attrs, {operand name: constant value or None}) ->
                                            # (operand name, message) when a constant operand is
                                            # invalid; the verifier and the language's checker
