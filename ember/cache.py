@@ -11,11 +11,18 @@ where it lies relative to the importing source (or its `std/` name), and a looku
 re-reads and re-hashes them: an edit to any of them misses; moving or touching the tree
 hits. Paths and modification times never enter a key.
 
-An entry is one file: a header, a JSON description, the payloads and a sha256 of all of
-it. It is written under a unique temporary name, flushed to disk and renamed into place;
-a rename within a directory is atomic on POSIX file systems and on NFS servers, so a
-reader sees a whole entry or none, and a damaged one (checksum) is a miss. Concurrent
-writers of one key write the same bytes; the last rename wins.
+An entry is one file: a header, a JSON description (which holds the entry's own key),
+the payloads and a sha256 of all of it. It is written under a unique temporary name,
+flushed to disk and renamed into place; a rename within a directory is atomic on POSIX
+file systems and on NFS servers, so a reader sees a whole entry or none. A damaged entry
+(checksum) is a miss, and so is a whole, valid entry found under another key's name (a
+misplaced file, a bad sync of a shared cache): an entry is only ever returned for the key
+it was stored with. Concurrent writers of one key write the same bytes; the last rename
+wins.
+
+A cache that cannot be written (read-only, full, not ours) never breaks a build: the
+compile goes on, and the process says so once (a `CacheWarning`; `ember` prints it as a
+warning).
 
 Imports nothing of Ember's beyond `ember.import_paths`: a cache hit must not pay for the
 compiler (a hit in `ember compile` never imports LLVM).
@@ -28,14 +35,15 @@ import json
 import os
 import struct
 import sys
+import warnings
 
 from . import import_paths
 from .records import record
 
-FORMAT = 1
-_MAGIC = b"EMBERC\x00\x01"
+FORMAT = 2                                  # 2: entries hold their key
+_MAGIC = b"EMBERC\x00\x02"
 _HEADER = struct.Struct("<8sQ")              # magic, length of the JSON description
-_LAYOUT = f"v{FORMAT}"                      # entries live under DIR/v1/ab/abcdef...
+_LAYOUT = f"v{FORMAT}"                      # entries live under DIR/v2/ab/abcdef...
 
 
 def default_dir() -> str:
@@ -141,17 +149,35 @@ class Entry:
     blobs: dict                 # name -> bytes
 
 
-class CacheError(OSError):
-    pass
+class CacheWarning(UserWarning):
+    """The cache directory cannot be written: compiles go on without storing results."""
+
+
+_UNWRITABLE: set = set()          # directories this process has warned about
+
+
+def _report_unwritable(directory: str, why: str) -> None:
+    if directory in _UNWRITABLE:
+        return
+    _UNWRITABLE.add(directory)
+    warnings.warn(f"the compile cache {directory} cannot be written ({why}); results are not stored "
+                  "(EMBER_CACHE_DIR chooses another directory, EMBER_NO_CACHE=1 turns the cache off)",
+                  CacheWarning, stacklevel=3)
+
+
+_TAG = ("Signature: 8a477f597d28d172789f06886806bc55\n"
+        "# This file is a cache directory tag created by ember (the GPU kernel compiler).\n")
 
 
 class Cache:
-    """A cache directory. Reads never raise for a missing or damaged entry (a miss);
-    writes that fail (read-only or full disk) are silently skipped: a cache must never
-    break a build."""
+    """A cache directory. Reads never raise for a missing, damaged or misplaced entry (a
+    miss); writes that fail (read-only or full disk) are skipped with one CacheWarning
+    per process: a cache must never break a build. `read_only`: never write (what a
+    build's workers do when the parent found the directory unwritable)."""
 
-    def __init__(self, directory: str | None = None):
+    def __init__(self, directory: str | None = None, read_only: bool = False):
         self.dir = os.path.abspath(directory) if directory else default_dir()
+        self.read_only = read_only
 
     def _path(self, key: str) -> str:
         return os.path.join(self.dir, _LAYOUT, key[:2], key[2:])
@@ -163,16 +189,21 @@ class Cache:
         except OSError:
             return None
         entry = _decode(data)
-        if entry is None:       # damaged (a disk error, or written by something else)
+        if entry is not None and entry.meta.pop("_key", None) == key:
+            return entry
+        # damaged (a disk error, or written by something else), or another key's entry
+        if not self.read_only:
             try:
                 os.unlink(self._path(key))
             except OSError:
                 pass
-        return entry
+        return None
 
     def put(self, key: str, meta: dict, blobs: dict) -> bool:
+        if self.read_only:
+            return False
         path = self._path(key)
-        data = _encode(meta, blobs)
+        data = _encode(dict(meta, _key=key), blobs)
         try:
             os.makedirs(os.path.dirname(path), exist_ok=True)
             self._tag()
@@ -180,7 +211,8 @@ class Cache:
             # would hide entries from the other users of a shared cache)
             tmp = f"{os.path.dirname(path)}{os.sep}.{key[2:10]}.{os.getpid()}.{os.urandom(8).hex()}.tmp"
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
-        except OSError:
+        except OSError as e:
+            _report_unwritable(self.dir, e.strerror or str(e))
             return False
         try:
             with os.fdopen(fd, "wb") as f:
@@ -189,20 +221,35 @@ class Cache:
                 os.fsync(f.fileno())
             os.replace(tmp, path)
             return True
-        except OSError:
+        except OSError as e:
             try:
                 os.unlink(tmp)
             except OSError:
                 pass
+            _report_unwritable(self.dir, e.strerror or str(e))
             return False
+
+    def writable(self) -> str | None:
+        """None if entries can be stored here, else why not (creates the directory)."""
+        probe = os.path.join(self.dir, _LAYOUT, f".probe.{os.getpid()}.{os.urandom(6).hex()}")
+        try:
+            os.makedirs(os.path.dirname(probe), exist_ok=True)
+            os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+            os.unlink(probe)
+        except OSError as e:
+            return e.strerror or str(e)
+        return None
 
     def _tag(self) -> None:
         """CACHEDIR.TAG (bford.net/cachedir): backup tools skip the directory."""
         tag = os.path.join(self.dir, "CACHEDIR.TAG")
-        if not os.path.exists(tag):
-            with open(tag, "w") as f:
-                f.write("Signature: 8a477f597d28d172789f06886806bc55\n"
-                        "# This file is a cache directory tag created by ember (the GPU kernel compiler).\n")
+        if not os.path.lexists(tag):
+            try:
+                fd = os.open(tag, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+            except FileExistsError:          # another process just wrote it
+                return
+            with os.fdopen(fd, "w") as f:
+                f.write(_TAG)
 
     def entries(self) -> list:
         root = os.path.join(self.dir, _LAYOUT)
@@ -220,15 +267,35 @@ class Cache:
         return {"directory": self.dir, "entries": len(files),
                 "bytes": sum(os.path.getsize(f) for f in files if os.path.isfile(f))}
 
-    def clear(self) -> int:
-        """Remove every entry (and temporary file) of this format; returns how many
-        entries were removed. Files Ember did not write are left alone."""
-        import shutil
-        n = len(self.entries())
+    def clear(self) -> tuple[int, int, str | None]:
+        """Remove every entry (and temporary file) of this format: (entries removed,
+        entries that could not be, why). Files Ember did not write are left alone."""
         root = os.path.join(self.dir, _LAYOUT)
-        if os.path.isdir(root):
-            shutil.rmtree(root, ignore_errors=True)
-        return n
+        removed, kept, why = 0, 0, None
+        if not os.path.isdir(root):
+            return removed, kept, why
+        for sub in sorted(os.listdir(root)):
+            d = os.path.join(root, sub)
+            if not (len(sub) == 2 and os.path.isdir(d) and not os.path.islink(d)):
+                continue
+            for name in sorted(os.listdir(d)):
+                try:
+                    os.unlink(os.path.join(d, name))
+                except OSError as e:
+                    if not name.startswith("."):
+                        kept += 1
+                        why = why or e.strerror
+                    continue
+                removed += not name.startswith(".")
+            try:
+                os.rmdir(d)
+            except OSError:
+                pass
+        try:
+            os.rmdir(root)
+        except OSError:
+            pass
+        return removed, kept, why
 
 
 def _encode(meta: dict, blobs: dict) -> bytes:

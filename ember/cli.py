@@ -141,16 +141,25 @@ def _cache_command(args) -> int:
     from .cache import Cache, default_dir
     store = Cache(default_dir())
     if args.action == "clear":
-        n = store.clear()
+        n, kept, why = store.clear()
         print(f"removed {n} entr{'y' if n == 1 else 'ies'} from {store.dir}")
+        if kept:
+            raise CommandError(f"could not remove {kept} entr{'y' if kept == 1 else 'ies'} from {store.dir}: {why}")
         return EXIT_OK
     info = store.info()
     print(f"directory: {info['directory']}\nentries:   {info['entries']}\nsize:      {info['bytes']} bytes")
     return EXIT_OK
 
 
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """Python warnings (an unwritable cache) as `ember` prints its own."""
+    sys.stderr.write(f"ember: warning: {message}\n")
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    import warnings
+    warnings.showwarning = _show_warning
     try:
         parser = _parser(full_help=any(a in ("-h", "--help") for a in argv))
         try:

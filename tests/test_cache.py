@@ -12,6 +12,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import ember
 from ember import cache as C
@@ -213,6 +215,57 @@ def test_cache_info_and_clear(tree, tmp_path, monkeypatch, capsys):
     assert (directory / "not-ours.txt").exists() and (directory / "CACHEDIR.TAG").exists()
 
 
+def test_clear_says_what_it_could_not_remove(tree, tmp_path, monkeypatch, capsys):
+    """A read-only cache: `clear` reports the entries it could not remove and exits 1
+    (root ignores permission bits, so the refusal is simulated at unlink)."""
+    directory = tmp_path / "cache"
+    monkeypatch.setenv("EMBER_CACHE_DIR", str(directory))
+    monkeypatch.delenv("EMBER_NO_CACHE")
+    for n in (1, 2):
+        assert main(["compile", str(tree / "src" / "k.ember"), "-D", f"N={n}", "-o", str(tmp_path / "k.ptx")]) == 0
+    capsys.readouterr()
+
+    def refuse(path, *a, **k):
+        raise PermissionError(13, "Read-only file system")
+    monkeypatch.setattr(C.os, "unlink", refuse)
+    assert main(["cache", "clear"]) == 1
+    err = capsys.readouterr()
+    assert "removed 0 entries" in err.out and "could not remove 2 entries" in err.err and "Read-only" in err.err
+    monkeypatch.undo()
+    assert C.Cache(str(directory)).info()["entries"] == 2
+
+
+def test_an_entry_is_only_served_for_its_own_key(tree, tmp_path, store):
+    """Another key's whole, valid entry under this key's name (a misplaced file, a bad sync
+    of a shared cache) is a miss, never another program's PTX."""
+    other = tmp_path / "other.ember"
+    other.write_text("kernel other(x: *mut global f32) block(32) { x[thread_idx.x] = 2.0; }\n")
+    compile_(other, store, defines={})
+    [theirs] = store.entries()
+    first = compile_(tree / "src" / "k.ember", store)
+    [mine] = [e for e in store.entries() if e != theirs]
+    shutil.copyfile(theirs, mine)                   # k.ember's name now holds other's entry
+    again = compile_(tree / "src" / "k.ember", store)
+    assert not again.cached and "other" not in again.ptx and again.ptx == first.ptx
+    key = C.sha256(b"a")
+    store.put(key, {"x": 1}, {"b": b"1"})
+    os.makedirs(os.path.dirname(store._path(C.sha256(b"b"))), exist_ok=True)
+    os.replace(store._path(key), store._path(C.sha256(b"b")))
+    assert store.get(C.sha256(b"b")) is None
+
+
+def test_a_cache_that_cannot_be_written_says_so_once(tree, tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("the cache directory would have to be inside this file")
+    env = dict(os.environ, EMBER_CACHE_DIR=str(blocker / "cache"))
+    env.pop("EMBER_NO_CACHE", None)
+    for jobs in ("1", "2"):
+        r = _ember(["compile", "src/k.ember", "-D", "N=1,2,3", "-o", "out/", "-j", jobs], tree, env)
+        assert r.returncode == 0, r.stderr
+        assert r.stderr.count("cannot be written") == 1 and "ember: warning: the compile cache" in r.stderr
+        assert len(list((tree / "out").iterdir())) == 3
+
+
 def test_default_directory_follows_the_platform(monkeypatch):
     monkeypatch.setenv("EMBER_CACHE_DIR", "~/somewhere")
     assert C.default_dir() == os.path.expanduser("~/somewhere")
@@ -230,3 +283,20 @@ def test_the_entry_format_is_json_and_bytes(store):
     raw = Path(store.entries()[0]).read_bytes()
     n = int.from_bytes(raw[8:16], "little")
     assert json.loads(raw[16:16 + n])["_blobs"] == [["p", 2], ["q", 0]]
+
+
+@settings(max_examples=60)
+@given(st.lists(st.binary(min_size=1, max_size=40), min_size=2, max_size=6, unique=True), st.randoms())
+def test_shuffled_entries_are_never_served_for_another_key(tmp_path_factory, payloads, rnd):
+    """Whatever files end up under whatever names (entries moved, copied, swapped), a
+    lookup returns the entry stored under that key or nothing."""
+    store = C.Cache(str(tmp_path_factory.mktemp("c")))
+    keys = [C.sha256(p) for p in payloads]
+    for k, p in zip(keys, payloads):
+        store.put(k, {"of": k}, {"p": p})
+    data = {k: Path(store._path(k)).read_bytes() for k in keys}
+    for k in keys:                          # each name gets some entry's bytes
+        Path(store._path(k)).write_bytes(data[rnd.choice(keys)])
+    for k, p in zip(keys, payloads):
+        e = store.get(k)
+        assert e is None or (e.meta == {"of": k} and e.blobs == {"p": p})

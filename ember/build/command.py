@@ -107,6 +107,8 @@ def run(args) -> int:
         raise UsageError(f"--manifest describes built outputs (--emit {', '.join(BUILD_EMITS)}), not --emit {args.emit}")
     serial = args.jobs == 1 or len(jobs) == 1 or any(j.output == "-" for j in jobs) or \
         args.print_after_all or args.time_passes or args.time_stages
+    if not serial and options["cache_dir"] is not None:
+        _cache_for_workers(options)
     results = _run_serial(jobs) if serial else _run_parallel(jobs, args.jobs)
     status = max(r.status for r in results)
     if args.manifest:
@@ -114,6 +116,16 @@ def run(args) -> int:
         records = [r.record for r in results if r.record is not None]
         manifest.write(args.manifest, records, inputs=list(args.files) + [f for r in records for f in r["reads"]])
     return status
+
+
+def _cache_for_workers(options: dict) -> None:
+    """Workers would each warn about a cache they cannot write: the command finds out
+    once, says so once, and has them only read it."""
+    from ..cache import Cache, _report_unwritable
+    why = Cache(options["cache_dir"]).writable()
+    if why is not None:
+        _report_unwritable(options["cache_dir"], why)
+        options["cache_read_only"] = True
 
 
 def _archs(given: list, ptx_version) -> list:

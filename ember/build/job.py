@@ -104,7 +104,7 @@ def _store(o: dict):
     if o["cache_dir"] is None:
         return None
     from ..cache import Cache
-    return Cache(o["cache_dir"])
+    return Cache(o["cache_dir"], read_only=o.get("cache_read_only", False))
 
 
 def _product(emit: str, progs: list, o: dict, store, job: Job) -> tuple:
