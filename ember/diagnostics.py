@@ -22,6 +22,7 @@ CODES: dict[str, str] = {
     "E0001": "unexpected token",
     "E0002": "unexpected end of input",
     "E0003": "unexpected character",
+    "E0004": "unterminated block comment",
     # names and items
     "E0101": "undefined name",
     "E0102": "duplicate definition",
@@ -120,6 +121,7 @@ def render(d: Diagnostic) -> str:
         gutter = " " * len(str(line))
         # Carets cover the span on its first line (at least one caret).
         width = (end_col - col + 1) if end_line == line else max(len(text) - col + 1, 1)
+        text, col, width = _shown(text, col, width)
         text, col, width = _window(text, col, width)
         out.append(f"{gutter} |")
         out.append(f"{line} | {text}")
@@ -135,6 +137,47 @@ def render(d: Diagnostic) -> str:
 
 
 MAX_LINE = 120
+
+
+def shown_char(ch: str) -> str:
+    """How a source character is printed: itself, or (a tab aside) a visible stand-in for
+    what a terminal would not show or would act on - control characters as their Unicode
+    control pictures (NUL as ␀), lone surrogates as U+FFFD, other invisible or
+    reordering characters (a BOM, bidi overrides) as <U+XXXX>."""
+    o = ord(ch)
+    if ch == "\t":
+        return "    "
+    if o < 0x20:
+        return chr(0x2400 + o)
+    if o == 0x7F:
+        return "\u2421"
+    if 0xD800 <= o <= 0xDFFF:
+        return "\ufffd"
+    if not ch.isprintable():
+        return f"<U+{o:04X}>"
+    return ch
+
+
+def describe_char(ch: str) -> str:
+    """A character named in a message: `x`, or U+0000 for one that would not print."""
+    if ch and ch.isprintable() and not 0xD800 <= ord(ch) <= 0xDFFF:
+        return f"`{ch}`"
+    return f"U+{ord(ch):04X}" if ch else "end of input"
+
+
+def _shown(text: str, col: int, width: int) -> tuple[str, int, int]:
+    """The line as printed (shown_char), with the span's column and width moved to match."""
+    if text.isprintable():
+        return text, col, width
+    parts, starts, at = [], [], 0
+    for ch in text:
+        starts.append(at)
+        parts.append(shown_char(ch))
+        at += len(parts[-1])
+    starts.append(at)
+    first = starts[min(col - 1, len(text))]
+    last = starts[min(col - 1 + width, len(text))]
+    return "".join(parts), first + 1, max(last - first, 1)
 
 
 def _window(text: str, col: int, width: int) -> tuple[str, int, int]:

@@ -94,21 +94,80 @@ class Program:
         return {s: self.stage(s) for s in STAGES}
 
     def validate(self, arch: str | None = None, tool: str = "auto"):
-        """Assemble the PTX to a cubin (nvJitLink or ptxas); returns a Validation."""
+        """Assemble the PTX to a cubin (nvJitLink or ptxas); returns a Validation. Raises
+        ValueError for an arch Ember does not know or one older than the PTX's target, and
+        build.validate.ValidationError when the PTX does not assemble."""
+        from . import targets
         from .build.validate import validate
-        return validate(self.ptx, arch or self.arch, tool)
+        if tool not in ("auto", "nvjitlink", "ptxas"):
+            raise ValueError(f"tool must be auto, nvjitlink or ptxas, not {tool!r}")
+        arch = arch or self.arch
+        try:
+            target = targets.resolve(arch, None)
+        except targets.TargetError as e:
+            raise ValueError(str(e)) from None
+        if target.sm < targets.resolve(self.arch, None).sm:
+            raise ValueError(f"the PTX targets {self.arch}; it cannot be assembled for the older {arch}")
+        return validate(self.ptx, arch, tool)
 
 
 def load_source(source_or_path, name: str | None = None) -> SourceFile:
     """A path (os.PathLike, or a str ending in .ember without newlines) or source text."""
+    if isinstance(source_or_path, (bytes, bytearray, memoryview)):
+        raise TypeError("source must be text (str), a path or a SourceFile, not bytes: decode it first "
+                        "(data.decode('utf-8'))")
+    if not isinstance(source_or_path, (str, os.PathLike)):
+        raise TypeError(f"source must be text (str), a path (str ending in .ember, or os.PathLike) or a "
+                        f"SourceFile, not {type(source_or_path).__name__}")
     if isinstance(source_or_path, os.PathLike) or (
             isinstance(source_or_path, str) and "\n" not in source_or_path
             and source_or_path.endswith(".ember")):
         path = os.fspath(source_or_path)
+        if isinstance(path, bytes):
+            path = os.fsdecode(path)
         with open(path, encoding="utf-8") as f:
             text = f.read()
         return SourceFile(name or path, text, os.path.abspath(path))
     return SourceFile(name or "<source>", source_or_path)
+
+
+def _names(value, what: str, example: str) -> list | None:
+    """A list of names given to the API: None, or an iterable of str (a lone str is
+    refused, not read one character at a time)."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        raise TypeError(f"{what} must be a list of names, not a str: write {what}=[{value!r}]")
+    try:
+        items = list(value)
+    except TypeError:
+        raise TypeError(f"{what} must be a list of names (like {example}), not {type(value).__name__}") from None
+    bad = [x for x in items if not isinstance(x, str)]
+    if bad:
+        raise TypeError(f"{what} must hold names (str), not {type(bad[0]).__name__} {bad[0]!r}")
+    return items
+
+
+def _define_values(defines) -> dict:
+    """The const values given to the API as NAME -> text (what `-D NAME=VALUE` gives)."""
+    if defines is None:
+        return {}
+    if not isinstance(defines, dict):
+        raise TypeError(f"defines must be a dict of NAME -> value, not {type(defines).__name__}")
+    out = {}
+    for k, v in defines.items():
+        if not isinstance(k, str) or not k.isidentifier():
+            raise TypeError(f"defines: the name {k!r} is not a const parameter name (a str identifier)")
+        if isinstance(v, bool):
+            out[k] = str(v).lower()
+        elif isinstance(v, (str, int, float)):
+            out[k] = str(v)
+        elif hasattr(v, "dtype") and getattr(v, "shape", None) == ():     # a numpy scalar
+            out[k] = str(v.item()).lower() if isinstance(v.item(), bool) else str(v.item())
+        else:
+            raise TypeError(f"defines: the value of {k} must be a str, int, float or bool (a type is "
+                            f"written as its name, \"f32\"), not {type(v).__name__}")
+    return out
 
 
 def compile(source_or_path, arch: str = "sm_90", defines: dict | None = None, opt: int = 3,
@@ -149,8 +208,21 @@ def _compile(source_or_path, arch, defines, opt, ptx_version, name, passes, stop
     """The body of `compile` (which pauses the cyclic garbage collector around it)."""
     from . import targets
 
+    if isinstance(opt, bool) or not isinstance(opt, int):
+        raise TypeError(f"opt must be an int 0..3, not {type(opt).__name__} {opt!r}")
     if opt not in (0, 1, 2, 3):
         raise ValueError(f"opt must be 0..3, not {opt}")
+    if not isinstance(arch, str):
+        raise TypeError(f"arch must be a str like \"sm_90\", not {type(arch).__name__}")
+    if ptx_version is not None and not isinstance(ptx_version, str):
+        raise TypeError(f"ptx_version must be a str like \"8.0\", not {type(ptx_version).__name__}")
+    kernels = _names(kernels, "kernels", '["rope_fwd"]')
+    passes = _names(passes, "passes", '["inline", "canonicalize"]')
+    if passes is not None:
+        from .ir.passes import PASSES
+        unknown = [n for n in passes if n not in PASSES]
+        if unknown:
+            raise ValueError(f"unknown pass `{unknown[0]}`; passes: {', '.join(sorted(PASSES))}")
     target = targets.resolve(arch, ptx_version)
     # the names of ember.lowering.ptx.LLVM_PIPELINES, which a cache hit must not import
     if llvm_pipeline not in ("cleanup", "full"):
@@ -159,7 +231,8 @@ def _compile(source_or_path, arch, defines, opt, ptx_version, name, passes, stop
     timings: dict[str, float] = {}
     stages: dict[str, Any] = {s: "" for s in STAGES}
     diags = Diagnostics()
-    defines = {k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in (defines or {}).items()}
+    defines = _define_values(defines)
+    _check_encodable(file, diags)
     store = _cache_for(cache) if stop_after is None and passes is None and after_pass is None else None
     if store is not None:
         t0 = time.perf_counter()
@@ -266,6 +339,20 @@ def _compile(source_or_path, arch, defines, opt, ptx_version, name, passes, stop
     return result
 
 
+def _check_encodable(file: SourceFile, diags: Diagnostics) -> None:
+    """Source text given from Python may hold a lone surrogate (from surrogateescape or a
+    JSON string), which is no character and has no UTF-8: a located error."""
+    try:
+        file.text.encode("utf-8")
+    except UnicodeEncodeError as e:
+        from .source import Span
+        diags.error("E0003", f"the source holds a lone surrogate (U+{ord(file.text[e.start]):04X}), which is not "
+                    "a character", Span(file, e.start, e.start + 1), label="not valid here",
+                    help="the text was decoded with errors='surrogateescape' or built from a broken string; "
+                         "decode it as UTF-8")
+        raise CompileError(diags)
+
+
 def _cache_for(cache):
     from .cache import Cache, disabled_by_environment
     if cache is None:
@@ -341,9 +428,11 @@ def _kept_unroll_loops(module, diags) -> list:
 def _check_inlined_size(module, diags) -> None:
     """A kernel that inlining would blow up (every level of calls multiplies) is the
     program's error, reported with its call chain before any pass runs."""
+    from .frontend.check_generics import shown_function as shown
     from .ir.passes.inline import MAX_INLINED_OPS, too_large
     for kernel, size, chain in too_large(module):
-        notes = [f"`{caller.name}` calls `{callee.name}` {n} time(s), and `{callee.name}` is {csize} ops inlined"
+        notes = [f"{shown(caller.name)} calls {shown(callee.name)} {n} time(s), and {shown(callee.name)} is "
+                 f"{csize} ops inlined"
                  for caller, callee, n, csize in chain[:12]]
         if len(chain) > 12:
             notes.append(f"... and {len(chain) - 12} more levels")

@@ -64,6 +64,16 @@ class ExprChecker:
         if e.id in INDEX_VALUES:
             self.diags.error("E0105", f"`{e.id}` has components; use `{e.id}.x`, `.y` or `.z`", e.span)
             return
+        t = self.type_params.get(e.id) or SCALARS.get(e.id)
+        if t is not None:
+            what = f"a type parameter ({t})" if e.id in self.type_params and t is not ERROR else \
+                ("a type parameter" if e.id in self.type_params else "a type")
+            self.diags.error("E0104", f"`{e.id}` is {what}, not a value", e.span, label="a type here",
+                             help=f"convert a value to it with `{e.id}(x)`")
+            return
+        if e.id in self.value_params:
+            # a const value parameter of a device function: already reported (E0107)
+            return
         cands = self.visible_names() + list(INDEX_VALUES)
         self.diags.error("E0101", f"cannot find `{e.id}` in this scope", e.span, label="not found",
                          help=self._suggest(e.id, cands))

@@ -16,6 +16,13 @@ from . import typed as T
 from .check_types import ERROR, UNTYPED, UNTYPED_FLOAT, decays_to
 
 
+def shown_function(ir_name: str) -> str:
+    """An IR function's name as a user reads it, quoted: `f`, or for an instance of a
+    generic function (IR name `f$f32`) `f` (instance for f32)."""
+    base, _, types = ir_name.partition("$")
+    return f"`{base}`" + (f" (instance for {types.replace('$', ', ')})" if types else "")
+
+
 def _is_type_param(g: A.GenericParam) -> bool:
     return isinstance(g.type, A.TypeName) and g.type.name == "type"
 
@@ -97,6 +104,7 @@ class GenericChecker:
         info = self.instance(fn, names, binding)
         if info is None:
             return T.TConst(e.span, ERROR, None)
+        self.instance_calls.setdefault(info.name, e.name_span)
         self.calls.append((info.name, e.name_span))
         checked = []
         for a, p in zip(args, info.params):

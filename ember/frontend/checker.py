@@ -64,6 +64,9 @@ class Checker(TypeChecker, ExprChecker, CallChecker, GenericChecker, StmtChecker
         self.generic_fns: dict[str, tuple] = {}         # name -> (FnDef, type parameter names)
         self.instances: dict[tuple, T.TFunction] = {}   # (name, type names) -> instance
         self.fn_type_params: dict[str, dict] = {}       # instance name -> its type parameters
+        self.value_params: set = set()                  # the current device function's const value
+                                                        # parameters (an error, E0107: uses stay quiet)
+        self.instance_calls: dict[str, object] = {}     # instance name -> the call that made it
 
     # ------------------------------------------------------------------ driver
     def run(self) -> T.TProgram:
@@ -321,6 +324,9 @@ class Checker(TypeChecker, ExprChecker, CallChecker, GenericChecker, StmtChecker
     def fn_body(self, info: T.TFunction) -> None:
         node = self.fn_nodes[info.name]
         self.type_params = self.fn_type_params.get(info.name, {})
+        self.value_params = {g.name for g in node.generics
+                             if not (isinstance(g.type, A.TypeName) and g.type.name == "type")}
+        reported = len(self.diags.items)
         self.push()
         for sym in info.params:
             if sym.name not in self.scopes[-1]:
@@ -334,7 +340,21 @@ class Checker(TypeChecker, ExprChecker, CallChecker, GenericChecker, StmtChecker
                              Span(end.file, end.end - 1, end.end), label="the end is reachable here",
                              help="end every path with `return <value>;`")
         self.pop()
+        if info.name in self.instance_calls:
+            note = f"in {self.shown(info.name)}, instantiated by the call at {self.instance_calls[info.name]}"
+            for d in self.diags.items[reported:]:
+                d.notes.append(note)
         self.type_params = {}
+        self.value_params = set()
+
+    def shown(self, name: str) -> str:
+        """A function's name as a user writes it, quoted: an instance of a generic function
+        is `f` (with T = f32), never its IR name `f$f32`."""
+        binding = self.fn_type_params.get(name)
+        if not binding:
+            return f"`{name}`"
+        base = name.split("$", 1)[0]
+        return f"`{base}` (with {', '.join(f'{k} = {v}' for k, v in binding.items())})"
 
     # ------------------------------------------------------------------ whole-program checks
     def check_recursion(self) -> None:
@@ -357,7 +377,7 @@ class Checker(TypeChecker, ExprChecker, CallChecker, GenericChecker, StmtChecker
                 if callee not in graph:
                     continue
                 if state.get(callee) == 1:
-                    self.diags.error("E0108", f"`{callee}` is called recursively", span,
+                    self.diags.error("E0108", f"{self.shown(callee)} is called recursively", span,
                                      label="this call closes a cycle",
                                      help="device functions are inlined; rewrite the recursion as a loop")
                 elif state.get(callee) is None:

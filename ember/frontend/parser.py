@@ -13,7 +13,7 @@ import threading
 from fractions import Fraction
 
 from .. import floats
-from ..diagnostics import Diagnostics
+from ..diagnostics import Diagnostics, describe_char
 from ..source import SourceFile, Span
 from . import ast as A
 from .lalr import ParseError, Parser, Token, UnexpectedCharacters, UnexpectedToken
@@ -503,11 +503,16 @@ def _blank(s: str) -> str:
 
 
 def _report(file: SourceFile, diags: Diagnostics, e: ParseError) -> None:
+    at = e.pos if isinstance(e, UnexpectedCharacters) else getattr(getattr(e, "token", None), "start_pos", None)
+    if at is not None and file.text.startswith("/*", at) and "*/" not in file.text[at + 2:]:
+        diags.error("E0004", "unterminated block comment", Span(file, at, at + 2),
+                    label="this comment is never closed", help="end it with `*/`")
+        return
     if isinstance(e, UnexpectedCharacters):
         pos = e.pos
         ch = file.text[pos] if pos < len(file.text) else ""
-        diags.error("E0003", f"unexpected character `{ch}`", Span(file, pos, pos + 1),
-                    label="not valid here")
+        what = describe_char(ch) + (" (a NUL byte)" if ch == "\0" else "")
+        diags.error("E0003", f"unexpected character {what}", Span(file, pos, pos + 1), label="not valid here")
         return
     if isinstance(e, UnexpectedToken):
         tok = e.token
@@ -515,6 +520,18 @@ def _report(file: SourceFile, diags: Diagnostics, e: ParseError) -> None:
         listing = _one_of(expected)
         if tok.type == "$END":
             pos = len(file.text.rstrip())
+            unclosed = _unclosed_brace(file.text)
+            if unclosed is not None:
+                opened, suspect = unclosed
+                notes = [f"the file ends at line {file.line_col(max(pos - 1, 0))[0]}"]
+                if suspect is not None:
+                    close, its_open = suspect
+                    line = file.line_col(its_open)[0]
+                    notes.append(f"the `}}` on line {file.line_col(close)[0]} closes the `{{` on line {line} but is "
+                                 f"indented less than that line: the block of line {line} may be missing its `}}`")
+                diags.error("E0002", "unexpected end of input: a `{` is never closed", Span(file, opened, opened + 1),
+                            label="this `{` is never closed", notes=notes, help="add the missing `}`")
+                return
             diags.error("E0002", "unexpected end of input", Span(file, max(pos - 1, 0), pos),
                         label=f"expected {listing} after this")
             return
@@ -534,6 +551,48 @@ def _report(file: SourceFile, diags: Diagnostics, e: ParseError) -> None:
         diags.error("E0001", f"unexpected {what}", span, label=f"expected {listing}", help=help_)
         return
     diags.error("E0001", str(e).splitlines()[0], None)
+
+
+def _unclosed_brace(text: str):
+    """(offset of the outermost `{` left open at the end, and the likeliest place of the
+    missing `}`: the first `}` indented less than the line of the `{` it closes, as
+    (its offset, that `{`'s offset), or None), or None when every `{` is closed.
+    Comments and strings are skipped."""
+    stack: list = []
+    suspect = None
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        if text.startswith("//", i):
+            i = text.find("\n", i)
+            i = n if i < 0 else i
+            continue
+        if text.startswith("/*", i):
+            j = text.find("*/", i + 2)
+            i = n if j < 0 else j + 2
+            continue
+        if ch == '"':
+            j = text.find('"', i + 1)
+            i = n if j < 0 else j + 1
+            continue
+        if ch == "{":
+            stack.append(i)
+        elif ch == "}" and stack:
+            opened = stack.pop()
+            if suspect is None and _indent(text, i) < _indent(text, opened) and _line_starts_with_brace(text, i):
+                suspect = (i, opened)
+        i += 1
+    return (stack[0], suspect) if stack else None
+
+
+def _indent(text: str, pos: int) -> int:
+    start = text.rfind("\n", 0, pos) + 1
+    return len(text[start:pos]) - len(text[start:pos].lstrip(" \t"))
+
+
+def _line_starts_with_brace(text: str, pos: int) -> bool:
+    start = text.rfind("\n", 0, pos) + 1
+    return text[start:pos].strip() == ""
 
 
 def _one_of(items: list[str]) -> str:

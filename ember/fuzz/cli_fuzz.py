@@ -281,6 +281,9 @@ def run_case(case: Case) -> tuple[int, str | None]:
         return code, f"exit status {code}: {text.strip().splitlines()[-1][:300] if text.strip() else ''}"
     if "Traceback" in text or "internal compiler error" in text:
         return code, "a traceback or internal error: " + text[-300:]
+    raw = next((c for c in text if (ord(c) < 0x20 and c != "\n") or 0xD800 <= ord(c) <= 0xDFFF), None)
+    if raw is not None:
+        return code, f"the diagnostics print a raw U+{ord(raw):04X} (a terminal would act on it or choke)"
     return code, None
 
 
