@@ -40,9 +40,17 @@ class Buffer:
     owner: object = None
 
 
+BIG_ENDIAN = " (big-endian)"
+
+
 def elem_name_of_typestr(typestr: str) -> str | None:
-    """`<f4` / `|u1` -> f32 / u8 (None for unsupported types)."""
-    return _TYPESTR.get(typestr[1:])
+    """`<f4` / `|u1` -> f32 / u8 (None for unsupported types). A big-endian multi-byte type
+    (`>f4`) is named with BIG_ENDIAN appended, which matches no parameter type: the GPU
+    and the simulator read memory as little-endian, so such a buffer would be misread."""
+    name = _TYPESTR.get(typestr[1:])
+    if name is not None and typestr[0] == ">" and typestr[2:] != "1":
+        return name + BIG_ENDIAN
+    return name
 
 
 # Per-dimension block limits and the most threads in a block, on every architecture.
@@ -138,6 +146,10 @@ def check_buffers(kernel, bound: list) -> None:
         if not isinstance(p.type, PtrType):
             continue
         t = p.type
+        if b.elem is not None and b.elem.endswith(BIG_ENDIAN):
+            raise LaunchError(f"{kernel.name}: `{p.name}` is a big-endian {b.elem[:-len(BIG_ENDIAN)]} array; "
+                              f"kernels read memory "
+                              f"as little-endian: convert it first (numpy: a.astype(a.dtype.newbyteorder('<')))")
         if b.elem is not None and b.elem != t.pointee.name and not (
                 t.pointee.name == "bf16" and b.elem == "u16"):
             raise LaunchError(f"{kernel.name}: `{p.name}` points to `{t.pointee}`, got a buffer of {b.elem}")

@@ -2,6 +2,7 @@
 
 import struct
 
+import numpy as np
 import pytest
 
 from ember.driver import KernelInfo, ParamInfo
@@ -57,3 +58,42 @@ def test_readonly_buffer_must_not_overlap_a_written_one():
     with pytest.raises(LaunchError, match="overlaps `y`"):
         check_buffers(K, bind(Buffer(0x2000, 64, "f32"), Buffer(0x2020, 64, "f32")))
     check_buffers(K, bind(Buffer(0x2000, 32, "f32"), Buffer(0x2020, 64, "f32")))  # adjacent is fine
+
+
+ELEMS = ["i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f16", "f32", "f64"]
+DTYPES = [np.dtype(c).newbyteorder(o) for c in ("i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8", "f2", "f4", "f8",
+                                                 "?") for o in "<>"]
+
+
+@pytest.mark.parametrize("elem", ELEMS + ["bf16"])
+def test_a_buffer_is_accepted_only_when_its_bytes_mean_the_parameters_type(elem):
+    """Every numpy dtype and byte order against every element type: a buffer the launch
+    accepts holds little-endian values of the parameter's type (bf16 takes its bits as
+    u16), so nothing is read wrongly - a big-endian `>f4` for an f32 is refused."""
+    from ember.abi import elem_name_of_typestr
+    from ember.ir import semantics as S
+    from ember.ir.types import SCALARS
+    k = KernelInfo("k", (ParamInfo("x", PtrType(SCALARS[elem], "global", False)),), (32, 1, 1))
+    want = np.dtype(np.uint16 if elem == "bf16" else S.dtype(SCALARS[elem])).newbyteorder("<")
+    for dt in DTYPES:
+        buf = Buffer(0x1000, 64, elem_name_of_typestr(dt.str))
+        try:
+            check_buffers(k, [(k.params[0], buf)])
+            accepted = True
+        except LaunchError as e:
+            accepted = False
+            if dt.byteorder == ">" and dt.itemsize > 1:
+                assert "big-endian" in str(e)
+        same = (dt.newbyteorder("<") == want and (dt.byteorder != ">" or dt.itemsize == 1)) or \
+            (elem == "u8" and dt.kind == "b")          # numpy bools are the bytes 0 and 1
+        assert accepted == same, (elem, dt.str)
+
+
+def test_a_big_endian_file_is_refused_by_ember_run(tmp_path):
+    import subprocess
+    import sys
+    (tmp_path / "k.ember").write_text("kernel k(x: *mut global f32) block(32) { x[thread_idx.x] = 2.0 * x[thread_idx.x]; }\n")
+    np.save(tmp_path / "be.npy", np.arange(32, dtype=">f4"))
+    r = subprocess.run([sys.executable, "-m", "ember", "run", "k.ember", "--grid", "1", "x=be.npy"], cwd=tmp_path,
+                       capture_output=True, text=True)
+    assert r.returncode == 2 and "big-endian f32" in r.stderr
