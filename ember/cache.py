@@ -6,10 +6,12 @@ Ember's own code, so an edited checkout never hits an entry of its old self; the
 versions of Python and llvmlite, whose release pins the LLVM it carries; the assembler's
 version for binaries), the options that change the output (stage, arch, PTX version, -O,
 pass pipeline, const values, ...) and every byte of the source. The files a source
-imports are not known before it is parsed, so an entry records each with its sha256 and
-where it lies relative to the importing source (or its `std/` name), and a lookup
-re-reads and re-hashes them: an edit to any of them misses; moving or touching the tree
-hits. Paths and modification times never enter a key.
+imports are not known before it is parsed, so an entry records every import statement
+(the path as written, which file wrote it, which file it read) and each file's sha256,
+and a lookup resolves the statements again and re-hashes what they read: an edit to any
+file misses, and so does a file that now shadows another in the search order; moving or
+touching the tree hits. Paths and modification times never enter a key, but the import search directories
+(`-I`, EMBER_INCLUDE_PATH) do: they decide which file an import reads.
 
 An entry is one file: a header, a JSON description (which holds the entry's own key),
 the payloads and a sha256 of all of it. It is written under a unique temporary name,
@@ -40,10 +42,10 @@ import warnings
 from . import import_paths
 from .records import record
 
-FORMAT = 2                                  # 2: entries hold their key
-_MAGIC = b"EMBERC\x00\x02"
+FORMAT = 3                                  # 2: entries hold their key; 3: import statements
+_MAGIC = b"EMBERC\x00\x03"
 _HEADER = struct.Struct("<8sQ")              # magic, length of the JSON description
-_LAYOUT = f"v{FORMAT}"                      # entries live under DIR/v2/ab/abcdef...
+_LAYOUT = f"v{FORMAT}"                      # entries live under DIR/v3/ab/abcdef...
 
 
 def default_dir() -> str:
@@ -108,37 +110,48 @@ def sha256(data: bytes) -> str:
 
 # --- the files a source imports ------------------------------------------------------
 
-def record_imports(main_path: str | None, imported: list) -> list:
-    """[{"file": where, "sha256": ...}] for each (path, text) imported by the source at
-    `main_path`: `where` is the std/ name, or the path relative to the source's directory."""
-    base = import_paths.base_dir(main_path)
-    std = os.path.join(import_paths.std_dir(), "")
-    out = []
-    for path, text in imported:
-        full = os.path.abspath(path)
-        if full.startswith(std):
-            where = import_paths.STD_PREFIX + os.path.relpath(full, std).replace(os.sep, "/")
-        else:
-            where = os.path.relpath(full, base).replace(os.sep, "/")
-        out.append({"file": where, "sha256": sha256(text.encode("utf-8"))})
-    return out
+def record_imports(imported: list, edges: list) -> dict:
+    """What a lookup re-checks: every import statement of the compile, in the order the
+    front end met them, as (index of the importing file, the path as written, index of the
+    file it read), and each imported file's sha256. Paths stay as written, so moving or
+    touching the tree hits."""
+    return {"edges": [list(e) for e in edges], "sha256": [sha256(text.encode("utf-8")) for _, text in imported]}
 
 
-def check_imports(main_path: str | None, recorded: list) -> list | None:
-    """The full paths of the recorded imports, located from the source at `main_path`, if
-    every one still has its recorded bytes; None if any changed or is gone."""
-    paths = []
-    for dep in recorded:
-        full = import_paths.locate(dep["file"], main_path)
+def check_imports(main_path: str | None, recorded: dict, search: list) -> list | None:
+    """The full paths of the imported files, if every import statement of the source at
+    `main_path` still leads (through the same search directories) to the same file with its
+    recorded bytes; None if any changed, is gone, or another file now comes first."""
+    try:
+        edges, hashes = recorded["edges"], recorded["sha256"]
+    except (KeyError, TypeError):
+        return None
+    paths = [main_path]
+    real = [import_paths.identity(main_path) if main_path else None]
+    for importer, written, target in edges:
+        if importer >= len(paths):
+            return None
+        try:
+            full = import_paths.locate(written, paths[importer], search)
+        except import_paths.ImportPathError:
+            return None
+        key = import_paths.identity(full)
+        if target < len(real):
+            if real[target] != key:
+                return None
+            continue
+        if target != len(real) or target - 1 >= len(hashes):
+            return None
         try:       # read as the front end reads it (newlines translated), hashed as recorded
             with open(full, encoding="utf-8") as f:
                 data = f.read().encode("utf-8")
         except (OSError, UnicodeDecodeError):
             return None
-        if sha256(data) != dep["sha256"]:
+        if sha256(data) != hashes[target - 1]:
             return None
         paths.append(full)
-    return paths
+        real.append(key)
+    return paths[1:] if len(paths) == len(hashes) + 1 else None
 
 
 # --- the store -------------------------------------------------------------------------

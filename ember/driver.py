@@ -173,7 +173,8 @@ def _define_values(defines) -> dict:
 def compile(source_or_path, arch: str = "sm_90", defines: dict | None = None, opt: int = 3,
             ptx_version: str | None = None, name: str | None = None,
             passes: list[str] | None = None, stop_after: str | None = None,
-            after_pass=None, llvm_pipeline: str = "cleanup", kernels=None, cache=None) -> Program:
+            after_pass=None, llvm_pipeline: str = "cleanup", kernels=None, cache=None,
+            include_dirs=()) -> Program:
     """Compile Ember source to PTX. See the module docstring for the stages.
 
     defines: values for kernels' const parameters ({"HEAD_DIM": 128}).
@@ -184,6 +185,8 @@ def compile(source_or_path, arch: str = "sm_90", defines: dict | None = None, op
         Ember's passes did the rest) or "full" (LLVM's own -O pipeline).
     kernels: names of the kernels to compile (default: all); the others are not checked,
         so a kernel whose const parameters have no value does not stop the rest.
+    include_dirs: directories an import is looked for in after the importing file's own
+        (`-I DIR`; then EMBER_INCLUDE_PATH's), see ember.import_paths.
     cache: the compile cache (ember.cache) for a compile to PTX with the default pipeline:
         None uses the default one (EMBER_CACHE_DIR or the user's cache directory; off when
         EMBER_NO_CACHE=1), False none, or a `Cache` or directory. A hit keeps the PTX and
@@ -197,14 +200,14 @@ def compile(source_or_path, arch: str = "sm_90", defines: dict | None = None, op
         gc.disable()
     try:
         return _compile(source_or_path, arch, defines, opt, ptx_version, name, passes, stop_after,
-                        after_pass, llvm_pipeline, kernels, cache)
+                        after_pass, llvm_pipeline, kernels, cache, include_dirs)
     finally:
         if paused:
             gc.enable()
 
 
 def _compile(source_or_path, arch, defines, opt, ptx_version, name, passes, stop_after, after_pass,
-             llvm_pipeline, kernels, cache) -> Program:
+             llvm_pipeline, kernels, cache, include_dirs) -> Program:
     """The body of `compile` (which pauses the cyclic garbage collector around it)."""
     from . import targets
 
@@ -233,14 +236,19 @@ def _compile(source_or_path, arch, defines, opt, ptx_version, name, passes, stop
     diags = Diagnostics()
     defines = _define_values(defines)
     _check_encodable(file, diags)
+    from .import_paths import search_dirs
+    if isinstance(include_dirs, (str, bytes)) or not all(isinstance(d, (str, os.PathLike)) for d in include_dirs):
+        raise TypeError("include_dirs must be a list of directories (str or os.PathLike)")
+    search = search_dirs([os.fspath(d) for d in include_dirs])
     store = _cache_for(cache) if stop_after is None and passes is None and after_pass is None else None
     if store is not None:
         t0 = time.perf_counter()
-        key = _cache_key(file, target, opt, llvm_pipeline, defines, kernels)
-        hit = _from_cache(store.get(key), file, target, opt)
+        key = _cache_key(file, target, opt, llvm_pipeline, defines, kernels, search)
+        hit = _from_cache(store.get(key), file, target, opt, search)
         if hit is not None:
             hit._full = lambda only=kernels: compile(file, arch, defines, opt, ptx_version, name, kernels=only,
-                                                     llvm_pipeline=llvm_pipeline, cache=False)
+                                                     llvm_pipeline=llvm_pipeline, cache=False,
+                                                     include_dirs=include_dirs)
             hit.timings["cache"] = time.perf_counter() - t0
             for hook in compile_hooks:
                 hook(hit)
@@ -255,7 +263,7 @@ def _compile(source_or_path, arch, defines, opt, ptx_version, name, passes, stop
 
     from .frontend import checker, imports, irgen, parser
     module_ast = timed("parse", parser.parse, file, diags)
-    sources = timed("parse", imports.resolve, module_ast, diags, parser.parse)
+    sources = timed("parse", imports.resolve, module_ast, diags, parser.parse, search)
     only = None if kernels is None else set(kernels)
     prog = timed("check", checker.check, module_ast, defines, diags, target, only)
     if diags.has_errors:
@@ -323,17 +331,19 @@ def _compile(source_or_path, arch, defines, opt, ptx_version, name, passes, stop
     stages["llvm"] = llvm_text
     if stop_after == "llvm":
         return result
-    optimized = timed("llvm-opt", ptxmod.optimize, llvm_text, target, opt, llvm_pipeline, "cse" in pass_list)
+    optimized = timed("llvm-opt", ptxmod.optimize, llvm_text, target, opt, llvm_pipeline, "cse" in pass_list,
+                      lowered.size_hint)
     stages["llvm-opt"] = lambda: str(optimized)
     if stop_after == "llvm-opt":
         return result
     names = lowered.library
-    ptx = timed("codegen", ptxmod.emit_ptx, optimized, target, opt,
+    codegen_opt = 0 if opt and ptxmod.large_function(optimized, lowered.size_hint) else opt
+    ptx = timed("codegen", ptxmod.emit_ptx, optimized, target, codegen_opt,
                 lambda raw: timed("library", library.link, raw, names, target, opt, llvm_pipeline))
     stages["ptx"] = ptx
     result.ptx = ptx
     if store is not None and not warnings:     # warnings are shown by every compile: not stored
-        _to_cache(store, key, result, [(f.path, f.text) for f in sources[1:]], file)
+        _to_cache(store, key, result, [(f.path, f.text) for f in sources[1:]], module_ast.import_edges)
     for hook in compile_hooks:
         hook(result)
     return result
@@ -364,10 +374,11 @@ def _cache_for(cache):
     return cache if isinstance(cache, Cache) else Cache(os.fspath(cache))
 
 
-def _cache_key(file: SourceFile, target, opt: int, llvm_pipeline: str, defines: dict, kernels) -> str:
+def _cache_key(file: SourceFile, target, opt: int, llvm_pipeline: str, defines: dict, kernels, search) -> str:
     from .cache import make_key
     options = {"arch": target.arch, "ptx": target.ptx_text, "opt": opt, "llvm": llvm_pipeline,
-               "defines": sorted(defines.items()), "kernels": None if kernels is None else sorted(kernels)}
+               "defines": sorted(defines.items()), "kernels": None if kernels is None else sorted(kernels),
+               "search": list(search)}
     return make_key("ptx", options, file.text.encode("utf-8"))
 
 
@@ -386,18 +397,18 @@ def _kernel_from_json(d: dict) -> KernelInfo:
                       d["dynamic_shared"])
 
 
-def _to_cache(store, key: str, prog: Program, imported: list, file: SourceFile) -> None:
+def _to_cache(store, key: str, prog: Program, imported: list, edges: list) -> None:
     from .cache import record_imports
     meta = {"kernels": [_kernel_json(k) for k in prog.kernels.values()],
-            "imports": record_imports(file.path, imported)}
+            "imports": record_imports(imported, edges)}
     store.put(key, meta, {"ptx": prog.ptx.encode()})
 
 
-def _from_cache(entry, file: SourceFile, target, opt: int) -> Program | None:
+def _from_cache(entry, file: SourceFile, target, opt: int, search: list) -> Program | None:
     from .cache import check_imports
     if entry is None:
         return None
-    imports = check_imports(file.path, entry.meta["imports"])
+    imports = check_imports(file.path, entry.meta.get("imports"), search)
     if imports is None:
         return None
     kernels = {d["name"]: _kernel_from_json(d) for d in entry.meta["kernels"]}

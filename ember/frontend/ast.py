@@ -252,6 +252,9 @@ class Module:
     file: SourceFile
     items: list
     broken_items: set = field(default_factory=set)  # names of items that failed to parse
+    # every import statement met, in order: (index of the importing file, the path as
+    # written, index of the file it reads) in the file list imports.resolve returns
+    import_edges: list = field(default_factory=list)
 
 
 def children(n) -> list:

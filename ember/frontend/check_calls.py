@@ -39,6 +39,7 @@ class CallChecker:
             self.diags.error("E0104", f"`{name}` is a variable, not a function", e.name_span)
             yield self.check_args(e)
             return _error(e)
+        self.called(name)
         if name in self.generic_fns:
             return (yield self.generic_call(e, *self.generic_fns[name]))
         if name in self.fns:
@@ -55,7 +56,8 @@ class CallChecker:
                              help="move the shared code into an `fn`")
             return _error(e)
         self.diags.error("E0104", f"unknown function `{name}`", e.name_span, label="not found",
-                         help=self._suggest(name, list(self.fns) + list(BUILTINS) + list(SCALARS)))
+                         help=self._suggest(name, list(self.fns) + list(self.imported_fns) + list(BUILTINS)
+                                            + list(SCALARS)))
         return _error(e)
 
     # ------------------------------------------------------------------ conversions

@@ -50,6 +50,7 @@ class Checker(TypeChecker, ExprChecker, CallChecker, GenericChecker, StmtChecker
         self.diags = diags
         self.fns: dict[str, T.TFunction] = {}
         self.fn_nodes: dict[str, A.FnDef] = {}
+        self.imported_fns: dict[str, A.FnDef] = {}      # imported, not yet called (not checked)
         self.kernels: list[T.TKernel] = []
         self.scopes: list[dict[str, Symbol]] = []
         self.used_defines: set[str] = set()
@@ -85,8 +86,11 @@ class Checker(TypeChecker, ExprChecker, CallChecker, GenericChecker, StmtChecker
                 continue
             items[item.name] = item
         for item in self.module.items:
-            if isinstance(item, A.FnDef) and items.get(item.name) is item and not self.generic_signature(item):
-                self.fn_signature(item)
+            if isinstance(item, A.FnDef) and items.get(item.name) is item:
+                if item.span.file is self.module.file:
+                    self.register_fn(item)
+                else:          # an imported function costs nothing until something calls it
+                    self.imported_fns[item.name] = item
         if self.only is not None:
             names = {k.name for k in self.module.items if isinstance(k, A.KernelDef)}
             for name in sorted(self.only - names):
@@ -169,6 +173,22 @@ class Checker(TypeChecker, ExprChecker, CallChecker, GenericChecker, StmtChecker
         return f"a similar name exists: `{close[0]}`" if close else None
 
     # ------------------------------------------------------------------ items
+    def register_fn(self, fn: A.FnDef) -> None:
+        """Check a device function's signature (a generic one becomes a template); its body
+        is checked later (`run`)."""
+        if not self.generic_signature(fn):
+            self.fn_signature(fn)
+
+    def called(self, name: str) -> None:
+        """A call names `name`: an imported function is checked from its first call on, so
+        that the unused functions of a large import cost no checking and no IR."""
+        fn = self.imported_fns.pop(name, None)
+        if fn is not None:
+            saved = (self.type_params, self.value_params, self.scopes)
+            self.type_params, self.value_params, self.scopes = {}, set(), []
+            self.register_fn(fn)
+            self.type_params, self.value_params, self.scopes = saved
+
     def fn_signature(self, fn: A.FnDef) -> None:
         self.push()
         params = self.params(fn.params, kernel=False)

@@ -45,7 +45,9 @@ class Token:
 
 
 class ParseError(Exception):
-    pass
+    """A syntax error; `partial` holds the parser's value stack when it was raised."""
+
+    partial: list = []
 
 
 class UnexpectedCharacters(ParseError):
@@ -114,7 +116,7 @@ def _next(scanner: _Scanner, text: str, pos: int, end: int):
     """The next token that is not ignored, from `pos`: (token or None at the end, its end)."""
     match = scanner.match
     while pos < end:
-        m = match(text, pos)
+        m = match(text, pos, end)
         if m is None:
             raise UnexpectedCharacters(pos, scanner.allowed)
         kind = m.lastgroup
@@ -140,7 +142,9 @@ class Parser:
         self.rules = [(name, size, _callback(builder, cb, size, expand1, splice), expand1, splice)
                       for name, size, cb, expand1, splice in T.RULES]
 
-    def parse(self, text: str, start: str):
+    def parse(self, text: str, start: str, pos: int = 0, end: int | None = None):
+        """Parse text[pos:end] from the start symbol `start`; tokens keep their offsets in
+        the whole text."""
         states = T.STATES
         rules = self.rules
         lexers = self.lexers
@@ -148,7 +152,16 @@ class Parser:
         end_state = T.END[start]
         state_stack = [T.START[start]]
         value_stack: list = []
-        pos, end = 0, len(text)
+        end = len(text) if end is None else end
+        try:
+            return self._run(text, start, pos, end, states, rules, lexers, root, end_state, state_stack,
+                             value_stack)
+        except ParseError as e:
+            e.partial = value_stack      # what was reduced before the error (see parser._recover)
+            raise
+
+    @staticmethod
+    def _run(text, start, pos, end, states, rules, lexers, root, end_state, state_stack, value_stack):
         last = None
         while True:
             # -- the next token, as the contextual lexer of the current state scans it
@@ -170,7 +183,7 @@ class Parser:
                         raise inner from None
                     raise UnexpectedToken(found, inner.allowed) from None
             if token is None:
-                token = Token("$END", "", last.start_pos, last.end_pos) if last else Token("$END", "", 0, 0)
+                token = Token("$END", "", last.start_pos, last.end_pos) if last else Token("$END", "", pos, pos)
             else:
                 last = token
                 pos = stop

@@ -8,6 +8,7 @@ reported.
 
 from __future__ import annotations
 
+import bisect
 import re
 import threading
 from fractions import Fraction
@@ -435,57 +436,93 @@ def _parse(file: SourceFile, diags: Diagnostics) -> A.Module:
             return A.Module(file, parser.parse(file.text, "start"))
         except ParseError as e:
             first_error = e
-            del diags.items[reported:]   # literal errors are reported again as items re-parse
-        return _recover(file, parser, diags, first_error)
+            # literal errors: kept for the items recovery keeps, reported again as others re-parse
+            said = diags.items[reported:]
+            del diags.items[reported:]
+        return _recover(file, parser, diags, first_error, said)
 
 
-def _recover(file: SourceFile, parser: Parser, diags: Diagnostics, first_error) -> A.Module:
-    """Parse each top-level item on its own so that one run reports each broken item."""
+def _recover(file: SourceFile, parser: Parser, diags: Diagnostics, first_error, said: list = ()) -> A.Module:
+    """Report each broken top-level item, and keep the others: one run reports every broken
+    item. The items the failed parse had already reduced (`start: item*` keeps them as a
+    list at the bottom of its value stack) are kept as they are; the broken item is parsed
+    alone for its message, and the rest of the file as a window of the text (offsets stay
+    the file's) - a broken item in a large file costs one more pass over it at most, not a
+    parse per item."""
     starts = _item_starts(file.text)
     if len(starts) <= 1:
         _report(file, diags, first_error)
         return A.Module(file, [], broken_items=_item_names(file.text, starts))
-    items, broken = [], set()
     text = file.text
-    for i, s in enumerate(starts):
-        e = starts[i + 1] if i + 1 < len(starts) else len(text)
-        # Blank out everything outside [s, e) but keep newlines, so offsets stay absolute.
-        masked = _blank(text[:s]) + text[s:e] + _blank(text[e:])
+    bounds = starts + [len(text)]
+    items, broken = [], set()
+    k, err = 0, first_error             # the items from starts[k] on failed to parse with `err`
+    def one(i: int) -> None:
         try:
-            items.append(parser.parse(masked, "item_only"))
-        except ParseError as err:
-            _report(file, diags, err)
-            broken |= _item_names(text, [s])
+            items.append(parser.parse(text, "item_only", bounds[i], bounds[i + 1]))
+        except ParseError as e:
+            _report(file, diags, e)
+            broken.update(_item_names(text, [bounds[i]]))
+
+    while True:
+        # the item holding the error; the items before it, from k, parsed
+        bad = max(k, bisect.bisect_right(starts, _error_offset(err)) - 1)
+        good = [it for it in _reduced_items(err) if bounds[k] <= it.span.start < bounds[bad]]
+        if len(good) == bad - k:
+            items += good
+            diags.items += [d for d in said if d.span is not None and bounds[k] <= d.span.start < bounds[bad]]
+        elif bad > k:
+            try:
+                items += parser.parse(text, "start", bounds[k], bounds[bad])
+            except ParseError:
+                for i in range(k, bad):
+                    one(i)
+        one(bad)
+        k = bad + 1
+        if k >= len(starts):
+            break
+        try:
+            items += parser.parse(text, "start", bounds[k], len(text))
+            break
+        except ParseError as e:
+            err = e
     return A.Module(file, items, broken_items=broken)
+
+
+def _reduced_items(err: ParseError) -> list:
+    """The whole items a failed parse of `start` had reduced (a list of AST items at the
+    bottom of its value stack), else none."""
+    stack = getattr(err, "partial", None) or []
+    first = stack[0] if stack else None
+    if isinstance(first, list) and all(isinstance(i, (A.FnDef, A.KernelDef, A.Import)) for i in first):
+        return list(first)
+    return []
+
+
+def _error_offset(err: ParseError) -> int:
+    if isinstance(err, UnexpectedCharacters):
+        return err.pos
+    return err.token.start_pos
 
 
 _ITEM_RE = re.compile(r"\b(kernel|fn)\s+([A-Za-z_][A-Za-z0-9_]*)|\bimport\s*\"")
 
 
+_ITEM_SCAN = re.compile(r"//[^\n]*|/\*.*?(?:\*/|\Z)|[{}]|(?<![A-Za-z0-9_])(?:kernel|fn|import)(?![A-Za-z0-9_])", re.S)
+
+
 def _item_starts(text: str) -> list[int]:
-    """Offsets where top-level `kernel`/`fn` items begin (brace depth 0, outside comments)."""
-    starts, depth, i, n = [], 0, 0, len(text)
-    while i < n:
-        ch = text[i]
-        if text.startswith("//", i):
-            j = text.find("\n", i)
-            i = n if j < 0 else j
-            continue
-        if text.startswith("/*", i):
-            j = text.find("*/", i + 2)
-            i = n if j < 0 else j + 2
-            continue
-        if ch == "{":
+    """Offsets where top-level `kernel`/`fn`/`import` items begin (brace depth 0, outside
+    comments). One regular-expression scan: linear, and fast on a large file."""
+    starts, depth = [], 0
+    for m in _ITEM_SCAN.finditer(text):
+        tok = m.group()
+        if tok == "{":
             depth += 1
-        elif ch == "}":
+        elif tok == "}":
             depth = max(depth - 1, 0)
-        elif depth == 0 and ch in "kfi" and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_")):
-            m = _ITEM_RE.match(text, i)
-            if m:
-                starts.append(i)
-                i = m.end()
-                continue
-        i += 1
+        elif depth == 0 and tok[0] in "kfi" and _ITEM_RE.match(text, m.start()):
+            starts.append(m.start())
     return starts
 
 
@@ -497,9 +534,6 @@ def _item_names(text: str, starts: list[int]) -> set:
             names.add(m.group(2))
     return names
 
-
-def _blank(s: str) -> str:
-    return re.sub(r"[^\n]", " ", s)
 
 
 def _report(file: SourceFile, diags: Diagnostics, e: ParseError) -> None:

@@ -310,6 +310,8 @@ class Module:
         self._named: dict[str, list] = {}
         self._empty = None
         self.library: list[str] = []      # the Ember library functions it declares (linked into the PTX)
+        self.size_hint = 0                # an estimate of its largest function's LLVM instructions
+                                          # (ember.lowering.ptx.large_function)
 
     def add_global(self, name: str, value) -> None:
         if name in self.globals:

@@ -77,7 +77,7 @@ def const(t: ScalarType, value):
 
 
 class FunctionLowering:
-    def __init__(self, lowering: "ModuleLowering", f: Function, llf: ll.Function):
+    def __init__(self, lowering: "ModuleLowering", f: Function, llf: ll.Function, split: bool = False):
         self.L = lowering
         self.f = f
         self.llf = llf
@@ -85,6 +85,8 @@ class FunctionLowering:
         self.b: ll.IRBuilder | None = None
         self._blocks = 0
         self.dynamic_shared: dict | None = None   # mem.shared op -> offset in the dynamic buffer
+        self.split = split                        # cut straight-line code into blocks (LARGE_FUNCTION)
+        self._since_split = 0
 
     def block(self, name: str) -> ll.Block:
         self._blocks += 1
@@ -113,6 +115,13 @@ class FunctionLowering:
         for op in r.ops:
             if op.opdef.terminator:
                 return [self.v(x) for x in op.operands]
+            if self.split:
+                self._since_split += 1
+                if self._since_split >= SPLIT_EVERY:
+                    self._since_split = 0
+                    nxt = self.block("split")
+                    self.b.branch(nxt)
+                    self.b.position_at_end(nxt)
             handler = LOWER.get(op.name)
             if handler is None:
                 raise InternalError("lower", f"no lowering for `{op.name}`", op.loc)
@@ -238,6 +247,17 @@ def const_int(v: Value):
     return None
 
 
+# LLVM instructions an accurate math op's expansion may add (its templates are ~200 ops): the
+# size hint of a function counts them, so that it bounds the function's LLVM size.
+EXPANSION_SIZE = 256
+# A function larger than this (ember.lowering.ptx compiles it without LLVM's straight-line
+# optimisations and at codegen -O0) has its straight-line code cut into blocks of SPLIT_EVERY
+# ops: instruction selection works a block at a time and is superlinear in a block's size
+# (a 40,000-instruction block: 11 s; cut every 1,000: 0.4 s).
+LARGE_FUNCTION = 10_000
+SPLIT_EVERY = 512
+
+
 def lower_module(m: Module, target: Target, data_layout: str, library_definition: str | None = None) -> ll.Module:
     """The module's kernels and device functions; its library functions (those in the module,
     and those the math templates that lower_expansion emits call) are only declared and
@@ -247,13 +267,19 @@ def lower_module(m: Module, target: Target, data_layout: str, library_definition
     from ..ir.passes.expand_math import library_needed
     ml = ModuleLowering(m, target, data_layout, library_definition)
     defined = [f for f in m.functions if not f.attrs.get("library") or f.name == library_definition]
-    used, expanded = set(), set()        # one walk: the tables read, the math ops left to expand
-    for f in defined:
+    used, expanded = set(), set()        # one walk: the tables read, the math ops left to expand,
+    sizes = {}
+    for f in defined:                    # and each function's size (ops, and expansions' ops)
+        size = 0
         for op in f.walk():
+            size += 1
             if op.name == "mem.global":
                 used.add(op.attrs["name"])
             elif op.opdef.expanded_by == "expand-math":
                 expanded.add((op.name, op.operands[0].type))
+                size += EXPANSION_SIZE
+        ml.ll.size_hint = max(ml.ll.size_hint, size)
+        sizes[f.name] = size
     for g in m.globals:
         if g.name in used:      # a table only library functions read comes with them
             ml.global_table(g)
@@ -264,5 +290,5 @@ def lower_module(m: Module, target: Target, data_layout: str, library_definition
             ml.declare(f)
     ml.ll.library.sort()
     for f in defined:
-        FunctionLowering(ml, f, ml.functions[f.name]).run()
+        FunctionLowering(ml, f, ml.functions[f.name], split=sizes[f.name] > LARGE_FUNCTION).run()
     return ml.ll

@@ -17,6 +17,7 @@ import llvmlite.binding as llvm
 
 from ..diagnostics import InternalError
 from ..targets import Target
+from . import llvm_lower as _lower
 
 _lock = threading.Lock()
 _initialized = False
@@ -74,16 +75,55 @@ def data_layout(target: Target) -> str:
 LLVM_PIPELINES = ("cleanup", "full")
 CLEANUP_PASSES = ("sroa", "instruction_combine", "sroa", "simplify_cfg", "loop_simplify", "loop_rotate",
                   "instruction_combine", "simplify_cfg")
+# ... and for a module with a function over LARGE_FUNCTION: per-thread arrays to registers
+# only. simplifycfg would merge the blocks the lowering cut its straight-line code into, and
+# instcombine sinks each instruction into its user's block (the whole chain of a long sum
+# ends up in the last one); both undo the cut that keeps instruction selection linear.
+LARGE_CLEANUP_PASSES = ("sroa",)
 
 
-def optimize(llvm_ir: str, target: Target, opt: int, pipeline: str = "cleanup", merged: bool = True):
+# Straight-line code beyond this many LLVM instructions in one function: LLVM's code
+# generator runs at -O0 on the module. At -O1..3 the NVPTX back end runs its straight-line
+# scalar optimisations (strength reduction, n-ary reassociation) on every function, and in
+# LLVM 22 they are quadratic in the candidates of a function: a 5,000-term sum of
+# `x[i + k]` spent 25 of its 27 s in strength reduction, a 20,000-term one minutes. At -O0
+# they do not run; ptxas optimises the PTX either way. The largest kernel in kernels_src/
+# (gemm_bf16) is 4,608 instructions; the bound keeps codegen of any function under a few
+# seconds (tests/test_compile_scaling.py). Such functions are also lowered in blocks of
+# bounded size, which the cleanup must not merge (ember.lowering.llvm_lower.SPLIT_EVERY).
+LARGE_FUNCTION = _lower.LARGE_FUNCTION
+# ... and the size hint (ember.lowering.llvm_lower) below which no function can reach it.
+_SURELY_SMALL = 4_000
+
+
+def large_function(mod, size_hint: int) -> bool:
+    """The optimized module has a function of more than LARGE_FUNCTION instructions. The
+    count (2 us an instruction through llvmlite) is only taken when the lowering's size
+    hint says it may."""
+    if size_hint <= _SURELY_SMALL:
+        return False
+    with _lock:
+        for f in mod.functions:
+            n = 0
+            for b in f.blocks:
+                for _ in b.instructions:
+                    n += 1
+            if n > LARGE_FUNCTION:
+                return True
+    return False
+
+
+def optimize(llvm_ir: str, target: Target, opt: int, pipeline: str = "cleanup", merged: bool = True,
+             size_hint: int = 0):
     """Parse LLVM IR text, verify it and optimize it: at -O0 only LLVM's -O0 pipeline (which
     inlines the `alwaysinline` helpers), else the cleanup or LLVM's full -O pipeline.
 
     `merged`: Ember's cse ran. Without it (a `-p` list that leaves it out) the cleanup starts
     with LLVM's GVN: the back end's straight-line strength reduction is quadratic in equal
     address expressions of a loop body (2,000 copies of `x[tid * 4 + i]`: 4.8 s, 1.7 s after
-    GVN; a fuzzed 5,000-copy program took minutes)."""
+    GVN; a fuzzed 5,000-copy program took minutes). GVN itself (NewGVN) is quadratic in the
+    calls of a huge block (20,000 `thread_idx.x` reads: 21 s), so a module whose size hint
+    is over LARGE_FUNCTION, which is compiled without that strength reduction, skips it."""
     if pipeline not in LLVM_PIPELINES:
         raise ValueError(f"llvm pipeline must be one of {', '.join(LLVM_PIPELINES)}, not {pipeline!r}")
     tm = target_machine(target, opt)
@@ -100,7 +140,11 @@ def optimize(llvm_ir: str, target: Target, opt: int, pipeline: str = "cleanup", 
             pb.getModulePassManager().run(mod, pb)
         else:
             mpm = llvm.create_new_module_pass_manager()
-            for name in CLEANUP_PASSES if merged else ("new_gvn",) + CLEANUP_PASSES:
+            if size_hint > LARGE_FUNCTION:
+                names = LARGE_CLEANUP_PASSES
+            else:
+                names = CLEANUP_PASSES if merged else ("new_gvn",) + CLEANUP_PASSES
+            for name in names:
                 getattr(mpm, f"add_{name}_pass")()
             mpm.run(mod, pb)
     return mod

@@ -109,3 +109,82 @@ def test_every_standard_library_file_compiles_on_its_own():
     assert std_modules(), "ember/std/ is empty"
     for m in std_modules():
         ember.compile(f'import "{m}";\nkernel k(x: *mut global f32) block(32) {{ x[0] = 1.0; }}')
+
+
+def test_a_file_reached_by_two_spellings_or_a_link_is_read_once(tmp_path):
+    write(tmp_path, {"lib/twice.ember": "fn twice(a: f32) -> f32 { return a * 2.0; }\n"})
+    os.symlink("lib/twice.ember", tmp_path / "alias.ember")
+    write(tmp_path, {"main.ember": 'import "std/./reduce.ember";\nimport "std/reduce.ember";\n'
+                                   'import "lib/twice.ember";\nimport "./lib/../lib/twice.ember";\n'
+                                   'import "alias.ember";\n' + KERNEL.format("twice")})
+    prog = ember.compile(tmp_path / "main.ember")
+    assert len(prog.sources) == 3
+
+
+@pytest.mark.parametrize("path", ["std/../cli.py", "std/../std/../import_paths.py", "std/reduce"])
+def test_std_paths_stay_in_the_standard_library(tmp_path, path):
+    write(tmp_path, {"main.ember": f'import "{path}";\n' + KERNEL.format("f32")})
+    [(code, _, line, message)] = diagnostics(tmp_path / "main.ember")
+    assert code == "E0110" and line == 1 and "not a file of the standard library" in message
+
+
+def test_search_directories_follow_the_importers_own(tmp_path, monkeypatch):
+    write(tmp_path, {"inc1/lib.ember": "fn f(a: f32) -> f32 { return a * 3.0; }\n",
+                     "inc2/lib.ember": "fn f(a: f32) -> f32 { return a * 5.0; }\n",
+                     "src/main.ember": 'import "lib.ember";\n' + KERNEL.format("f")})
+    main = tmp_path / "src" / "main.ember"
+    assert diagnostics(main)[0][0] == "E0110"
+    p2 = ember.compile(main, include_dirs=[tmp_path / "inc2", tmp_path / "inc1"], cache=False)
+    assert p2.sources[1].endswith(os.path.join("inc2", "lib.ember"))
+    monkeypatch.setenv("EMBER_INCLUDE_PATH", str(tmp_path / "inc1"))
+    assert ember.compile(main, cache=False).sources[1].endswith(os.path.join("inc1", "lib.ember"))
+    write(tmp_path, {"src/lib.ember": "fn f(a: f32) -> f32 { return a; }\n"})     # the importer's own comes first
+    assert ember.compile(main, include_dirs=[tmp_path / "inc2"], cache=False).sources[1] == \
+        str(tmp_path / "src" / "lib.ember")
+
+
+def test_a_cache_hit_never_hides_a_file_that_now_shadows_another(tmp_path):
+    from ember.cache import Cache
+    store = Cache(str(tmp_path / "cache"))
+    write(tmp_path, {"inc/lib.ember": "fn f(a: f32) -> f32 { return a * 3.0; }\n",
+                     "src/main.ember": 'import "lib.ember";\n' + KERNEL.format("f")})
+    main = tmp_path / "src" / "main.ember"
+    first = ember.compile(main, include_dirs=[tmp_path / "inc"], cache=store)
+    assert ember.compile(main, include_dirs=[tmp_path / "inc"], cache=store).cached
+    write(tmp_path, {"src/lib.ember": "fn f(a: f32) -> f32 { return a * 7.0; }\n"})
+    again = ember.compile(main, include_dirs=[tmp_path / "inc"], cache=store)
+    assert not again.cached and again.ptx != first.ptx
+
+
+def test_unused_imported_functions_are_neither_checked_nor_compiled(tmp_path):
+    """A large library costs only what is called: an unused function with a type error in
+    its body is not reported (nor its IR made); called, it is."""
+    broken = "fn broken(a: f32) -> f32 { return a + nowhere; }\n"
+    lib = broken + "".join(f"fn g{k}(a: f32) -> f32 {{ return a * {k}.0; }}\n" for k in range(300))
+    write(tmp_path, {"lib.ember": lib, "main.ember": 'import "lib.ember";\n' + KERNEL.format("g7")})
+    prog = ember.compile(tmp_path / "main.ember", stop_after="ir", cache=False)
+    names = [f.name for f in prog.ir.functions]
+    assert names == ["k", "g7"]
+    write(tmp_path, {"main.ember": 'import "lib.ember";\n' + KERNEL.format("broken")})
+    assert diagnostics(tmp_path / "main.ember")[0][0] == "E0101"
+
+
+def test_recovery_from_a_syntax_error_in_a_large_file_is_linear(tmp_path, monkeypatch):
+    """A broken item among thousands: recovery keeps what the failed parse had reduced and
+    parses the rest once - the tokens scanned stay within a small multiple of the file's."""
+    from ember.frontend import lalr, parser
+    lib = "".join(f"fn f{k}(a: f32) -> f32 {{ return a * {k}.0; }}\n" for k in range(3000))
+    broken = lib.replace("fn f1500(a: f32) -> f32 { return a *", "fn f1500(a: f32) -> f32 { return a * *", 1)
+    scanned = [0]
+    real = lalr._next
+
+    def counting(*args):
+        scanned[0] += 1
+        return real(*args)
+    monkeypatch.setattr(lalr, "_next", counting)
+    parser._parse(ember.source.SourceFile("ok.ember", lib), ember.diagnostics.Diagnostics())
+    clean, scanned[0] = scanned[0], 0
+    diags = ember.diagnostics.Diagnostics()
+    module = parser._parse(ember.source.SourceFile("bad.ember", broken), diags)
+    assert len(module.items) == 2999 and len(diags.errors) == 1
+    assert scanned[0] <= 2.5 * clean
