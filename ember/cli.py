@@ -1,16 +1,23 @@
 """The `ember` command.
 
-    ember compile FILE... [-o OUT] [--arch sm_XX]... [-D NAME=VALUE[,VALUE...]]... [-O N] [-j N]
+    ember compile FILE... [-o OUT] [--arch sm_XX]... [-D NAME=VALUE[,VALUE...]]... [-I DIR]... [-O N] [-j N]
                   [--emit ast|ir|ir-opt|llvm|llvm-opt|ptx|cubin|fatbin|header] [--manifest F.json]
-                  [-MD|-MMD [-MF F] [-MT T] [-MP]] [--no-cache] [--check] [--verify-diagnostics]
+                  [-M|-MM|-MD|-MMD [-MF F] [-MT T] [-MQ T] [-MP]] [-Werror|-w] [-lineinfo|-g]
+                  [--no-cache] [--check] [--verify-diagnostics] [--color auto|always|never]
     ember opt FILE.ir [-p PASS,...] [-O N]      parse IR, run passes, print IR
     ember run FILE --grid X[,Y,Z] [--kernel K] NAME=VALUE...   run a kernel in the simulator
     ember cache info|clear                      the compile cache
+    ember explain CODE                          what a diagnostic code means
+    ember completion bash|zsh|tcsh              a shell completion script
     ember --cmake-dir                           where find_package(Ember) finds Ember
     ember --version
 
-Exit status: 0 success, 1 errors in the program (reported as diagnostics), 2 usage
-errors, 70 an internal compiler error (a bug in Ember: please report it).
+Arguments may come from response files (`@FILE`, whitespace-separated, shell quoting, as
+gcc's); options are never abbreviated (`-MM` is not `-MMD`).
+
+Exit status: 0 success, 1 errors in the program (reported as diagnostics) or an output
+or tool that fails, 2 usage errors, 70 an internal compiler error (a bug in Ember: please
+report it), 141 standard output closed early.
 """
 
 from __future__ import annotations
@@ -37,6 +44,25 @@ def _version() -> str:
         return f"ember {__version__}"
 
 
+class _ArgumentParser(argparse.ArgumentParser):
+    """argparse as a compiler driver reads its arguments: no abbreviated options, and
+    response files (`@FILE`) split like a shell line, as gcc and clang split theirs."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+
+    def convert_arg_line_to_args(self, arg_line: str) -> list:
+        import shlex
+        try:
+            return shlex.split(arg_line, comments=True)
+        except ValueError as e:          # an unclosed quote
+            self.error(f"in a response file: {e}: {arg_line.strip()}")
+
+
+SUBCOMMANDS: dict = {}     # name -> its parser (usage errors print the command's own usage)
+
+
 def _parser(full_help: bool = True) -> argparse.ArgumentParser:
     """The argument parser; `full_help` False leaves the pass list out of the help texts
     (naming the passes imports them all, which a cache hit must not pay for)."""
@@ -45,8 +71,8 @@ def _parser(full_help: bool = True) -> argparse.ArgumentParser:
     if full_help:
         from .ir.passes import PASSES
         pass_help = ", ".join(sorted(PASSES))
-    p = argparse.ArgumentParser(
-        prog="ember",
+    p = _ArgumentParser(
+        prog="ember", fromfile_prefix_chars="@",
         description="Ember: a compiler for GPU kernels (Ember source -> structured SSA IR -> LLVM -> PTX).",
         epilog="Exit status: 0 success, 1 errors in the program, 2 usage errors, "
                "70 internal compiler error. Run `ember COMMAND --help` for a command's options.")
@@ -75,6 +101,8 @@ def _parser(full_help: bool = True) -> argparse.ArgumentParser:
     r.add_argument("--block", metavar="X[,Y,Z]", help="block size (default: the kernel's `block(...)`)")
     r.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME=VALUE",
                    help="bind a kernel const parameter (repeatable)")
+    r.add_argument("-I", dest="include_dirs", action="append", default=[], metavar="DIR",
+                   help="look for imports in DIR after the importing file's directory (repeatable)")
     r.add_argument("-O", dest="opt", type=int, default=3, choices=range(4), metavar="N",
                    help="run the IR after the -O N pipeline (default 3; -O0 runs it unoptimized)")
     r.add_argument("--step-limit", type=int, default=1_000_000, metavar="N",
@@ -86,7 +114,8 @@ def _parser(full_help: bool = True) -> argparse.ArgumentParser:
                        description="Parse Ember IR, verify it, run passes (verifying after each), print it.")
     o.add_argument("file", metavar="FILE", help="an IR file (`-` reads standard input)")
     o.add_argument("-p", "--passes", default="", metavar="PASS[,PASS...]",
-                   help="comma-separated pass names (default: none; the IR is only verified and printed)")
+                   help="comma-separated pass names (default: none; the IR is only verified and printed)"
+                        + (f". Passes: {pass_help}" if pass_help else ""))
     o.add_argument("-O", dest="opt", type=int, choices=range(4), metavar="N",
                    help="run the -O N pipeline instead of --passes")
     o.add_argument("-o", dest="output", metavar="OUT", default="-", help="output file (default standard output)")
@@ -98,6 +127,17 @@ def _parser(full_help: bool = True) -> argparse.ArgumentParser:
                                    "user's cache directory; EMBER_NO_CACHE=1 or `ember compile --no-cache` "
                                    "turn it off.")
     k.add_argument("action", choices=["info", "clear"], help="info: where it is and its size; clear: empty it")
+
+    x = sub.add_parser("explain", help="explain a diagnostic code",
+                       description="Print what a diagnostic code (E0201, S0004, W0001, ...) means.")
+    x.add_argument("code", metavar="CODE", help="a code as diagnostics print it, e.g. E0201")
+
+    m = sub.add_parser("completion", help="print a shell completion script",
+                       description="Print a completion script for the shell, made from this command's "
+                                   "own options (shtab): `eval \"$(ember completion bash)\"`, or save it "
+                                   "where the shell loads completions.")
+    m.add_argument("shell", choices=["bash", "zsh", "tcsh"], help="the shell")
+    SUBCOMMANDS.update(sub.choices)
     return p
 
 
@@ -137,6 +177,21 @@ class _CMakeDirAction(argparse.Action):
         parser.exit()
 
 
+def _explain(code: str) -> int:
+    from .diagnostic_codes import CODES
+    import textwrap
+    key = code.strip().upper()
+    if key not in CODES:
+        close = [c for c in CODES if c[1:] == key.lstrip("ESW")] or [c for c in CODES if c.startswith(key[:3])]
+        raise UsageError(f"no diagnostic code `{code}`" + (f"; did you mean {', '.join(close[:4])}?" if close else
+                                                           "; codes look like E0201, S0004, W0001"))
+    title, meaning = CODES[key]
+    kind = {"E": "error", "S": "error found by the simulator", "W": "warning"}[key[0]]
+    print(f"{key}: {title} ({kind})\n")
+    print(textwrap.fill(meaning, 88))
+    return EXIT_OK
+
+
 def _cache_command(args) -> int:
     from .cache import Cache, default_dir
     store = Cache(default_dir())
@@ -164,12 +219,13 @@ def main(argv: list[str] | None = None) -> int:
         parser = _parser(full_help=any(a in ("-h", "--help") for a in argv))
         try:
             args, extra = parser.parse_known_args(argv)
-            if extra and getattr(args, "command", None) == "run":
+            command = getattr(args, "command", None)
+            if extra and command == "run":
                 # NAME=VALUE arguments may come after options
                 args.args += [e for e in extra if "=" in e and not e.startswith("-")]
                 extra = [e for e in extra if not ("=" in e and not e.startswith("-"))]
-            if extra:
-                parser.error(f"unrecognized arguments: {' '.join(extra)}")
+            if extra:            # the command's own usage, as clang prints the driver's
+                SUBCOMMANDS.get(command, parser).error(f"unrecognized arguments: {' '.join(extra)}")
         except SystemExit as e:   # argparse: --help/--version (0) or usage error (2)
             return int(e.code or 0)
         if args.command is None:
@@ -184,6 +240,12 @@ def main(argv: list[str] | None = None) -> int:
             return _opt(args)
         if args.command == "run":
             return _run(args)
+        if args.command == "explain":
+            return _explain(args.code)
+        if args.command == "completion":
+            import shtab
+            print(shtab.complete(_parser(full_help=True), args.shell), end="")
+            return EXIT_OK
         return EXIT_USAGE
     except CommandError as e:
         print(f"ember: error: {e}", file=sys.stderr)
@@ -319,7 +381,7 @@ def _run(args) -> int:
     try:
         # The simulator runs the optimized IR: no lowering, so no PTX is needed.
         prog = driver.compile(source, defines=_defines(args.defines), opt=args.opt, stop_after="ir-opt",
-                              kernels=[args.kernel] if args.kernel else None)
+                              kernels=[args.kernel] if args.kernel else None, include_dirs=args.include_dirs)
     except CompileError as e:
         print(e.diagnostics.render(), file=sys.stderr)
         return EXIT_ERRORS

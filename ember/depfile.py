@@ -37,10 +37,10 @@ def dependencies(sources: list, user_only: bool) -> list:
 
 
 def rule(targets: list, deps: list, cwd: str, phony: bool = False) -> str:
-    """`targets: deps`, one prerequisite per line; with `phony` (-MP) an empty rule per
+    """`targets: deps` (the targets already in Make's syntax), one prerequisite per line; with `phony` (-MP) an empty rule per
     prerequisite after the first too, so that a deleted import does not stop Make."""
     names = [shown(d, cwd) for d in deps]
-    head = " ".join(escape(t) for t in targets) + ":"
+    head = " ".join(targets) + ":"              # as given: -MT's verbatim, -MQ's quoted
     text = head + "".join(f" \\\n  {escape(n)}" for n in names) + "\n"
     if phony:
         text += "".join(f"\n{escape(n)}:\n" for n in names[1:])

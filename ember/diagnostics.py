@@ -7,87 +7,18 @@
        |
        = help: convert explicitly: `u32(head)`
 
-Every error code is listed in `CODES` (and in docs/diagnostics.md); a test keeps the two
-and the code base in step.
+Every code is listed with its title and meaning in `ember.diagnostic_codes` (`ember
+explain CODE` prints it; docs/diagnostics.md's table is kept equal to it by a test).
 """
 
 from __future__ import annotations
 
+from .diagnostic_codes import CODES as _CODES
 from .records import field, record
 from .source import Span
 
-# code -> one-line title. Errors are E, warnings W.
-CODES: dict[str, str] = {
-    # syntax
-    "E0001": "unexpected token",
-    "E0002": "unexpected end of input",
-    "E0003": "unexpected character",
-    "E0004": "unterminated block comment",
-    # names and items
-    "E0101": "undefined name",
-    "E0102": "duplicate definition",
-    "E0103": "unknown type",
-    "E0104": "unknown function",
-    "E0105": "unknown field",
-    "E0106": "const parameter has no value",
-    "E0107": "const value parameters are only allowed on kernels",
-    "E0108": "recursive device function",
-    "E0109": "no kernel in program",
-    "E0110": "cannot import",
-    # types
-    "E0201": "mismatched types",
-    "E0202": "operator not defined for this type",
-    "E0203": "literal out of range",
-    "E0204": "invalid cast",
-    "E0205": "invalid bit cast",
-    "E0206": "wrong number of arguments",
-    "E0207": "value cannot be indexed",
-    "E0208": "index is not an integer",
-    "E0209": "condition is not a bool",
-    "E0210": "store through a read-only pointer",
-    "E0211": "tuple pattern does not match",
-    "E0212": "tuple used as a single value",
-    "E0213": "function without a result used as a value",
-    "E0214": "invalid pointer type",
-    "E0216": "index out of bounds",
-    "E0217": "array used as a value",
-    # statements and control flow
-    "E0301": "assignment to an immutable binding",
-    "E0302": "invalid assignment target",
-    "E0303": "`break` or `continue` outside a loop",
-    "E0304": "wrong kind of `return`",
-    "E0305": "function may end without returning a value",
-    "E0306": "invalid loop step",
-    "E0307": "shared array outside a kernel's top level",
-    # constants and kernel attributes
-    "E0401": "not a constant expression",
-    "E0402": "invalid block size",
-    "E0403": "constant evaluation failed",
-    "E0404": "invalid value for a const parameter",
-    "E0405": "too much shared memory",
-    "E0406": "too much per-thread memory",
-    "E0407": "invalid launch bound",
-    # the target
-    "E0501": "not available on the target architecture",
-    "E0502": "program too large once inlined",
-    # later stages
-    "E0902": "PTX validation failed",
-    # the simulator (errors found while running a kernel)
-    "S0001": "out-of-bounds access",
-    "S0002": "misaligned access",
-    "S0003": "read of uninitialized shared memory",
-    "S0004": "data race",
-    "S0005": "divergent barrier",
-    "S0006": "shuffle from an inactive lane",
-    "S0007": "step limit exceeded",
-    "S0008": "kernel too large to simulate",
-    "S0009": "access to memory a cp.async is still copying",
-    "S0010": "warp-wide op run by part of a warp",
-    # warnings
-    "W0001": "unused definition from the command line",
-    "W0002": "unreachable code",
-    "W0003": "`unroll for` not unrolled",
-}
+# code -> one-line title (the meanings are in ember.diagnostic_codes, which `ember explain` reads)
+CODES: dict[str, str] = {code: title for code, (title, _) in _CODES.items()}
 
 
 @record
@@ -100,22 +31,32 @@ class Diagnostic:
     help: str | None = None
     notes: list[str] = field(default_factory=list)
 
-    def render(self) -> str:
-        return render(self)
+    def render(self, color: bool = False) -> str:
+        return render(self, color)
 
     @property
     def is_error(self) -> bool:
         return self.severity == "error"
 
 
-def render(d: Diagnostic) -> str:
-    head = f"{d.severity}[{d.code}]" if d.code else d.severity
+# ANSI styles of a coloured rendering (rustc's): the kind in red or yellow, the gutter blue.
+_STYLE = {"error": "\x1b[1;31m", "warning": "\x1b[1;33m", "bold": "\x1b[1m", "gutter": "\x1b[1;34m",
+          "help": "\x1b[1;36m", "reset": "\x1b[0m"}
+
+
+def render(d: Diagnostic, color: bool = False) -> str:
+    """The diagnostic as text; `color` adds ANSI styles (for a terminal)."""
+    def paint(style: str, text: str) -> str:
+        return f"{_STYLE[style]}{text}{_STYLE['reset']}" if color and text else text
+    kind = "error" if d.severity == "error" else "warning"
+    head = paint(kind, f"{d.severity}[{d.code}]" if d.code else d.severity)
+    message = paint("bold", d.message)
     if d.span is None:
-        out = [f"ember: {head}: {d.message}"]
+        out = [f"{paint('bold', 'ember:')} {head}: {message}"]
         gutter = " "
     else:
         line, col = d.span.line_col
-        out = [f"{d.span.file.name}:{line}:{col}: {head}: {d.message}"]
+        out = [f"{paint('bold', f'{d.span.file.name}:{line}:{col}:')} {head}: {message}"]
         end_line, end_col = d.span.file.line_col(max(d.span.end - 1, d.span.start))
         text = d.span.file.line_text(line)
         gutter = " " * len(str(line))
@@ -123,16 +64,17 @@ def render(d: Diagnostic) -> str:
         width = (end_col - col + 1) if end_line == line else max(len(text) - col + 1, 1)
         text, col, width = _shown(text, col, width)
         text, col, width = _window(text, col, width)
-        out.append(f"{gutter} |")
-        out.append(f"{line} | {text}")
-        caret = " " * (col - 1) + "^" * max(width, 1)
-        out.append(f"{gutter} | {caret}" + (f" {d.label}" if d.label else ""))
+        bar = paint("gutter", "|")
+        out.append(f"{gutter} {bar}")
+        out.append(f"{paint('gutter', str(line))} {bar} {text}")
+        caret = " " * (col - 1) + paint(kind, "^" * max(width, 1) + (f" {d.label}" if d.label else ""))
+        out.append(f"{gutter} {bar} {caret}")
     if d.help or d.notes:
-        out.append(f"{gutter} |")
+        out.append(f"{gutter} {paint('gutter', '|')}")
     for note in d.notes:
-        out.append(f"{gutter} = note: {note}")
+        out.append(f"{gutter} {paint('gutter', '=')} {paint('bold', 'note')}: {note}")
     if d.help:
-        out.append(f"{gutter} = help: {d.help}")
+        out.append(f"{gutter} {paint('gutter', '=')} {paint('help', 'help')}: {d.help}")
     return "\n".join(out)
 
 
@@ -234,8 +176,8 @@ class Diagnostics:
             return (d.span.file.name, d.span.start)
         return sorted(self.items, key=key)
 
-    def render(self) -> str:
-        return "\n\n".join(d.render() for d in self.sorted())
+    def render(self, color: bool = False) -> str:
+        return "\n\n".join(d.render(color) for d in self.sorted())
 
 
 class CompileError(Exception):

@@ -174,7 +174,7 @@ def compile(source_or_path, arch: str = "sm_90", defines: dict | None = None, op
             ptx_version: str | None = None, name: str | None = None,
             passes: list[str] | None = None, stop_after: str | None = None,
             after_pass=None, llvm_pipeline: str = "cleanup", kernels=None, cache=None,
-            include_dirs=()) -> Program:
+            include_dirs=(), line_info: bool = False) -> Program:
     """Compile Ember source to PTX. See the module docstring for the stages.
 
     defines: values for kernels' const parameters ({"HEAD_DIM": 128}).
@@ -185,6 +185,7 @@ def compile(source_or_path, arch: str = "sm_90", defines: dict | None = None, op
         Ember's passes did the rest) or "full" (LLVM's own -O pipeline).
     kernels: names of the kernels to compile (default: all); the others are not checked,
         so a kernel whose const parameters have no value does not stop the rest.
+    line_info: `.file`/`.loc` directives in the PTX (ember.lowering.line_info; `-lineinfo`).
     include_dirs: directories an import is looked for in after the importing file's own
         (`-I DIR`; then EMBER_INCLUDE_PATH's), see ember.import_paths.
     cache: the compile cache (ember.cache) for a compile to PTX with the default pipeline:
@@ -200,14 +201,14 @@ def compile(source_or_path, arch: str = "sm_90", defines: dict | None = None, op
         gc.disable()
     try:
         return _compile(source_or_path, arch, defines, opt, ptx_version, name, passes, stop_after,
-                        after_pass, llvm_pipeline, kernels, cache, include_dirs)
+                        after_pass, llvm_pipeline, kernels, cache, include_dirs, line_info)
     finally:
         if paused:
             gc.enable()
 
 
 def _compile(source_or_path, arch, defines, opt, ptx_version, name, passes, stop_after, after_pass,
-             llvm_pipeline, kernels, cache, include_dirs) -> Program:
+             llvm_pipeline, kernels, cache, include_dirs, line_info) -> Program:
     """The body of `compile` (which pauses the cyclic garbage collector around it)."""
     from . import targets
 
@@ -243,12 +244,12 @@ def _compile(source_or_path, arch, defines, opt, ptx_version, name, passes, stop
     store = _cache_for(cache) if stop_after is None and passes is None and after_pass is None else None
     if store is not None:
         t0 = time.perf_counter()
-        key = _cache_key(file, target, opt, llvm_pipeline, defines, kernels, search)
+        key = _cache_key(file, target, opt, llvm_pipeline, defines, kernels, search, bool(line_info))
         hit = _from_cache(store.get(key), file, target, opt, search)
         if hit is not None:
             hit._full = lambda only=kernels: compile(file, arch, defines, opt, ptx_version, name, kernels=only,
                                                      llvm_pipeline=llvm_pipeline, cache=False,
-                                                     include_dirs=include_dirs)
+                                                     include_dirs=include_dirs, line_info=line_info)
             hit.timings["cache"] = time.perf_counter() - t0
             for hook in compile_hooks:
                 hook(hit)
@@ -326,7 +327,8 @@ def _compile(source_or_path, arch, defines, opt, ptx_version, name, passes, stop
         return result
 
     from .lowering import library, llvm_lower, ptx as ptxmod
-    lowered = timed("lower", llvm_lower.lower_module, module, target, ptxmod.data_layout(target))
+    lowered = timed("lower", llvm_lower.lower_module, module, target, ptxmod.data_layout(target),
+                    line_info=bool(line_info))
     llvm_text = timed("lower", str, lowered)
     stages["llvm"] = llvm_text
     if stop_after == "llvm":
@@ -374,11 +376,12 @@ def _cache_for(cache):
     return cache if isinstance(cache, Cache) else Cache(os.fspath(cache))
 
 
-def _cache_key(file: SourceFile, target, opt: int, llvm_pipeline: str, defines: dict, kernels, search) -> str:
+def _cache_key(file: SourceFile, target, opt: int, llvm_pipeline: str, defines: dict, kernels, search,
+               line_info: bool) -> str:
     from .cache import make_key
     options = {"arch": target.arch, "ptx": target.ptx_text, "opt": opt, "llvm": llvm_pipeline,
                "defines": sorted(defines.items()), "kernels": None if kernels is None else sorted(kernels),
-               "search": list(search)}
+               "search": list(search), "line_info": line_info}
     return make_key("ptx", options, file.text.encode("utf-8"))
 
 

@@ -263,3 +263,102 @@ def test_the_command_exits_with_mains_status(tmp_path):
             assert r.stdout.startswith("//") and r.stdout.rstrip().endswith("}")
         else:
             assert r.stderr.strip()
+
+
+def test_options_are_never_abbreviated(tmp_path, capsys):
+    f = tmp_path / "ok.ember"
+    f.write_text(OK)
+    code, _, err = run(capsys, "compile", str(f), "--emi", "ir", "-o", "-")
+    assert code == 2 and "unrecognized arguments: --emi" in err
+    code, out, _ = run(capsys, "compile", str(f), "-MM")        # -MM, not an abbreviated -MMD
+    assert code == 0 and out.startswith("ok.ptx: ") and "std/" not in out
+
+
+def test_an_unknown_option_prints_the_commands_usage(tmp_path, capsys):
+    f = tmp_path / "ok.ember"
+    f.write_text(OK)
+    code, _, err = run(capsys, "compile", str(f), "--frobnicate")
+    assert code == 2 and err.startswith("usage: ember compile") and "--frobnicate" in err
+    code, _, err = run(capsys, "run", str(f), "--grid", "1", "--frobnicate")
+    assert code == 2 and err.startswith("usage: ember run")
+
+
+def test_response_files_are_read_like_gccs(tmp_path, capsys):
+    f = tmp_path / "a b.ember"
+    f.write_text(OK)
+    rsp = tmp_path / "args.rsp"
+    rsp.write_text(f'"{f}" --emit ir  # the IR\n-o -\n')
+    code, out, _ = run(capsys, "compile", f"@{rsp}")
+    assert code == 0 and "kernel @k" in out
+    code, _, err = run(capsys, "compile", f"@{tmp_path / 'missing.rsp'}")
+    assert code == 2 and "No such file" in err and "missing.rsp" in err
+
+
+def test_dependency_rules_as_gcc_writes_them(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "lib.ember").write_text('import "std/reduce.ember";\nfn twice(a: f32) -> f32 { return a * 2.0; }\n')
+    (tmp_path / "k.ember").write_text('import "lib.ember";\n' + OK.replace("1.0", "twice(1.0)"))
+    code, out, _ = run(capsys, "compile", "k.ember", "-M")
+    assert code == 0 and out.startswith("k.ptx: \\\n  k.ember \\\n  lib.ember") and "reduce.ember" in out
+    assert not (tmp_path / "k.ptx").exists()
+    code, out, _ = run(capsys, "compile", "k.ember", "-MM", "-MT", "$(OUT)", "-MQ", "a $b")
+    assert code == 0 and out.startswith("$(OUT) a\\ $$b: ") and "reduce.ember" not in out
+    code, _, _ = run(capsys, "compile", "k.ember", "-M", "-MF", "k.d")
+    assert code == 0 and (tmp_path / "k.d").read_text().startswith("k.ptx:")
+    assert run(capsys, "compile", "k.ember", "-M", "-MD")[0] == 2
+
+
+def test_werror_and_w(tmp_path, capsys):
+    f = tmp_path / "w.ember"
+    f.write_text("kernel k(x: *mut global f32) block(32) { return; x[0] = 1.0; }\n")   # W0002
+    out = tmp_path / "w.ptx"
+    code, _, err = run(capsys, "compile", str(f), "-o", str(out))
+    assert code == 0 and "warning[W0002]" in err and out.exists()
+    out.unlink()
+    code, _, err = run(capsys, "compile", str(f), "-o", str(out), "-Werror")
+    assert code == 1 and "error[W0002]" in err and "[-Werror]" in err and not out.exists()
+    code, _, err = run(capsys, "compile", str(f), "-o", str(out), "-w")
+    assert code == 0 and err == ""
+
+
+def test_diagnostics_in_colour_only_when_asked_or_on_a_terminal(tmp_path, capsys, monkeypatch):
+    f = tmp_path / "bad.ember"
+    f.write_text("kernel k(x: *mut global f32) block(32) { x[0] = nope; }\n")
+    code, _, err = run(capsys, "compile", str(f), "-o", str(tmp_path / "o.ptx"), "--color", "always")
+    assert code == 1 and "\x1b[1;31merror[E0101]" in err
+    code, _, err = run(capsys, "compile", str(f), "-o", str(tmp_path / "o.ptx"))     # not a terminal
+    assert "\x1b[" not in err
+    from ember.build import command
+    monkeypatch.setattr("sys.stderr.isatty", lambda: True, raising=False)
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert command._color("auto") is False
+    monkeypatch.delenv("NO_COLOR")
+    monkeypatch.setenv("TERM", "xterm")
+    assert command._color("auto") is True
+
+
+def test_explain_prints_a_codes_meaning(capsys):
+    code, out, _ = run(capsys, "explain", "e0201")
+    assert code == 0 and out.startswith("E0201: mismatched types (error)") and "implicit conversions" in out
+    code, _, err = run(capsys, "explain", "E9999")
+    assert code == 2 and "no diagnostic code" in err
+
+
+def test_completion_scripts_come_from_the_parser(capsys):
+    for shell in ("bash", "zsh"):
+        code, out, _ = run(capsys, "completion", shell)
+        assert code == 0 and "-lineinfo" in out and "--emit" in out
+    code, out, _ = run(capsys, "completion", "tcsh")
+    assert code == 0 and "compile" in out and "completion" in out
+
+
+def test_the_man_page_is_current():
+    import subprocess
+    import sys
+    r = subprocess.run([sys.executable, "tools/gen_man_page.py", "--check"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+
+
+def test_ember_opt_help_lists_the_passes(capsys):
+    code, out, _ = run(capsys, "opt", "--help")
+    assert code == 0 and all(p in out for p in ("canonicalize", "vectorize", "expand-math"))

@@ -56,7 +56,7 @@ def test_several_inputs_get_one_depfile_each(project, capsys):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["-MF", "x.d"], "go with -MD or -MMD"),
+    (["-MF", "x.d"], "go with -M, -MM, -MD or -MMD"),
     (["c.ember", "-MD", "-MF", "x.d"], "-MF names one dependency file"),
 ])
 def test_usage_errors(project, capsys, args, message):

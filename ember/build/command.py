@@ -25,6 +25,19 @@ def add_arguments(c, default_arch: str, arch_names: list, pass_help: str | None)
     c.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME=VALUE[,VALUE...]",
                    help="bind a kernel const parameter (repeatable; `-D NAME` means NAME=1); a list of "
                         "values compiles one variant per combination of all -D lists")
+    c.add_argument("-I", dest="include_dirs", action="append", default=[], metavar="DIR",
+                   help="look for imports in DIR after the importing file's directory (repeatable, in "
+                        "order; then the directories of EMBER_INCLUDE_PATH)")
+    c.add_argument("-Werror", dest="werror", action="store_true",
+                   help="treat warnings as errors (exit 1, no output written)")
+    c.add_argument("-w", dest="no_warnings", action="store_true", help="print no warnings")
+    c.add_argument("-lineinfo", "-g", dest="line_info", action="store_true",
+                   help="write .file/.loc directives (the Ember source line of each instruction) into the "
+                        "PTX, for Nsight Compute and compute-sanitizer; the same code otherwise (the "
+                        "directives only; see docs/cli.md for the cost)")
+    c.add_argument("--color", choices=["auto", "always", "never"], default="auto",
+                   help="colour the diagnostics: auto (default) when standard error is a terminal and "
+                        "NO_COLOR is not set")
     c.add_argument("-k", "--kernel", dest="kernels", action="append", metavar="NAME[,NAME...]",
                    help="compile only these kernels of each file (repeatable; default all): the "
                         "others are neither checked nor written, so their const parameters need no value")
@@ -66,14 +79,21 @@ def add_arguments(c, default_arch: str, arch_names: list, pass_help: str | None)
                         "instcombine, simplifycfg, loop rotation; full: LLVM's own -O pipeline, "
                         "about 15 ms slower and rarely better)")
     deps = c.add_argument_group("dependency files (as gcc and clang write them, for Make and Ninja's deps = gcc)")
+    deps.add_argument("-M", dest="deps_only", action="store_const", const="all",
+                      help="compile nothing: write the dependency rule (every file read: the source and "
+                           "all its imports) to standard output, or to -MF's file")
+    deps.add_argument("-MM", dest="deps_only", action="store_const", const="user",
+                      help="the same without the standard library's files")
     deps.add_argument("-MD", dest="depfile_all", action="store_true",
                       help="also write a dependency file listing every file read (the source and all its "
                            "imports): OUT with its extension replaced by .d, or -MF's")
     deps.add_argument("-MMD", dest="depfile_user", action="store_true",
                       help="the same without the standard library's files")
     deps.add_argument("-MF", dest="depfile", metavar="FILE", help="the dependency file's name (one output only)")
-    deps.add_argument("-MT", dest="dep_targets", action="append", metavar="TARGET",
-                      help="the rule's target (repeatable; default: the output file)")
+    deps.add_argument("-MT", dest="dep_targets", action="append", metavar="TARGET", type=lambda t: ("raw", t),
+                      help="the rule's target, as written (repeatable; default: the output file)")
+    deps.add_argument("-MQ", dest="dep_targets", action="append", metavar="TARGET", type=lambda t: ("quote", t),
+                      help="the same, with the characters special to Make quoted ($ as $$, spaces)")
     deps.add_argument("-MP", dest="dep_phony", action="store_true",
                       help="an empty rule for each import, so that deleting one does not stop Make")
     c.add_argument("-p", "--passes", metavar="PASS[,PASS...]",
@@ -105,7 +125,7 @@ def run(args) -> int:
     _check_depfile_options(args, jobs)
     if args.manifest and args.emit in STAGE_EMITS:
         raise UsageError(f"--manifest describes built outputs (--emit {', '.join(BUILD_EMITS)}), not --emit {args.emit}")
-    serial = args.jobs == 1 or len(jobs) == 1 or any(j.output == "-" for j in jobs) or \
+    serial = args.jobs == 1 or len(jobs) == 1 or any("-" in (j.output, j.depfile) for j in jobs) or \
         args.print_after_all or args.time_passes or args.time_stages
     if not serial and options["cache_dir"] is not None:
         _cache_for_workers(options)
@@ -160,9 +180,20 @@ def job_options(args, archs: list) -> dict:
         "check": args.check, "validator": args.validator, "manifest": bool(args.manifest),
         "verify_diagnostics": args.verify_diagnostics, "time_stages": args.time_stages,
         "time_passes": args.time_passes, "print_after_all": args.print_after_all,
-        "depfile_user": args.depfile_user and not args.depfile_all, "dep_targets": args.dep_targets,
-        "dep_phony": args.dep_phony,
+        "depfile_user": (args.depfile_user and not args.depfile_all) or args.deps_only == "user",
+        "dep_targets": args.dep_targets, "dep_phony": args.dep_phony, "deps_only": bool(args.deps_only),
+        "include_dirs": [os.path.abspath(d) for d in args.include_dirs],
+        "werror": args.werror, "no_warnings": args.no_warnings, "line_info": args.line_info,
+        "color": _color(args.color),
     }
+
+
+def _color(choice: str) -> bool:
+    """Coloured diagnostics: always, never, or (auto) on a terminal unless NO_COLOR is set
+    (no-color.org) or the terminal is dumb."""
+    if choice != "auto":
+        return choice == "always"
+    return sys.stderr.isatty() and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
 
 
 def _kernel_names(items: list | None) -> list | None:
@@ -212,6 +243,8 @@ def _plan(args, matrix: list, varying: list, options: dict) -> list:
 
 
 def _depfile_name(args, source: str, out: str, name: str) -> str | None:
+    if args.deps_only:
+        return args.depfile or "-"
     if not (args.depfile_all or args.depfile_user):
         return None
     if args.depfile:
@@ -220,9 +253,14 @@ def _depfile_name(args, source: str, out: str, name: str) -> str | None:
 
 
 def _check_depfile_options(args, jobs: list) -> None:
-    wants = args.depfile_all or args.depfile_user
+    wants = args.depfile_all or args.depfile_user or args.deps_only
     if not wants and (args.depfile or args.dep_targets or args.dep_phony):
-        raise UsageError("-MF, -MT and -MP go with -MD or -MMD")
+        raise UsageError("-MF, -MT, -MQ and -MP go with -M, -MM, -MD or -MMD")
+    if args.deps_only and (args.depfile_all or args.depfile_user):
+        raise UsageError("-M and -MM write only the dependencies; -MD and -MMD write them beside a compile: "
+                         "give one kind")
+    if args.deps_only and args.depfile is None and len(jobs) > 1:
+        pass          # several rules on standard output, one after the other (as gcc -M a.c b.c)
     if wants and args.depfile and len(jobs) > 1:
         raise UsageError("-MF names one dependency file: with several inputs or variants leave it out "
                          "(each output gets its own .d)")

@@ -67,23 +67,39 @@ def _build(job: Job, result: Result) -> None:
         result.status, result.err = _verify_diagnostics(source, job)
         return
     store = _store(o)
+    color = o.get("color", False)
     progs = []
     for arch in o["archs"]:
         try:
             prog = driver.compile(source, arch=arch, defines=job.defines, opt=o["opt"], kernels=o["kernels"],
                                   ptx_version=o["ptx_version"], passes=o["passes"],
                                   after_pass=print_after_hook(o["print_after_all"]), llvm_pipeline=o["llvm_pipeline"],
-                                  stop_after=emit if emit in STAGE_EMITS and not o["check"] else None,
-                                  cache=store if store is not None else False)
+                                  stop_after="ast" if o.get("deps_only") else
+                                  emit if emit in STAGE_EMITS and not o["check"] else None,
+                                  cache=store if store is not None else False,
+                                  include_dirs=o.get("include_dirs", ()), line_info=o.get("line_info", False))
         except CompileError as e:
             n = len(e.diagnostics.errors)
-            result.err += e.diagnostics.render() + "\n" + \
+            result.err += e.diagnostics.render(color) + "\n" + \
                 f"ember: {n} error{'s' if n != 1 else ''} in {source.name}\n"
             result.status = EXIT_ERRORS
             return
-        if not progs:
-            result.err += "".join(w.render() + "\n" for w in prog.warnings)
+        if not progs and not o.get("no_warnings"):
+            if o.get("werror") and prog.warnings:
+                from ..diagnostics import Diagnostic
+                for w in prog.warnings:
+                    result.err += Diagnostic("error", w.code, w.message + " [-Werror]", w.span, w.label, w.help,
+                                             w.notes).render(color) + "\n"
+                n = len(prog.warnings)
+                result.err += f"ember: {n} warning{'s' if n != 1 else ''} treated as error{'s' if n != 1 else ''} " \
+                              f"(-Werror) in {source.name}\n"
+                result.status = EXIT_ERRORS
+                return
+            result.err += "".join(w.render(color) + "\n" for w in prog.warnings)
         progs.append(prog)
+        if o.get("deps_only"):
+            _write_depfile(job, prog.sources)
+            return
     data, resources = _product(emit, progs, o, store, job)
     write_output(job.output, data, inputs=progs[0].sources)
     if job.depfile is not None:
@@ -160,8 +176,9 @@ def _sm(arch: str) -> tuple:
 def _write_depfile(job: Job, sources: list) -> None:
     from .. import depfile
     o = job.options
-    targets = o["dep_targets"] or [job.output if job.output != "-" else
-                                   stem(job.source) + EXTENSIONS[o["emit"]]]
+    given = o["dep_targets"] or [("quote", job.output if job.output != "-" else
+                                  stem(job.source) + EXTENSIONS[o["emit"]])]
+    targets = [depfile.escape(t) if how == "quote" else t for how, t in given]     # -MQ quotes, -MT not
     deps = depfile.dependencies(sources, user_only=o["depfile_user"])
     write_output(job.depfile, depfile.rule(targets, deps, os.getcwd(), phony=o["dep_phony"]), inputs=sources)
 

@@ -212,7 +212,7 @@ class _FunctionAttributes(list):
 
 
 class Function(Value):
-    __slots__ = ("module", "ftype", "name", "args", "blocks", "calling_convention", "linkage", "attributes",
+    __slots__ = ("module", "ftype", "name", "args", "blocks", "calling_convention", "linkage", "attributes", "subprogram",
                  "_names", "_values")
 
     def __init__(self, module: "Module", ftype: FunctionType, name: str):
@@ -223,6 +223,7 @@ class Function(Value):
         self.calling_convention = ""
         self.linkage = ""
         self.attributes = _FunctionAttributes()
+        self.subprogram: str | None = None        # its !DISubprogram (line info), if any
         self._names: dict[str, int] = {}
         self._values = len(self.args)
         module.add_global(name, self)
@@ -252,7 +253,8 @@ class Function(Value):
         attrs = "".join(" " + a for a in self.attributes)
         if not self.blocks:
             return f"declare {head} {self.ref}({params}){attrs}\n"
-        out = [f"define {head} {self.ref}({params}){attrs}\n{{\n"]
+        dbg = f" !dbg {self.subprogram}" if self.subprogram else ""
+        out = [f"define {head} {self.ref}({params}){attrs}{dbg}\n{{\n"]
         for b in self.blocks:
             out.append(f"{b.name}:\n" if b.name.isidentifier() else f"{_quote(b.name)}:\n")
             out.extend(f"  {line}\n" for line in b.lines)
@@ -334,6 +336,10 @@ class Module:
         self._metadata.append(text)
         return f"!{len(self._metadata) - 1}"
 
+    def add_raw_metadata(self, text: str, distinct: bool = False) -> str:
+        """A specialized metadata node (`!DILocation(...)`) written as given; returns `!N`."""
+        return self._node(("distinct " if distinct else "") + text)
+
     def add_named_metadata(self, name: str, node: str) -> None:
         self._named.setdefault(name, []).append(node)
 
@@ -398,6 +404,9 @@ class IRBuilder:
         self.position_at_end(block)
 
     # -- position
+    # the debug location (`!N`) every instruction built gets (line info), or ""
+    dbg = ""
+
     def position_at_end(self, block: Block) -> None:
         self.block = block
         self._at = None              # None: append; else the index to insert at
@@ -416,6 +425,8 @@ class IRBuilder:
             self.block, self._at = saved
 
     def _emit(self, line) -> None:
+        if self.dbg and isinstance(line, str):
+            line = f"{line}, !dbg {self.dbg}"
         if self._at is None:
             self.block.lines.append(line)
         else:
@@ -426,8 +437,10 @@ class IRBuilder:
         ref = self.block.function.new_name()
         v = Instruction(t, ref)
         v._block = self.block
-        v._line = f"{ref} = {text}"
+        v._line = f"{ref} = {text}" + (f", !dbg {self.dbg}" if self.dbg else "")
+        saved, self.dbg = self.dbg, ""
         self._emit(v._line)
+        self.dbg = saved
         return v
 
     # -- arithmetic

@@ -97,6 +97,11 @@ class FunctionLowering:
 
     def run(self) -> None:
         self.b = ll.IRBuilder(self.llf.append_basic_block("entry"))
+        lines = self.L.lines
+        if lines is not None:
+            self.subprogram = lines.subprogram(self.llf, self.f.name.split("$", 1)[0], self.f.loc)
+            if self.f.loc is not None:
+                self.b.dbg = lines.location(self.f.loc, self.subprogram)
         for arg, llarg in zip(self.f.args, self.llf.args):
             self.values[arg] = llarg
         rets = run(self.region(self.f.body))
@@ -115,6 +120,8 @@ class FunctionLowering:
         for op in r.ops:
             if op.opdef.terminator:
                 return [self.v(x) for x in op.operands]
+            if self.L.lines is not None and op.loc is not None:
+                self.b.dbg = self.L.lines.location(op.loc, self.subprogram)
             if self.split:
                 self._since_split += 1
                 if self._since_split >= SPLIT_EVERY:
@@ -142,7 +149,8 @@ class FunctionLowering:
 
 
 class ModuleLowering:
-    def __init__(self, m: Module, target: Target, data_layout: str, library_definition: str | None = None):
+    def __init__(self, m: Module, target: Target, data_layout: str, library_definition: str | None = None,
+                 line_info: bool = False):
         self.m = m
         self.library_definition = library_definition
         self.target = target
@@ -152,6 +160,10 @@ class ModuleLowering:
         self.functions: dict[str, ll.Function] = {}
         self.globals: dict[str, ll.GlobalVariable] = {}
         self._intrinsics: dict[str, ll.Function] = {}
+        self.lines = None
+        if line_info:
+            from .line_info import LineInfo
+            self.lines = LineInfo(self.ll)
 
     def intrinsic(self, name: str, overload: list, arg_types: list, ret=None) -> ll.Function:
         """`llvm.foo` overloaded on `overload` types, or a fixed `llvm.nvvm.*` name."""
@@ -258,14 +270,15 @@ LARGE_FUNCTION = 10_000
 SPLIT_EVERY = 512
 
 
-def lower_module(m: Module, target: Target, data_layout: str, library_definition: str | None = None) -> ll.Module:
+def lower_module(m: Module, target: Target, data_layout: str, library_definition: str | None = None,
+                 line_info: bool = False) -> ll.Module:
     """The module's kernels and device functions; its library functions (those in the module,
     and those the math templates that lower_expansion emits call) are only declared and
     listed in the result's `library` (ember.lowering.library compiles them once and links
     them into the PTX), but for the one named by `library_definition`, which that uses to
     compile one on its own."""
     from ..ir.passes.expand_math import library_needed
-    ml = ModuleLowering(m, target, data_layout, library_definition)
+    ml = ModuleLowering(m, target, data_layout, library_definition, line_info)
     defined = [f for f in m.functions if not f.attrs.get("library") or f.name == library_definition]
     used, expanded = set(), set()        # one walk: the tables read, the math ops left to expand,
     sizes = {}
