@@ -105,3 +105,42 @@ def test_clean_build_noop_and_edit_of_an_import(project):
     if CXX:
         host = subprocess.run([str(build / "host")], capture_output=True, text=True, check=True)
         assert host.stdout.split() == ["a", "64", "b", "2", "1"]
+
+
+def _configure(tmp_path, cmakelists: str, files: dict):
+    src = tmp_path / "proj2"
+    for name, text in files.items():
+        (src / name).parent.mkdir(parents=True, exist_ok=True)
+        (src / name).write_text(text)
+    (src / "CMakeLists.txt").write_text(cmakelists.replace("{python}", sys.executable.replace("\\", "/")))
+    env = _ember_on_path(tmp_path)
+    build = tmp_path / "build2"
+    r = subprocess.run([CMAKE, "-S", str(src), "-B", str(build), "-G", "Ninja", f"-DCMAKE_MAKE_PROGRAM={NINJA}"],
+                       env=env, capture_output=True, text=True)
+    return r, build, env
+
+
+HEAD = """cmake_minimum_required(VERSION 3.20)
+project(p LANGUAGES NONE)
+execute_process(COMMAND "{python}" -m ember --cmake-dir OUTPUT_VARIABLE Ember_DIR
+                OUTPUT_STRIP_TRAILING_WHITESPACE COMMAND_ERROR_IS_FATAL ANY)
+find_package(Ember REQUIRED)
+"""
+
+
+def test_two_sources_of_one_file_name_are_named_in_the_error(tmp_path):
+    r, _, _ = _configure(tmp_path, HEAD + "ember_add_kernels(k SOURCES x/b.ember y/b.ember EMIT ptx)\n",
+                         {"x/b.ember": B, "y/b.ember": B.replace("1.0", "2.0")})
+    assert r.returncode != 0
+    err = r.stderr.replace("\n", " ")
+    assert "x/b.ember" in err and "y/b.ember" in err and "would both be" in err
+
+
+def test_each_source_may_have_its_own_const_values(tmp_path):
+    lists = HEAD + ('set_source_files_properties(a.ember PROPERTIES EMBER_DEFINES "W=1,2")\n'
+                    'set_source_files_properties(c.ember PROPERTIES EMBER_DEFINES "V=3")\n'
+                    "ember_add_kernels(k SOURCES a.ember c.ember EMIT ptx)\n")
+    c = "kernel c<const V: u32>(x: *mut global f32) block(32) { x[V] = 1.0; }\n"
+    r, build, env = _configure(tmp_path, lists, {"a.ember": A, "lib/helper.ember": HELPER, "c.ember": c})
+    assert r.returncode == 0, r.stderr
+    assert _ninja(build, env) == ["a.W-1.ptx", "a.W-2.ptx", "c.ptx"]

@@ -12,7 +12,10 @@
 # ember_add_kernels(<target>
 #     SOURCES <file.ember>...          kernel sources
 #     [ARCHS <sm_XX>...]               default: Ember's default arch
-#     [DEFINES <NAME=VALUE[,VALUE...]>...]   a list of values makes one output per combination
+#     [DEFINES <NAME=VALUE[,VALUE...]>...]   for every source; a list of values makes one
+#                                      output per combination. A source's own values: its
+#                                      source file property EMBER_DEFINES, e.g.
+#     set_source_files_properties(kernels/rope.ember PROPERTIES EMBER_DEFINES "HEAD_DIM=64,128")
 #     [EMIT header|fatbin|cubin|ptx]   default header (embedding a fatbin of every arch)
 #     [IMAGE fatbin|cubin|ptx]         what a header embeds (default fatbin)
 #     [OUTPUT_DIR <dir>]               default ${CMAKE_CURRENT_BINARY_DIR}/<target>
@@ -82,10 +85,19 @@ function(ember_add_kernels target)
     endforeach()
 
     set(outputs "")
-    foreach(src IN LISTS EK_SOURCES)
-        get_filename_component(src "${src}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+    set(planned_sources "")
+    foreach(given IN LISTS EK_SOURCES)
+        get_filename_component(src "${given}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+        # this source's own const values (its EMBER_DEFINES property), after the common ones
+        set(source_define_args ${define_args})
+        get_source_file_property(own "${given}" EMBER_DEFINES)
+        if(own)
+            foreach(d IN LISTS own)
+                list(APPEND source_define_args -D "${d}")
+            endforeach()
+        endif()
         # The outputs and their const values, as `ember compile` plans them.
-        execute_process(COMMAND "${EMBER_EXECUTABLE}" compile "${src}" ${common} ${define_args}
+        execute_process(COMMAND "${EMBER_EXECUTABLE}" compile "${src}" ${common} ${source_define_args}
                                 -o "${EK_OUTPUT_DIR}/" --list-outputs
                         OUTPUT_VARIABLE plan ERROR_VARIABLE plan_err RESULT_VARIABLE rc)
         if(NOT rc EQUAL 0)
@@ -102,15 +114,23 @@ function(ember_add_kernels target)
                 list(APPEND args -D "${d}")
             endforeach()
             get_filename_component(out "${out}" ABSOLUTE BASE_DIR "${EK_OUTPUT_DIR}")
+            list(FIND outputs "${out}" taken)
+            if(NOT taken EQUAL -1)
+                list(GET planned_sources ${taken} other)
+                message(FATAL_ERROR "ember_add_kernels(${target}): ${other} and ${src} would both be "
+                        "written to ${out} (outputs are named after the file name). Put one in another "
+                        "ember_add_kernels() call (its own OUTPUT_DIR), or rename it.")
+            endif()
             add_custom_command(
                 OUTPUT "${out}"
                 COMMAND "${EMBER_EXECUTABLE}" compile "${src}" ${common} ${args} -o "${out}"
-                        -MD -MF "${out}.d" -MT "${out}"
+                        -MD -MF "${out}.d" -MQ "${out}"
                 DEPENDS "${src}"
                 DEPFILE "${out}.d"
                 COMMENT "Ember: ${out}"
                 VERBATIM)
             list(APPEND outputs "${out}")
+            list(APPEND planned_sources "${src}")
         endforeach()
     endforeach()
 
