@@ -1,5 +1,6 @@
-"""ggml's Q4_K weights and Q8_1 activations, in numpy, from the format definitions
-(DESIGN.md section 6), and f64 references for the kernels that use them.
+"""ggml's Q4_K weights and Q8_1 activations, in numpy, byte for byte as ggml's
+`block_q4_K` and `block_q8_1` lay them out, and f64 references for the kernels that use
+them.
 
 Q4_K: a super-block of 256 weights in 144 bytes: f16 d, f16 dmin, 12 bytes of packed
 6-bit (scale, min) for the 8 sub-blocks of 32, then 128 bytes of 4-bit quants. For
@@ -9,7 +10,11 @@ low nibbles are weights 64g + l (sub-block 2g), high nibbles 64g + 32 + l (sub-b
 2g + 1). w = d * sc * q - dmin * m.
 
 Q8_1: blocks of 32 activations: d = amax / 127 (f32), q = round(x / d) (ties away from
-zero, f32 division), stored as int8[32], f16 d, f16 s = d * sum(q) (36 bytes).
+zero, f32 division), stored as ggml's `block_q8_1 { ggml_half d; ggml_half s; int8_t
+qs[32]; }` (36 bytes, the header first): f16 d, f16 s = d * sum(q) (ggml's CPU
+quantiser; its CUDA one stores sum(x)), then the 32 quants. Ember's DP4A kernels read
+their own staging layout instead (split_q8_1), which quantize_q8_1 in
+kernels_src/q4k_dp4a.ember writes directly.
 """
 
 from __future__ import annotations
@@ -87,8 +92,8 @@ def swiglu_gemv(gate: np.ndarray, up: np.ndarray, x: np.ndarray) -> np.ndarray:
 
 # ----------------------------------------------------------------------------- Q8_1
 def quantize_q8_1(x: np.ndarray) -> np.ndarray:
-    """f32 [M, K] (K a multiple of 32) -> uint8 [M, K / 32 * 36], exactly as the kernel
-    computes it: f32 arithmetic, round half away from zero."""
+    """f32 [M, K] (K a multiple of 32) -> ggml's Q8_1 blocks, uint8 [M, K / 32 * 36], with
+    the values the kernel computes: f32 arithmetic, round half away from zero."""
     x = np.asarray(x, np.float32)
     rows, k = x.shape
     blk = x.reshape(rows, k // QK8_1, QK8_1)
@@ -100,18 +105,19 @@ def quantize_q8_1(x: np.ndarray) -> np.ndarray:
     q = np.clip(q, -127, 127)
     s = (d * q.sum(axis=-1).astype(np.float32)).astype(np.float32)
     out = np.empty((rows, k // QK8_1, Q8_1_BYTES), np.uint8)
-    out[..., :32] = q.astype(np.int8).view(np.uint8)
-    out[..., 32:34] = d.astype(np.float16)[..., None].view(np.uint8).reshape(rows, -1, 2)
-    out[..., 34:36] = s.astype(np.float16)[..., None].view(np.uint8).reshape(rows, -1, 2)
+    out[..., 0:2] = d.astype(np.float16)[..., None].view(np.uint8).reshape(rows, -1, 2)
+    out[..., 2:4] = s.astype(np.float16)[..., None].view(np.uint8).reshape(rows, -1, 2)
+    out[..., 4:] = q.astype(np.int8).view(np.uint8)
     return out.reshape(rows, -1)
 
 
 def q8_1_fields(q8: np.ndarray):
-    """uint8 [M, K / 32 * 36] -> int8 quants [M, K] (as int64), d [M, K / 32] (f64)."""
+    """ggml's Q8_1 blocks, uint8 [M, K / 32 * 36] -> int8 quants [M, K] (as int64), d
+    [M, K / 32] (f64)."""
     rows = q8.shape[0]
     b = q8.reshape(rows, -1, Q8_1_BYTES)
-    q = b[..., :32].copy().view(np.int8).astype(np.int64).reshape(rows, -1)
-    d = b[..., 32:34].copy().view(np.float16)[..., 0].astype(np.float64)
+    q = b[..., 4:].copy().view(np.int8).astype(np.int64).reshape(rows, -1)
+    d = b[..., 0:2].copy().view(np.float16)[..., 0].astype(np.float64)
     return q, d
 
 
@@ -135,11 +141,12 @@ def split_q8_1(q8: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     block's quants as an i16 in the high half (ggml keeps s = d * sum as an f16 there)
     (uint32 [M * K / 32]). K must be a multiple of 256."""
     rows = q8.shape[0]
-    b = q8.reshape(rows, -1, Q8_1_BYTES)
-    d_bits = np.ascontiguousarray(b[..., 32:34]).view(np.uint16)[..., 0].astype(np.uint32)
-    sums = b[..., :32].view(np.int8).astype(np.int32).sum(axis=-1)
+    b = np.ascontiguousarray(q8).reshape(rows, -1, Q8_1_BYTES)
+    d_bits = np.ascontiguousarray(b[..., 0:2]).view(np.uint16)[..., 0].astype(np.uint32)
+    quants = np.ascontiguousarray(b[..., 4:])
+    sums = quants.view(np.int8).astype(np.int32).sum(axis=-1)
     ds = (d_bits | ((sums.astype(np.uint32) & 0xFFFF) << 16)).astype(np.uint32).reshape(-1)
-    return split_words(b[..., :32].reshape(rows, -1)), ds
+    return split_words(quants.reshape(rows, -1)), ds
 
 
 def split_words(quants: np.ndarray) -> np.ndarray:

@@ -172,3 +172,23 @@ def test_q8_store_split_is_the_split_layout():
     module().store_split(q, aq, grid=16)
     want = q.astype(np.int8).view(np.uint8).reshape(2, 256)[:, R.lane_order()]
     np.testing.assert_array_equal(aq, np.ascontiguousarray(want).reshape(-1).view(np.uint32))
+
+
+def test_q8_1_blocks_are_ggmls_bytes_header_first():
+    """ggml's block_q8_1 is {f16 d; f16 s; int8 qs[32]}: a block built field by field as ggml
+    lays it out reads back as its values, and split_q8_1 of it gives the DP4A layout."""
+    rng = np.random.default_rng(5)
+    qs = rng.integers(-127, 128, (2, 8, 32)).astype(np.int8)
+    d = rng.uniform(0.01, 0.1, (2, 8)).astype(np.float16)
+    s = (d.astype(np.float32) * qs.sum(-1)).astype(np.float16)
+    raw = np.concatenate([d[..., None].view(np.uint8).reshape(2, 8, 2), s[..., None].view(np.uint8).reshape(2, 8, 2),
+                          qs.view(np.uint8)], axis=-1).reshape(2, -1)
+    assert raw.shape == (2, 8 * 36)
+    q, dd = R.q8_1_fields(raw)
+    assert (q.reshape(2, 8, 32) == qs).all() and (dd == d.astype(np.float64)).all()
+    aq, ads = R.split_q8_1(raw)
+    assert ((ads & 0xFFFF).astype(np.uint16).view(np.float16) == d.reshape(-1)).all()
+    assert ((ads >> 16).astype(np.uint16).view(np.int16) == qs.sum(-1).reshape(-1)).all()
+    x = rng.standard_normal((2, 256)).astype(np.float32)
+    blocks = R.quantize_q8_1(x).reshape(2, 8, 36)
+    assert np.isfinite(blocks[..., 0:2].copy().view(np.float16)).all()       # d comes first
