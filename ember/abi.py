@@ -38,9 +38,19 @@ class Buffer:
     readonly: bool = False
     contiguous: bool = True
     owner: object = None
+    device: int | None = None    # the GPU it lives on, when known
 
 
 BIG_ENDIAN = " (big-endian)"
+
+
+def elem_name_of_dtype(dtype) -> str | None:
+    """A numpy dtype -> the Ember element type it holds (None for one Ember has not):
+    `elem_name_of_typestr` of its typestr, and bf16 for ml_dtypes' bfloat16 (whose
+    typestr is a bare `<V2`)."""
+    if getattr(dtype, "name", "") == "bfloat16":
+        return "bf16"
+    return elem_name_of_typestr(dtype.str)
 
 
 def elem_name_of_typestr(typestr: str) -> str | None:

@@ -14,16 +14,17 @@ from __future__ import annotations
 from ..abi import LaunchError
 
 
-def load(program, device: str = "cuda"):
-    """Load a compiled program on a device: "cuda" (the GPU) or "sim" (the simulator).
-    Both take the same launch arguments."""
-    if device == "cuda":
-        from .cuda import Module
-        return Module(program)
+def load(program, device="cuda"):
+    """Load a compiled program on a device: "cuda" (GPU 0), "cuda:N" or N (GPU N), or "sim"
+    (the simulator). Both take the same launch arguments (`grid`, `block`, `stream`,
+    `sync`)."""
     if device == "sim":
         from ..sim import load as sim_load
         return sim_load(program)
-    raise ValueError(f"unknown device `{device}` (expected \"cuda\" or \"sim\")")
+    if device == "cuda" or isinstance(device, int) or (isinstance(device, str) and device.startswith("cuda:")):
+        from .cuda import Module, device_ordinal
+        return Module(program, device=device_ordinal(device))
+    raise ValueError(f"unknown device `{device}` (expected \"cuda\", \"cuda:N\", an ordinal or \"sim\")")
 
 
 def cuda_available() -> bool:

@@ -1,5 +1,21 @@
-"""The GPU: loading Ember programs and launching their kernels with cuda-python
-(cuda.bindings.driver). `cuda` is imported only in this package."""
+"""The GPU: loading Ember programs and launching their kernels, on cuda.core (cuda-python's
+object model: Device, Stream, Event, ObjectCode, Kernel, launch, graph builders, and
+StridedMemoryView for DLPack / CUDA Array Interface buffers). `cuda` is imported only in
+this package.
+
+Streams. A launch goes on the stream it is given: an Ember `Stream`, a cuda.core `Stream`
+or graph builder, any object with the `__cuda_stream__` protocol (a torch or CuPy
+stream), or a raw stream handle (an int). Without one, a launch whose buffers include a
+torch tensor goes on torch's current stream for that tensor's device, and any other on
+the device's default stream.
+
+Blocking. A launch with numpy arrays copies them in and back for `*mut` parameters, so it
+waits for the kernel; a launch on device buffers only (DeviceArray, torch, CuPy, ...)
+returns at once, as torch's and CuPy's own launches do (`sync=True` waits anyway).
+
+Devices. `load(prog, device=1)` (or "cuda:1") loads on another GPU; every buffer of a
+launch must live on the module's device.
+"""
 
 from __future__ import annotations
 
@@ -8,12 +24,12 @@ import threading
 
 import numpy as np
 
-from ..abi import (Buffer, KernelTable, LaunchError, check_buffers, check_launch, elem_name_of_typestr,
+from ..abi import (Buffer, KernelTable, LaunchError, check_buffers, check_launch, elem_name_of_dtype,
                    host_groups, require_contiguous, scalar_bytes)
 from .interop import borrow
 
 _lock = threading.Lock()
-_context = None
+_contexts: dict = {}
 
 
 class CudaError(RuntimeError):
@@ -28,15 +44,22 @@ class NoGPUError(CudaError):
                          "use the simulator: ember.runtime.load(prog, device=\"sim\") (or `ember run`)")
 
 
-def _driver():
+def _core():
     try:
-        from cuda.bindings import driver
+        import cuda.core as core
     except ImportError as e:  # pragma: no cover - cuda-python is a dependency
-        raise CudaError(f"cuda-python is not installed: {e}") from e
+        raise CudaError(f"cuda-python (cuda.core) is not installed: {e}") from e
+    return core
+
+
+def _driver():
+    from cuda.bindings import driver
     return driver
 
 
 def _check(ret):
+    """A cuda.bindings driver call's result, raising CudaError on failure (for the few driver
+    calls cuda.core has no object for: host <-> device copies, kernel attributes)."""
     drv = _driver()
     err, *rest = ret if isinstance(ret, tuple) else (ret,)
     if err != drv.CUresult.CUDA_SUCCESS:
@@ -48,9 +71,10 @@ def _check(ret):
     return rest[0] if len(rest) == 1 else tuple(rest)
 
 
-def _init_driver(drv) -> None:
-    """cuInit, turning a missing driver library or GPU into NoGPUError."""
+def device_count() -> int:
+    """The number of CUDA devices; NoGPUError without a driver library or a device."""
     try:
+        drv = _driver()
         err, = drv.cuInit(0)[:1]
     except Exception as e:   # cuda-pathfinder: the driver library (libcuda) is not installed
         raise NoGPUError(f"the CUDA driver library could not be loaded: {e}") from None
@@ -60,68 +84,93 @@ def _init_driver(drv) -> None:
     err, n = drv.cuDeviceGetCount()
     if err != drv.CUresult.CUDA_SUCCESS or n == 0:
         raise NoGPUError("the CUDA driver reports no device")
+    return int(n)
+
+
+def device_ordinal(device) -> int:
+    """0, 1, "cuda", "cuda:1", a cuda.core Device or a torch.device -> the ordinal."""
+    if device is None or device == "cuda":
+        return 0
+    if isinstance(device, str) and device.startswith("cuda:") and device[5:].isdigit():
+        return int(device[5:])
+    if isinstance(device, bool):
+        raise ValueError(f"device must be an ordinal or \"cuda:N\", not {device!r}")
+    if isinstance(device, int):
+        return device
+    for attr in ("device_id", "index"):          # cuda.core.Device, torch.device
+        v = getattr(device, attr, None)
+        if isinstance(v, int):
+            return v
+    raise ValueError(f"device must be an ordinal, \"cuda\" or \"cuda:N\", not {device!r}")
 
 
 class Context:
-    """The primary context of one GPU, made current for the calling thread."""
+    """One GPU (its primary context, through cuda.core.Device), made current for the
+    calling thread."""
 
     def __init__(self, ordinal: int = 0):
-        drv = _driver()
-        _init_driver(drv)
-        self.device = _check(drv.cuDeviceGet(ordinal))
-        self.ctx = _check(drv.cuDevicePrimaryCtxRetain(self.device))
-        _check(drv.cuCtxSetCurrent(self.ctx))
-        attr = drv.CUdevice_attribute
-        major = _check(drv.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, self.device))
-        minor = _check(drv.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, self.device))
-        self.compute_capability = (major, minor)
-        self.name = _check(drv.cuDeviceGetName(256, self.device)).split(b"\0")[0].decode()
+        n = device_count()
+        if not 0 <= ordinal < n:
+            raise CudaError(f"no CUDA device {ordinal}: this machine has {n} (0..{n - 1})")
+        core = _core()
+        self.ordinal = ordinal
+        self.device = core.Device(ordinal)
+        self.device.set_current()
+        self.compute_capability = tuple(self.device.compute_capability)
+        self.name = self.device.name
 
     @property
     def arch(self) -> str:
         return f"sm_{self.compute_capability[0]}{self.compute_capability[1]}"
 
     def make_current(self) -> None:
-        _check(_driver().cuCtxSetCurrent(self.ctx))
+        self.device.set_current()
 
     def synchronize(self) -> None:
-        _check(_driver().cuCtxSynchronize())
+        self.device.sync()
+
+    @property
+    def default_stream(self):
+        return self.device.default_stream
 
 
-def context() -> Context:
-    global _context
+def context(device=0) -> Context:
+    """The Context of a device (an ordinal or "cuda:N"), made current."""
+    ordinal = device_ordinal(device)
     with _lock:
-        if _context is None:
-            _context = Context()
+        ctx = _contexts.get(ordinal)
+        if ctx is None:
+            ctx = _contexts[ordinal] = Context(ordinal)
         else:
-            _context.make_current()
-        return _context
+            ctx.make_current()
+        return ctx
 
 
 def available() -> bool:
     """True when a CUDA driver and at least one GPU are present."""
     try:
-        _init_driver(_driver())
+        device_count()
         return True
     except CudaError:
         return False
 
 
 class DeviceArray:
-    """A contiguous array in GPU memory (also usable by CuPy/PyTorch through
-    `__cuda_array_interface__`)."""
+    """A contiguous array in GPU memory (a cuda.core Buffer), usable by CuPy/PyTorch through
+    `__cuda_array_interface__` and DLPack."""
 
-    def __init__(self, shape, dtype):
-        self.ctx = context()
+    def __init__(self, shape, dtype, device=0):
+        self.ctx = context(device)
         self.shape = tuple(int(s) for s in (shape if isinstance(shape, (tuple, list)) else (shape,)))
         self.dtype = np.dtype(dtype)
         self.nbytes = int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
-        self.ptr = int(_check(_driver().cuMemAlloc(max(self.nbytes, 1))))
+        self.buffer = self.ctx.device.allocate(max(self.nbytes, 1), stream=self.ctx.default_stream)
+        self.ptr = int(self.buffer.handle)
 
     @classmethod
-    def from_host(cls, a) -> "DeviceArray":
+    def from_host(cls, a, device=0) -> "DeviceArray":
         a = np.ascontiguousarray(a)
-        d = cls(a.shape, a.dtype)
+        d = cls(a.shape, a.dtype, device)
         d.copy_from_host(a)
         return d
 
@@ -130,13 +179,13 @@ class DeviceArray:
         if a.nbytes != self.nbytes:
             raise ValueError(f"size mismatch: {a.nbytes} bytes into a {self.nbytes}-byte array")
         if self.nbytes:
+            self.ctx.make_current()
+            self.ctx.default_stream.sync()        # the allocation is stream-ordered
             _check(_driver().cuMemcpyHtoD(self.ptr, a.ctypes.data, self.nbytes))
 
     def to_host(self) -> np.ndarray:
         out = np.empty(self.shape, dtype=self.dtype)
-        if self.nbytes:
-            self.ctx.synchronize()
-            _check(_driver().cuMemcpyDtoH(out.ctypes.data, self.ptr, self.nbytes))
+        self.copy_to_host(out)
         return out
 
     def copy_to_host(self, out: np.ndarray, offset: int = 0) -> None:
@@ -148,53 +197,99 @@ class DeviceArray:
     @property
     def __cuda_array_interface__(self) -> dict:
         return {"shape": self.shape, "typestr": self.dtype.str, "data": (self.ptr, False), "version": 3,
-                "strides": None}
+                "strides": None, "stream": None}
 
-    def __del__(self):
-        ptr = getattr(self, "ptr", None)
-        if ptr:
-            try:
-                _driver().cuMemFree(ptr)
-            except Exception:
-                pass
-            self.ptr = None
+
+class Stream:
+    """A stream of one device (a cuda.core Stream). While a `Graph` captures it, launches
+    given this stream are recorded into the graph."""
+
+    def __init__(self, device=0):
+        self.ctx = context(device)
+        self.core = self.ctx.device.create_stream()
+        self.handle = int(self.core.handle)
+        self.capturing = None                 # the graph builder while a Graph captures
+
+    def synchronize(self) -> None:
+        self.core.sync()
+
+    def __cuda_stream__(self):
+        return (0, self.handle)
+
+
+def _launch_target(stream, ctx: Context):
+    """What cuda.core.launch takes for `stream` (see the module docstring)."""
+    core = _core()
+    if isinstance(stream, Stream):
+        return stream.capturing or stream.core
+    if stream is None:
+        return ctx.default_stream
+    if isinstance(stream, bool):
+        raise LaunchError(f"stream must be a stream or a stream handle, not {stream!r}")
+    if isinstance(stream, int):
+        return core.Stream.from_handle(stream) if stream else ctx.default_stream
+    if isinstance(stream, core.Stream) or type(stream).__name__ == "GraphBuilder":
+        return stream
+    if hasattr(stream, "__cuda_stream__"):          # torch, CuPy: wrapped (the stream stays theirs)
+        return ctx.device.create_stream(stream)
+    handle = getattr(stream, "cuda_stream", None)      # an older torch stream
+    if isinstance(handle, int):
+        return core.Stream.from_handle(handle) if handle else ctx.default_stream
+    raise LaunchError(f"stream must be an Ember, cuda.core, torch or CuPy stream or a handle, "
+                      f"not {type(stream).__name__}")
 
 
 class Event:
-    def __init__(self):
-        self.ev = _check(_driver().cuEventCreate(0))
+    """A timing event (cuda.core Event)."""
 
-    def record(self, stream=0) -> None:
-        _check(_driver().cuEventRecord(self.ev, getattr(stream, "handle", stream)))
+    def __init__(self, device=0):
+        core = _core()
+        self.ctx = context(device)
+        self.ev = self.ctx.device.create_event(core.EventOptions(timing_enabled=True))
+
+    def record(self, stream=None) -> None:
+        target = _launch_target(stream, self.ctx)
+        if not hasattr(target, "record"):             # a foreign stream object: wrap its handle
+            target = _core().Stream.from_handle(_stream_handle(target))
+        target.record(self.ev)
 
     def elapsed_ms(self, later: "Event") -> float:
-        _check(_driver().cuEventSynchronize(later.ev))
-        return float(_check(_driver().cuEventElapsedTime(self.ev, later.ev)))
+        later.ev.sync()
+        return float(later.ev - self.ev)
 
 
-def copy_device(dst: DeviceArray, src: DeviceArray, stream=0) -> None:
-    _check(_driver().cuMemcpyDtoDAsync(dst.ptr, src.ptr, min(dst.nbytes, src.nbytes),
-                                       getattr(stream, "handle", stream)))
+def _stream_handle(s) -> int:
+    if hasattr(s, "__cuda_stream__"):
+        return int(s.__cuda_stream__()[1])
+    return int(s.handle)
+
+
+def copy_device(dst: DeviceArray, src: DeviceArray, stream=None) -> None:
+    target = _launch_target(stream, dst.ctx)
+    _check(_driver().cuMemcpyDtoDAsync(dst.ptr, src.ptr, min(dst.nbytes, src.nbytes), _stream_handle(target)))
 
 
 class Module(KernelTable):
-    """A program loaded on the GPU; its kernels are attributes (`mod.rope(...)`)."""
+    """A program loaded on a GPU; its kernels are attributes (`mod.rope(...)`)."""
 
-    def __init__(self, program, image: bytes | None = None):
-        self.ctx = context()
+    def __init__(self, program, image: bytes | None = None, device=0):
+        core = _core()
+        self.ctx = context(device)
         self.program = program
         if image is None:
-            image = _image_for(program, self.ctx)
-        self.module = _check(_driver().cuModuleLoadData(image))
+            image, kind = _image_for(program, self.ctx)
+        else:
+            kind = "cubin"
+        self.code = core.ObjectCode.from_cubin(image) if kind == "cubin" else core.ObjectCode.from_ptx(image)
         self.kernels = {name: Kernel(self, info) for name, info in program.kernels.items()}
 
 
-def _image_for(program, ctx: Context) -> bytes:
+def _image_for(program, ctx: Context) -> tuple:
     """A cubin for this GPU from nvJitLink when available, through the compile cache (the
-    driver's PTX JIT otherwise)."""
-    major, _ = ctx.compute_capability
+    driver's PTX JIT otherwise): (bytes or text, "cubin" or "ptx")."""
+    major, minor = ctx.compute_capability
     target_sm = int("".join(ch for ch in program.arch[3:] if ch.isdigit()))
-    if target_sm > major * 10 + ctx.compute_capability[1]:
+    if target_sm > major * 10 + minor:
         raise CudaError(f"{program.name} was compiled for {program.arch}, but this GPU is {ctx.arch}")
     try:
         from ..build.binaries import cubin
@@ -202,10 +297,10 @@ def _image_for(program, ctx: Context) -> bytes:
         from ..cache import Cache, disabled_by_environment
         if nvjitlink_available():
             arch = ctx.arch if not program.arch.endswith("a") else program.arch
-            return cubin(program.ptx, arch, None if disabled_by_environment() else Cache())[0]
+            return cubin(program.ptx, arch, None if disabled_by_environment() else Cache())[0], "cubin"
     except Exception:
         pass
-    return program.ptx.encode() + b"\0"
+    return program.ptx, "ptx"
 
 
 class Kernel:
@@ -213,18 +308,22 @@ class Kernel:
         self.module = module
         self.info = info
         self.name = info.name
-        self.function = _check(_driver().cuModuleGetFunction(module.module, info.name.encode()))
+        self.function = module.code.get_kernel(info.name)
         self.shared_bytes = getattr(info, "dynamic_shared", 0)
         if self.shared_bytes:   # above 48 KB: the kernel opts in to this much dynamic shared memory
             d = _driver()
-            _check(d.cuFuncSetAttribute(self.function,
-                                        d.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                        self.shared_bytes))
+            attr = d.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+            _check(d.cuKernelSetAttribute(attr, self.shared_bytes, self.function.handle,
+                                          module.ctx.ordinal))
 
-    def __call__(self, *args, grid, block=None, stream=0, sync: bool = True):
-        """Launch. Buffers: DeviceArray, any __cuda_array_interface__ / DLPack CUDA array
-        (borrowed), or numpy arrays (copied in, and back out for `*mut` parameters)."""
+    def __call__(self, *args, grid, block=None, stream=None, sync: bool | None = None):
+        """Launch. Buffers: DeviceArray, any DLPack / __cuda_array_interface__ CUDA array
+        (borrowed), or numpy arrays (copied in, and back out for `*mut` parameters). `stream`:
+        see the module docstring; `sync`: wait for the kernel (default: only when numpy
+        arrays are copied back)."""
         launch = self.prepare(*args, grid=grid, block=block)
+        if stream is None:
+            stream = _torch_stream(args, self.module.ctx)
         launch(stream)
         if launch.staged or sync:
             self.module.ctx.synchronize()
@@ -240,6 +339,7 @@ class Kernel:
                               f"({', '.join(p.name for p in info.params)}), got {len(args)}")
         grid, block = check_launch(info, grid, block)
         bound, staged, keep, host = [None] * len(args), [], [], {}
+        ordinal = self.module.ctx.ordinal
         for i, (p, a) in enumerate(zip(info.params, args)):
             if p.is_pointer:
                 buf = borrow(a)
@@ -250,85 +350,95 @@ class Kernel:
                 if buf is None:
                     raise LaunchError(f"{info.name}: `{p.name}` needs a device buffer or a numpy array, "
                                       f"got {type(a).__name__}")
+                if buf.device is not None and buf.device != ordinal:
+                    raise LaunchError(f"{info.name}: `{p.name}` lives on cuda:{buf.device}, but the kernel is "
+                                      f"loaded on cuda:{ordinal} (ember.runtime.load(prog, device={buf.device}))")
                 bound[i] = buf
             else:
                 bound[i] = scalar_bytes(a, p.type, info.name, p.name)
         # numpy arrays are copied to the GPU; overlapping ones as one allocation holding
         # their union, so the kernel sees them aliased as it sees overlapping device buffers.
         for g in host_groups(host):
-            d = DeviceArray((g.nbytes,), np.uint8)
+            d = DeviceArray((g.nbytes,), np.uint8, ordinal)
             d.copy_from_host(g.host_view())
             keep.append(d)
             for (pos, off), a in zip(g.members, g.arrays):
                 p = info.params[pos]
-                bound[pos] = Buffer(d.ptr + off, a.nbytes, elem_name_of_typestr(a.dtype.str),
+                bound[pos] = Buffer(d.ptr + off, a.nbytes, elem_name_of_dtype(a.dtype),
                                     not a.flags.writeable, True, owner=d)
                 if p.type.mut:
                     staged.append((a, d, off))
         bound = list(zip(info.params, bound))
         check_buffers(info, bound)
-        values = []
-        for p, b in bound:
-            if isinstance(b, Buffer):
-                values.append(ctypes.c_uint64(b.ptr))
-            else:
-                buf = ctypes.create_string_buffer(b, len(b))
-                values.append(buf)
+        values = [ctypes.c_uint64(b.ptr) if isinstance(b, Buffer) else _scalar_value(b) for _, b in bound]
         return Launch(self, grid, block, values, staged, keep)
+
+
+_BY_SIZE = {1: ctypes.c_uint8, 2: ctypes.c_uint16, 4: ctypes.c_uint32, 8: ctypes.c_uint64}
+
+
+def _scalar_value(raw: bytes):
+    """A scalar's bytes (little-endian, as abi.scalar_bytes packs them) as the ctypes value of
+    the same size, which cuda.core passes bit for bit."""
+    return _BY_SIZE[len(raw)].from_buffer_copy(raw)
+
+
+def _torch_stream(args, ctx: Context):
+    """torch's current stream when a torch tensor is among the arguments, else None."""
+    for a in args:
+        if type(a).__module__.startswith("torch") and getattr(a, "is_cuda", False):
+            import torch
+            return torch.cuda.current_stream(a.device)
+    return None
 
 
 class Launch:
     """A kernel launch with packed arguments; calling it enqueues the kernel."""
 
     def __init__(self, kernel: Kernel, grid, block, values, staged, keep):
+        core = _core()
         self.kernel = kernel
         self.grid, self.block = grid, block
         self.values = values          # keeps the packed argument storage alive
         self.staged = staged
         self.keep = keep
-        self.ptrs = (ctypes.c_void_p * max(len(values), 1))(*[ctypes.addressof(v) for v in values])
-        self.address = ctypes.addressof(self.ptrs)
+        self.config = core.LaunchConfig(grid=grid, block=block, shmem_size=kernel.shared_bytes)
+        self._launch = core.launch
 
-    def __call__(self, stream=0) -> None:
-        _check(_driver().cuLaunchKernel(self.kernel.function, *self.grid, *self.block, self.kernel.shared_bytes,
-                                        getattr(stream, "handle", stream), self.address, 0))
-
-
-class Stream:
-    def __init__(self):
-        context()
-        self.handle = _check(_driver().cuStreamCreate(0))
-
-    def synchronize(self) -> None:
-        _check(_driver().cuStreamSynchronize(self.handle))
+    def __call__(self, stream=None) -> None:
+        target = _launch_target(stream, self.kernel.module.ctx)
+        self._launch(target, self.config, self.kernel.function, *self.values)
 
 
 class Graph:
-    """A CUDA graph captured from a stream: `with Graph.capture(stream) as g: ...`, then
-    `g.launch(stream)` replays everything enqueued inside the block."""
+    """A CUDA graph (a cuda.core graph builder) of what is launched on a Stream inside
+    `with Graph.capture(stream) as g: ...`; `g.launch()` replays it on that stream."""
 
     def __init__(self, stream: Stream):
+        if not isinstance(stream, Stream):
+            raise TypeError("Graph.capture takes an ember.runtime.cuda.Stream")
         self.stream = stream
-        self.exec = None
+        self.graph = None
+        self._builder = None
 
     @classmethod
     def capture(cls, stream: Stream) -> "Graph":
         return cls(stream)
 
     def __enter__(self) -> "Graph":
-        drv = _driver()
-        _check(drv.cuStreamBeginCapture(self.stream.handle,
-                                        drv.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_THREAD_LOCAL))
+        self._builder = self.stream.core.create_graph_builder().begin_building("thread_local")
+        self.stream.capturing = self._builder
         return self
 
     def __exit__(self, *exc) -> None:
-        drv = _driver()
-        graph = _check(drv.cuStreamEndCapture(self.stream.handle))
+        self.stream.capturing = None
+        builder = self._builder.end_building()
         if exc[0] is None:
-            self.exec = _check(drv.cuGraphInstantiate(graph, 0))
+            self.graph = builder.complete()
 
     def launch(self) -> None:
-        _check(_driver().cuGraphLaunch(self.exec, self.stream.handle))
+        """Replay the captured work on the stream it was captured from."""
+        self.graph.launch(self.stream.core)
 
 
 class _PtxProgram:
@@ -338,14 +448,15 @@ class _PtxProgram:
         self.name, self.arch, self.ptx, self.kernels = name, arch, ptx, kernels
 
 
-def load_ptx(ptx: str, kernels: dict, arch: str = "sm_80", name: str = "<ptx>") -> Module:
+def load_ptx(ptx: str, kernels: dict, arch: str = "sm_80", name: str = "<ptx>", device=0) -> Module:
     """Load PTX that Ember did not compile; `kernels` maps entry names to KernelInfo."""
-    return Module(_PtxProgram(name, arch, ptx, kernels))
+    return Module(_PtxProgram(name, arch, ptx, kernels), device=device)
 
 
-def load(program) -> Module:
-    return Module(program)
+def load(program, device=0) -> Module:
+    """Load a compiled program on a GPU (an ordinal or "cuda:N")."""
+    return Module(program, device=device)
 
 
-__all__ = ["Context", "context", "available", "DeviceArray", "Event", "Stream", "Graph", "Module",
+__all__ = ["Context", "context", "available", "device_count", "DeviceArray", "Event", "Stream", "Graph", "Module",
            "Kernel", "Launch", "load", "load_ptx", "copy_device", "CudaError", "NoGPUError"]

@@ -14,8 +14,8 @@ import numpy as np
 
 from ..ir import semantics as S
 from ..ir.core import Function, Module
-from ..abi import (Buffer, KernelTable, LaunchError, check_buffers, check_launch, elem_name_of_typestr,
-                            host_groups, require_contiguous, scalar_bytes)
+from ..abi import (Buffer, KernelTable, LaunchError, check_buffers, check_launch, elem_name_of_dtype,
+                  host_groups, require_contiguous, scalar_bytes)
 from .errors import SimError
 from ..ir.interp import Interpreter
 from .machine import SimMachine
@@ -38,8 +38,11 @@ class SimKernel:
         self.info = info
         self.name = info.name
 
-    def __call__(self, *args, grid, block=None, step_limit: int = DEFAULT_STEP_LIMIT,
-                 check_races: bool = True, max_lanes: int = DEFAULT_MAX_LANES):
+    def __call__(self, *args, grid, block=None, stream=None, sync: bool | None = None,
+                 step_limit: int = DEFAULT_STEP_LIMIT, check_races: bool = True, max_lanes: int = DEFAULT_MAX_LANES):
+        """Run the kernel: the same arguments as a GPU launch. `stream` and `sync` are
+        accepted for one calling convention and change nothing: the simulator runs the
+        kernel to its end before returning."""
         info = self.info
         if len(args) != len(info.params):
             raise LaunchError(f"{info.name} takes {len(info.params)} arguments "
@@ -71,7 +74,7 @@ class SimKernel:
                 mem = union.view(p.name, off, a.nbytes, p.type.pointee)
                 mem.aliases = [n for n in dict.fromkeys(names) if n != p.name]
                 memories[pos] = mem
-                bound[pos] = Buffer((gi + 1) << 40 | off, a.nbytes, elem_name_of_typestr(a.dtype.str),
+                bound[pos] = Buffer((gi + 1) << 40 | off, a.nbytes, elem_name_of_dtype(a.dtype),
                                     not a.flags.writeable, True, owner=a)
         check_buffers(info, [(p, bound.get(i, scalars.get(i))) for i, p in enumerate(info.params)])
         values = []
