@@ -9,6 +9,24 @@ import argparse
 import sys
 
 
+# What each benchmark needs beyond Ember's own dependencies, and where it comes from.
+NEEDS = {"compile": ("triton", "numba", "pip install -e '.[bench]' (Triton and Numba-CUDA, compiling without a GPU)"),
+         "rope": ("torch",), "rmsnorm": ("torch", "triton"), "q4k": ("torch", "triton"), "gemm": ("torch", "triton"),
+         "sim": ()}
+
+
+def _missing(which: str) -> str | None:
+    """A one-line reason the benchmark cannot run here, or None."""
+    import importlib.util
+    needs = NEEDS[which]
+    how = needs[-1] if needs and " " in needs[-1] else None
+    absent = [m for m in needs if " " not in m and importlib.util.find_spec(m) is None]
+    if not absent:
+        return None
+    hint = how or "the GPU benchmarks run where torch and Triton are installed (../shared/GPU.md)"
+    return f"python -m bench {which} needs {', '.join(absent)}: {hint}"
+
+
 def main() -> int:
     p = argparse.ArgumentParser(prog="python -m bench", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -16,6 +34,10 @@ def main() -> int:
     p.add_argument("--out", default="bench/results", help="directory for the JSON and markdown results")
     p.add_argument("--quick", action="store_true", help="fewer repetitions (smoke test)")
     args = p.parse_args()
+    why = _missing(args.which)
+    if why:
+        print(f"bench: error: {why}", file=sys.stderr)
+        return 2
     if args.which == "rope":
         from . import rope_ab
         return rope_ab.main(args.out, quick=args.quick)

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
 
 
 def blocks() -> list[tuple[str, str]]:
@@ -66,3 +67,11 @@ def test_python_examples_run_or_name_the_simulator(workdir):
         "\nassert (x == 2 * np.arange(1000)).all()\n"
     r = subprocess.run([sys.executable, "-c", script], cwd=workdir, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
+
+
+def test_a_benchmark_without_its_packages_says_which_to_install():
+    import importlib.util
+    if importlib.util.find_spec("triton") and importlib.util.find_spec("numba"):
+        return                                   # the [bench] extra is installed: nothing to say
+    r = subprocess.run([sys.executable, "-m", "bench", "compile"], cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode == 2 and "pip install -e '.[bench]'" in r.stderr and "Traceback" not in r.stderr
