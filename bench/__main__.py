@@ -1,8 +1,9 @@
-"""python -m bench {rope,rmsnorm,q4k,gemm,compile,sim} [--out DIR]
+"""python -m bench {rope,rmsnorm,q4k,gemm,compile,scaling,sim} [--out DIR]
 
 rope: RoPE on the GPU against the hand-written PTX; rmsnorm: RMSNorm and add+RMSNorm
 against Triton, liger-kernel and torch; q4k: the Q4_K GEMV family against Triton and torch; gemm: the bf16 tensor-core GEMM against cuBLAS and Triton;
-compile: compile time against Triton and Numba-CUDA;
+compile: compile time against Triton and Numba-CUDA; scaling: compile time of large
+inputs (long expressions, a 4.7 MB import);
 sim: simulator speed (RMSNorm 64 x 4096)."""
 
 import argparse
@@ -12,7 +13,7 @@ import sys
 # What each benchmark needs beyond Ember's own dependencies, and where it comes from.
 NEEDS = {"compile": ("triton", "numba", "pip install -e '.[bench]' (Triton and Numba-CUDA, compiling without a GPU)"),
          "rope": ("torch",), "rmsnorm": ("torch", "triton"), "q4k": ("torch", "triton"), "gemm": ("torch", "triton"),
-         "sim": ()}
+         "sim": (), "scaling": ()}
 
 
 def _missing(which: str) -> str | None:
@@ -30,7 +31,7 @@ def _missing(which: str) -> str | None:
 def main() -> int:
     p = argparse.ArgumentParser(prog="python -m bench", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("which", choices=["rope", "rmsnorm", "q4k", "gemm", "compile", "sim"])
+    p.add_argument("which", choices=["rope", "rmsnorm", "q4k", "gemm", "compile", "scaling", "sim"])
     p.add_argument("--out", default="bench/results", help="directory for the JSON and markdown results")
     p.add_argument("--quick", action="store_true", help="fewer repetitions (smoke test)")
     args = p.parse_args()
@@ -50,6 +51,9 @@ def main() -> int:
     if args.which == "gemm":
         from . import gemm_ab
         return gemm_ab.main(args.out, quick=args.quick)
+    if args.which == "scaling":
+        from . import compile_scaling
+        return compile_scaling.main(args.out, quick=args.quick)
     if args.which == "sim":
         from . import sim_speed
         return sim_speed.main(args.out, quick=args.quick)
