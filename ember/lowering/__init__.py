@@ -1,32 +1,14 @@
 """Ember IR -> LLVM IR -> PTX. llvmlite (LLVM) is imported only in this package.
 
-`LOWER` maps each op name to its lowering, registered with `@lowers(...)` in the
-per-dialect files (the accurate math ops, `expanded_by="expand-math"`, all in
+`LOWER` (ember.lowering.registry) maps each op name to its lowering, registered with
+`@lowers(...)` in the per-dialect files (the accurate math ops, `expanded_by="expand-math"`, all in
 lower_expansion); every op of the op table but the terminators is lowered here, which is
 checked when this package loads (so adding an op without a lowering fails at once, naming
 the op)."""
 
 from __future__ import annotations
 
-LOWER: dict = {}
-
-
-def lowers(*names):
-    """Register a lowering: fn(L, op, lowered operands) -> lowered results (a generator
-    yielding `L.region(r)` per region for ops with regions)."""
-    def reg(fn):
-        for n in names:
-            assert n not in LOWER, f"op {n} lowered twice"
-            LOWER[n] = fn
-        return fn
-    return reg
-
-
-def missing_lowerings() -> list[str]:
-    """Ops (but terminators, which their region's lowering handles) with no lowering."""
-    from ..ir.ops import OPS
-    return sorted(name for name, d in OPS.items() if name not in LOWER and not d.terminator)
-
+from .registry import LOWER, lowers, missing_lowerings  # noqa: F401 (the package's interface)
 
 from . import lower_arith, lower_control, lower_expansion, lower_gpu, lower_math, lower_mem, lower_tensor  # noqa: E402,F401,E501
 

@@ -1,6 +1,6 @@
 """Ember IR -> LLVM IR (text, built with ember.lowering.llvm_ir), for the NVPTX back end: the machinery (types,
 constants, functions, the region walk) that the per-dialect lowerings (`lower_*.py`,
-registered by op name in `ember.lowering.LOWER`) use.
+registered by op name in `ember.lowering.registry.LOWER`) use.
 
 Structured control flow becomes a CFG here (scf.if -> branches and phis, scf.for and
 scf.while -> header/body/exit blocks); a lowering of an op with regions is a generator
@@ -26,7 +26,7 @@ from ..ir.core import Function, Module, Region, Value
 from ..ir.types import ADDRESS_SPACES, ArrayType, PtrType, ScalarType, Type, VectorType
 from ..targets import Target
 from ..trampoline import run
-from . import LOWER
+from .registry import LOWER
 
 
 I1, I8, I16, I32, I64 = (ll.IntType(n) for n in (1, 8, 16, 32, 64))

@@ -6,7 +6,7 @@ from __future__ import annotations
 from . import llvm_ir as ll
 
 from ..diagnostics import InternalError
-from . import lowers
+from .registry import lowers
 from ..ir.types import PtrType, ScalarType
 from .llvm_lower import I1, I32, FLOATS, const, const_int, lltype
 

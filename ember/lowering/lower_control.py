@@ -3,7 +3,7 @@ phis); each op with regions is a generator that yields `L.region(...)` per regio
 
 from __future__ import annotations
 
-from . import lowers
+from .registry import lowers
 from .llvm_lower import lltype
 
 

@@ -19,7 +19,7 @@ import re
 import threading
 
 from . import llvm_ir as ll
-from . import lowers
+from .registry import lowers
 from ..records import record
 from ..trampoline import run
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from . import llvm_ir as ll
 
-from . import lowers
+from .registry import lowers
 from .llvm_lower import I1, I32, I64, lltype
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 
-from . import lowers
+from .registry import lowers
 from .llvm_lower import FLOATS, float_const
 
 

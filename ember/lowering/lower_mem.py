@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from . import llvm_ir as ll
 
-from . import lowers
+from .registry import lowers
 from ..ir.analysis.pointers import streamed, unchanging
 from ..ir.analysis.shared import dynamic_bytes as dynamic_shared_bytes
 from ..ir.analysis.shared import layout as shared_layout
