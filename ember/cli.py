@@ -83,7 +83,7 @@ def _parser(full_help: bool = True) -> argparse.ArgumentParser:
     c = sub.add_parser("compile", help="compile Ember source files to PTX, cubins, fatbins or C headers",
                        description="Compile Ember source to PTX, a cubin, a fatbin or a C/C++ header. "
                                    "Needs no GPU and no CUDA install. Results are cached (ember cache info).")
-    from .build.command import add_arguments
+    from .artifacts.command import add_arguments
     add_arguments(c, DEFAULT_ARCH, archs(), pass_help)
 
     r = sub.add_parser("run", help="run a kernel in the simulator (no GPU needed)",
@@ -172,7 +172,7 @@ class _CMakeDirAction(argparse.Action):
                               "`cmake -DEmber_DIR=$(ember --cmake-dir)` and find_package(Ember)")
 
     def __call__(self, parser, namespace, values, option_string=None):
-        from .build.cmake import config_dir
+        from .artifacts.cmake import config_dir
         print(config_dir())
         parser.exit()
 
@@ -232,7 +232,7 @@ def main(argv: list[str] | None = None) -> int:
             parser.print_help(sys.stderr)
             return EXIT_USAGE
         if args.command == "compile":
-            from .build.command import run as compile_command
+            from .artifacts.command import run as compile_command
             return compile_command(args)
         if args.command == "cache":
             return _cache_command(args)

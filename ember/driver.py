@@ -96,9 +96,9 @@ class Program:
     def validate(self, arch: str | None = None, tool: str = "auto"):
         """Assemble the PTX to a cubin (nvJitLink or ptxas); returns a Validation. Raises
         ValueError for an arch Ember does not know or one older than the PTX's target, and
-        build.validate.ValidationError when the PTX does not assemble."""
+        artifacts.validate.ValidationError when the PTX does not assemble."""
         from . import targets
-        from .build.validate import validate
+        from .artifacts.validate import validate
         if tool not in ("auto", "nvjitlink", "ptxas"):
             raise ValueError(f"tool must be auto, nvjitlink or ptxas, not {tool!r}")
         arch = arch or self.arch

@@ -84,7 +84,7 @@ def devices_stay_devices():
 @pytest.fixture(scope="session", autouse=True)
 def validate_every_ptx():
     yield
-    from ember.build.validate import ValidationError, nvjitlink_available, ptxas_path, validate
+    from ember.artifacts.validate import ValidationError, nvjitlink_available, ptxas_path, validate
     if not (nvjitlink_available() or ptxas_path()):
         pytest.fail("no PTX validator (nvJitLink or ptxas): cannot validate the emitted PTX")
     failures = []

@@ -328,7 +328,7 @@ def test_diagnostics_in_colour_only_when_asked_or_on_a_terminal(tmp_path, capsys
     assert code == 1 and "\x1b[1;31merror[E0101]" in err
     code, _, err = run(capsys, "compile", str(f), "-o", str(tmp_path / "o.ptx"))     # not a terminal
     assert "\x1b[" not in err
-    from ember.build import command
+    from ember.artifacts import command
     monkeypatch.setattr("sys.stderr.isatty", lambda: True, raising=False)
     monkeypatch.setenv("NO_COLOR", "1")
     assert command._color("auto") is False

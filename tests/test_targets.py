@@ -5,7 +5,7 @@ import pytest
 
 import ember
 from ember import targets
-from ember.build.validate import validate
+from ember.artifacts.validate import validate
 
 SRC = "kernel k(x: *mut global f32) block(32) { x[thread_idx.x] = f32(thread_idx.x); }"
 

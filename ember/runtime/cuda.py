@@ -292,8 +292,8 @@ def _image_for(program, ctx: Context) -> tuple:
     if target_sm > major * 10 + minor:
         raise CudaError(f"{program.name} was compiled for {program.arch}, but this GPU is {ctx.arch}")
     try:
-        from ..build.binaries import cubin
-        from ..build.validate import nvjitlink_available
+        from ..artifacts.binaries import cubin
+        from ..artifacts.validate import nvjitlink_available
         from ..cache import Cache, disabled_by_environment
         if nvjitlink_available():
             arch = ctx.arch if not program.arch.endswith("a") else program.arch

@@ -8,7 +8,7 @@ import pytest
 
 import ember
 from bench.hand_ptx import HAND
-from ember.build.validate import validate
+from ember.artifacts.validate import validate
 
 BASELINES = sorted((Path(__file__).resolve().parents[2] / "kernels_src" / "baselines").glob("*.ptx"))
 

@@ -28,7 +28,7 @@ def test_variants_compile(head_dim, neox, backward, fast):
 
 
 def test_hand_ptx_baselines_validate():
-    from ember.build.validate import validate
+    from ember.artifacts.validate import validate
     for f in sorted((ROPE.parent / "baselines").glob("rope*.ptx")):
         for arch in ("sm_80", "sm_90"):
             assert validate(f.read_text(), arch).kernels["rope_hand"].spill_stores == 0

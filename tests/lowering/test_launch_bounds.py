@@ -2,7 +2,7 @@
 assembler caps registers per thread at 65536 / (N * threads)."""
 
 import ember
-from ember.build.validate import validate
+from ember.artifacts.validate import validate
 
 # enough independent values live at once that, unbounded, ptxas uses more than 32 registers
 SRC = """

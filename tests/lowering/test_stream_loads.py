@@ -5,7 +5,7 @@ the same values as the plain load (tests/gpu runs the Q4_K kernels that use it).
 import pytest
 
 import ember
-from ember.build.validate import validate
+from ember.artifacts.validate import validate
 from ember.targets import TargetError, archs, parse_ptx_version, resolve
 
 # every width a streamed load can have: 128-bit (merged), 64-bit vector and scalar, 32, 16, 8

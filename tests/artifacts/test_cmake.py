@@ -1,4 +1,4 @@
-"""The CMake package (ember/build/cmake/EmberConfig.cmake) driving real CMake and Ninja
+"""The CMake package (ember/artifacts/cmake/EmberConfig.cmake) driving real CMake and Ninja
 (both from PyPI in the test extra): find_package(Ember) through `ember --cmake-dir`, a
 clean build, a no-op rebuild that runs nothing, an edit to an imported file that rebuilds
 exactly the outputs that read it, and a host program built against a generated header."""

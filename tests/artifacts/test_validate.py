@@ -3,7 +3,7 @@
 import pytest
 
 import ember
-from ember.build.validate import ValidationError, parse_info_log, ptxas_path, validate
+from ember.artifacts.validate import ValidationError, parse_info_log, ptxas_path, validate
 
 SRC = "kernel k(x: *mut global f32) block(32) { x[thread_idx.x] = sqrt(x[thread_idx.x]); }"
 

@@ -9,7 +9,7 @@ import pytest
 
 import ember
 from ember import cache as C
-from ember.build import binaries
+from ember.artifacts import binaries
 from ember.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -64,7 +64,7 @@ def test_binaries_are_cached_by_ptx_content(tmp_path):
 
 
 def test_ptx_that_does_not_assemble_is_an_internal_error(tmp_path, capsys, monkeypatch):
-    from ember.build import validate
+    from ember.artifacts import validate
     monkeypatch.setattr(binaries, "validate", lambda ptx, arch, tool: (_ for _ in ()).throw(
         validate.ValidationError(arch, "ptxas fatal: broken")))
     assert main(["compile", str(RMSNORM), "--emit", "cubin", "--no-cache", "-o", str(tmp_path / "x.cubin")]) == 70

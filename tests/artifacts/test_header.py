@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import ember
-from ember.build.header import c_identifier
+from ember.artifacts.header import c_identifier
 from ember.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]

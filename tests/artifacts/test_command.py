@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from ember.build import variants
+from ember.artifacts import variants
 from ember.cli import main
 from ember.cli_support import UsageError
 

@@ -31,7 +31,7 @@ cmake_minimum_required(VERSION 3.20)
 include_guard(GLOBAL)
 
 # The ember command of the installation this file belongs to: <prefix>/bin/ember next to
-# <prefix>/lib/pythonX.Y/site-packages/ember/build/cmake (a virtual environment), else PATH.
+# <prefix>/lib/pythonX.Y/site-packages/ember/artifacts/cmake (a virtual environment), else PATH.
 get_filename_component(_ember_prefix "${CMAKE_CURRENT_LIST_DIR}/../../../../../.." ABSOLUTE)
 find_program(EMBER_EXECUTABLE NAMES ember
              HINTS "${_ember_prefix}/bin" "${_ember_prefix}/Scripts" ENV VIRTUAL_ENV
