@@ -11,7 +11,6 @@ from . import typed as T
 from ..ir.ops import OPS
 from .builtins import BUILTINS, Builtin
 from .check_types import ERROR, UNTYPED, UNTYPED_FLOAT, UNTYPED_INT, decays_to, snippet
-from .consteval import wrap
 
 
 def _error(e) -> T.TExpr:
@@ -97,8 +96,8 @@ class CallChecker:
             return _error(e)
         node = T.TCast(e.span, target, arg)
         if arg.const is not None and not target.is_float and not src.is_float:
-            v = int(arg.const)
-            return T.TConst(e.span, target, bool(v) if target.is_bool else wrap(v, target), node)
+            from ..ir.fold import fold        # arith.cast's own fold: one definition of conversions
+            return T.TConst(e.span, target, fold("arith.cast", [src], [arg.const], target), node)
         return node
 
     # ------------------------------------------------------------------ device functions

@@ -12,7 +12,7 @@ from . import ast as A
 from . import typed as T
 from .builtins import INDEX_VALUES, PLAIN_VALUES
 from .check_types import ERROR, UNTYPED, UNTYPED_FLOAT, UNTYPED_INT, snippet
-from .consteval import ConstError, int_binop, int_unop, untyped_binop
+from .consteval import ConstError, typed_binop, typed_unop, untyped_binop
 from .operators import BIT_OPS, CMP_OPS, LOGIC_OPS, SHIFT_OPS
 
 
@@ -137,7 +137,7 @@ class ExprChecker:
                                  help=f"subtract from zero for wrapping negation: `0 - {snippet(e.operand)}`")
                 return T.TConst(e.span, ERROR, None)
             if c is not None and t.is_int:
-                return _const(node, t, int_unop("-", c, t))
+                return _const(node, t, typed_unop("-", c, t))
             return node
         # ! and ~
         if t is UNTYPED_INT:
@@ -145,7 +145,7 @@ class ExprChecker:
         if e.op == "!" and t == BOOL:
             return _const(node, t, not c) if c is not None else node
         if isinstance(t, ScalarType) and t.is_int:
-            return _const(node, t, int_unop("~", c, t)) if c is not None else node
+            return _const(node, t, typed_unop("~", c, t)) if c is not None else node
         return self.bad_operand(e, e.op, t)
 
     def expr_Binary(self, e: A.Binary, expected):
@@ -196,7 +196,7 @@ class ExprChecker:
                 return T.TConst(span, ERROR, None)
             node = T.TBinary(span, lt, op, lhs, rhs)
             if lhs.const is not None and rhs.const is not None and not compound:
-                return _const(node, lt, int_binop(op, lhs.const, rhs.const, lt))
+                return _const(node, lt, typed_binop(op, lhs.const, rhs.const, lt, rhs.ty))
             return node
 
         # arithmetic, bitwise and comparison: both sides one type
@@ -258,7 +258,7 @@ class ExprChecker:
                 return self.bad_operand(where, op, t)
             node = T.TBinary(span, BOOL, op, lhs, rhs)
             if lhs.const is not None and rhs.const is not None and not t.is_float and not compound:
-                return _const(node, BOOL, int_binop(op, lhs.const, rhs.const, t))
+                return _const(node, BOOL, typed_binop(op, lhs.const, rhs.const, t))
             return node
         if op in BIT_OPS:
             if t.is_float:
@@ -271,7 +271,7 @@ class ExprChecker:
             return T.TConst(span, ERROR, None)
         node = T.TBinary(span, t, op, lhs, rhs)
         if lhs.const is not None and rhs.const is not None and not t.is_float and not compound:
-            return _const(node, t, int_binop(op, lhs.const, rhs.const, t))
+            return _const(node, t, typed_binop(op, lhs.const, rhs.const, t))
         return node
 
 

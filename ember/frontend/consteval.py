@@ -1,8 +1,9 @@
 """Constant folding in the type checker, in plain Python (no numpy at start-up).
 
-Typed integer and bool constants follow the language's semantics exactly (the same as
-`ember.ir.semantics`; a test checks the two agree). Untyped literal expressions are
-exact: arbitrary-size integers and exact rationals, as in Go.
+Typed integer and bool constants are folded by the ops the operators are, with each op's
+own `fold` (ember.ir.fold): typed arithmetic has one definition. What is left here is
+the arithmetic of untyped literal expressions, which is exact: arbitrary-size integers and
+exact rationals, as in Go.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 from ..ir.types import ScalarType
+from .operators import BINARY, COMPARE, UNARY
 
 
 class ConstError(Exception):
@@ -35,57 +37,26 @@ def bounded(v):
     return v
 
 
-def wrap(v: int, t: ScalarType) -> int:
-    mask = (1 << t.bits) - 1
-    v &= mask
-    if t.signed and v >> (t.bits - 1):
-        v -= 1 << t.bits
-    return v
-
-
 def _trunc_div(a: int, b: int) -> int:
     q = abs(a) // abs(b)
     return q if (a >= 0) == (b >= 0) else -q
 
 
-def int_binop(op: str, a: int, b: int, t: ScalarType):
-    """`a op b` for typed integers (or bools for & | ^ == !=)."""
-    if t.is_bool:
-        return {"&": a and b, "|": a or b, "^": a != b, "==": a == b, "!=": a != b,
-                "&&": a and b, "||": a or b}[op]
-    if op in ("==", "!=", "<", "<=", ">", ">="):
-        return {"==": a == b, "!=": a != b, "<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[op]
-    if op == "+":
-        return wrap(a + b, t)
-    if op == "-":
-        return wrap(a - b, t)
-    if op == "*":
-        return wrap(a * b, t)
-    if op == "/":
-        if b == 0:
-            return wrap(-1, t)
-        return wrap(_trunc_div(a, b), t)   # MIN / -1 wraps back to MIN
-    if op == "%":
-        if b == 0:
-            return a
-        return wrap(a - _trunc_div(a, b) * b, t)
-    if op in ("&", "|", "^"):
-        r = {"&": a & b, "|": a | b, "^": a ^ b}[op]
-        return wrap(r, t)
-    if op in ("<<", ">>"):
-        n = b & (t.bits - 1)
-        if op == "<<":
-            return wrap(a << n, t)
-        return wrap(a >> n, t)   # arithmetic for signed (a < 0), logical for unsigned (a >= 0)
-    raise ConstError(f"operator `{op}` cannot be folded")
+def typed_binop(op: str, a, b, t: ScalarType, rhs_type: ScalarType | None = None):
+    """`a op b` for typed integer or bool constants of type t (a shift's amount of
+    `rhs_type`): folded by the op the operator is (ember.frontend.operators), with the op's
+    own `fold` - the one definition of typed arithmetic."""
+    from ..ir.fold import fold
+    from ..ir.types import BOOL
+    if op in COMPARE:
+        return fold("arith.cmp", [t, t], [a, b], BOOL, {"pred": COMPARE[op]})
+    return fold(BINARY[op], [t, rhs_type or t], [a, b], t)
 
 
-def int_unop(op: str, a, t: ScalarType):
-    if t.is_bool:
-        return not a
-    if op == "-":
-        return wrap(-a, t)
-    return wrap(~a, t)
+def typed_unop(op: str, a, t: ScalarType):
+    """`-a`, `~a` or `!a` for a typed constant, by arith.neg / arith.not's fold."""
+    from ..ir.fold import fold
+    return fold(UNARY[op], [t], [a], t)
 
 
 def untyped_binop(op: str, a, b):
