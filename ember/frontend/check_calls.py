@@ -54,9 +54,11 @@ class CallChecker:
             self.diags.error("E0104", f"`{name}` is a kernel; kernels cannot be called", e.name_span,
                              help="move the shared code into an `fn`")
             return _error(e)
+        home = std_home(name)
         self.diags.error("E0104", f"unknown function `{name}`", e.name_span, label="not found",
-                         help=self._suggest(name, list(self.fns) + list(self.imported_fns) + list(BUILTINS)
-                                            + list(SCALARS)))
+                         help=f'`{name}` is in the standard library: add `import "{home}";`' if home else
+                         self._suggest(name, list(self.fns) + list(self.imported_fns) + list(BUILTINS)
+                                       + list(SCALARS)))
         return _error(e)
 
     # ------------------------------------------------------------------ conversions
@@ -261,6 +263,25 @@ class CallChecker:
                 self.diags.error("E0201", f"`{b.name}`: this argument {err}", at.span)
                 return False
         return True
+
+
+_STD_INDEX: dict = {}
+
+
+def std_home(name: str) -> str | None:
+    """The standard-library file that defines function `name` (`std/reduce.ember`), if any:
+    found by a scan of the std files' `fn` names, made only when a call is not found."""
+    if not _STD_INDEX:
+        import os
+        import re
+        from ..import_paths import std_dir
+        for f in sorted(os.listdir(std_dir())):
+            if f.endswith(".ember"):
+                with open(os.path.join(std_dir(), f), encoding="utf-8") as fh:
+                    for fn in re.findall(r"^fn\s+([A-Za-z_]\w*)", fh.read(), re.M):
+                        _STD_INDEX.setdefault(fn, f"std/{f}")
+        _STD_INDEX.setdefault("", "")
+    return _STD_INDEX.get(name)
 
 
 def _pointer_element(t, spec: sig.PointerTo) -> ScalarType | None:

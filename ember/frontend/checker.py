@@ -361,9 +361,17 @@ class Checker(TypeChecker, ExprChecker, CallChecker, GenericChecker, StmtChecker
                              help="end every path with `return <value>;`")
         self.pop()
         if info.name in self.instance_calls:
-            note = f"in {self.shown(info.name)}, instantiated by the call at {self.instance_calls[info.name]}"
+            call = self.instance_calls[info.name]
+            note = f"in {self.shown(info.name)}, instantiated by the call at {call}"
+            in_std = node.span.file.name.startswith("std/")
             for d in self.diags.items[reported:]:
-                d.notes.append(note)
+                if in_std and d.span is not None:
+                    # an error inside the standard library is the user's call's: reported there,
+                    # with where in the library it arose
+                    d.notes.insert(0, f"inside {self.shown(info.name)} at {d.span}: {d.label or d.message}")
+                    d.span, d.label = call, f"{d.message} (in the standard library's `{node.name}`)"
+                else:
+                    d.notes.append(note)
         self.type_params = {}
         self.value_params = set()
 

@@ -20,6 +20,17 @@ _FRIENDLY = {
 }
 
 
+# What other languages write that Ember writes otherwise: said where the parser stops.
+_FIXES = {
+    "as": "Ember converts with the type's name: `f32(x)` (and reinterprets bits with `bitcast<u32>(x)`)",
+    "?": "Ember has no `c ? a : b`: write `select(c, a, b)` (both sides evaluated) or an `if`/`else` on a `var`",
+    "::": "Ember has no paths: name the function or constant directly",
+    "#": "Ember has no preprocessor: `import \"file.ember\";` brings in functions, and `-D NAME=VALUE` binds a "
+         "kernel's `const` parameter",
+    "'": "Ember has no character literals; strings appear only in `import \"...\";`",
+}
+
+
 def describe_terminal(name: str) -> str:
     """How a diagnostic names a terminal: `;` for a string, `identifier` for NAME."""
     if name in _FRIENDLY:
@@ -38,7 +49,8 @@ def report(file: SourceFile, diags: Diagnostics, e: ParseError) -> None:
         pos = e.pos
         ch = file.text[pos] if pos < len(file.text) else ""
         what = describe_char(ch) + (" (a NUL byte)" if ch == "\0" else "")
-        diags.error("E0003", f"unexpected character {what}", Span(file, pos, pos + 1), label="not valid here")
+        diags.error("E0003", f"unexpected character {what}", Span(file, pos, pos + 1), label="not valid here",
+                    help=_FIXES.get(ch))
         return
     if isinstance(e, UnexpectedToken):
         tok = e.token
@@ -74,7 +86,8 @@ def report(file: SourceFile, diags: Diagnostics, e: ParseError) -> None:
         if str(tok) == "=" and ("`==`" in expected or re.search(r"\b(if|while)\b", before)):
             help_ = "to compare, use `==`"
         what = f"{describe_terminal(tok.type)} `{tok}`" if tok.type in _FRIENDLY else f"`{tok}`"
-        diags.error("E0001", f"unexpected {what}", span, label=f"expected {listing}", help=help_)
+        diags.error("E0001", f"unexpected {what}", span, label=f"expected {listing}",
+                    help=help_ or _FIXES.get(str(tok)))
         return
     diags.error("E0001", str(e).splitlines()[0], None)
 

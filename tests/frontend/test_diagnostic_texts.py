@@ -58,3 +58,30 @@ def test_a_device_function_value_parameter_is_reported_once():
     with pytest.raises(CompileError) as e:
         ember.compile(src, cache=False)
     assert [d.code for d in e.value.diagnostics.errors] == ["E0107"]
+
+
+def test_a_standard_library_function_used_without_its_import_names_the_import():
+    text = rendered("kernel k(x: *mut global f32) block(32) { x[0] = block_sum(x[0]); }\n")
+    assert 'add `import "std/reduce.ember";`' in text
+
+
+@pytest.mark.parametrize("src,fix", [
+    ("kernel k(x: *mut global f32, n: u32) block(32) { x[0] = n as f32; }\n", "`f32(x)`"),
+    ("kernel k(x: *mut global f32, n: u32) block(32) { x[0] = n > 0 ? 1.0 : 2.0; }\n", "`select(c, a, b)`"),
+])
+def test_other_languages_syntax_gets_emberss(src, fix):
+    assert fix in rendered(src)
+
+
+def test_an_error_inside_the_standard_library_is_reported_at_the_users_call(tmp_path, monkeypatch):
+    """(With a standard library of this test's own, one of whose generic functions breaks
+    for some types.)"""
+    from ember import import_paths
+    std = tmp_path / "std"
+    std.mkdir()
+    (std / "odd.ember").write_text("fn halve<const T: type>(v: T) -> T {\n    return v % 2.0;\n}\n")
+    monkeypatch.setattr(import_paths, "std_dir", lambda: str(std))
+    src = 'import "std/odd.ember";\nkernel k(x: *mut global i32) block(32) {\n    x[0] = halve(x[0]);\n}\n'
+    text = rendered(src)
+    assert text.startswith("t.ember:3:12: error[E0201]")
+    assert "inside `halve` (with T = i32) at std/odd.ember:2:16" in text
