@@ -75,6 +75,10 @@ def _table() -> dict[str, Builtin]:
         from_op("abs", "arith.abs", "absolute value (wraps at the minimum integer)"),
         from_op("select", "arith.select", "c ? a : b, evaluating both (no branch)"),
         from_op("dp4a", "arith.dp4a"),
+        from_op("popc", "arith.popc"),
+        from_op("clz", "arith.clz"),
+        from_op("bfind", "arith.bfind"),
+        from_op("brev", "arith.brev"),
     ]
     for name, doc in (("isnan", "x is a NaN"), ("isinf", "x is +inf or -inf"),
                       ("isfinite", "x is neither NaN nor infinite")):

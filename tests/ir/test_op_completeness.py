@@ -75,7 +75,7 @@ def _random_lanes(t, n: int, rng) -> np.ndarray:
     if t.is_float:
         return S.round_to(rng.standard_normal(n) * 4, t)
     lo, hi = t.int_range()
-    return rng.integers(lo, hi, n, endpoint=True).astype(S.dtype(t))
+    return rng.integers(lo, hi, n, endpoint=True, dtype=S.dtype(t))
 
 
 @pytest.mark.parametrize("name", PURE)
