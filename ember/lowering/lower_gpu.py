@@ -44,15 +44,16 @@ def _barrier(L, op, args):
     return []
 
 
-_SHFL_MODE = {"down": "down", "xor": "bfly", "idx": "idx"}
+_SHFL_MODE = {"down": "down", "up": "up", "xor": "bfly", "idx": "idx"}
 
 
 def _shfl32(L, mode: str, v, lane):
-    """One 32-bit shuffle among the active lanes (c = 31: a whole warp)."""
+    """One 32-bit shuffle among the active lanes, over a whole warp: the clamp c is 31 (the
+    last lane) for down, xor and idx, and 0 (the first) for up, as PTX defines it."""
     mask = L.intrinsic("llvm.nvvm.activemask", [], [], ret=I32)
     suffix = "f32" if str(v.type) == "float" else "i32"
     return L.intrinsic(f"llvm.nvvm.shfl.sync.{_SHFL_MODE[mode]}.{suffix}", [],
-                       [mask, v, lane, ll.Constant(I32, 31)], ret=v.type)
+                       [mask, v, lane, ll.Constant(I32, 0 if mode == "up" else 31)], ret=v.type)
 
 
 @lowers("gpu.shfl")

@@ -296,3 +296,17 @@ kernel k(y: *mut global f32) block(256) {
     with pytest.raises(SimError) as e:
         run(src, "k", y, grid=8)
     assert e.value.code == "S0008" and "4194304 bytes" not in str(e.value) and "16384 bytes" in str(e.value)
+
+
+def test_shfl_up_reads_lower_lanes_and_keeps_the_first():
+    import numpy as np
+    import ember
+    src = ("kernel k(x: *mut global u32, n: u32) block(64) {\n"
+           "    x[thread_idx.x] = shfl_up(x[thread_idx.x], n);\n}\n")
+    prog = ember.compile(src, stop_after="ir-opt", cache=False)
+    for n in (0, 1, 5, 31, 32):
+        x = np.arange(64, dtype=np.uint32)
+        ember.runtime.load(prog, device="sim").k(x, n, grid=1)
+        lane = np.arange(64) % 32
+        want = np.where(lane - n >= 0, np.arange(64) - n, np.arange(64))
+        assert (x == want).all(), n

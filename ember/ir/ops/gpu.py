@@ -21,7 +21,7 @@ INDEX_OPS = {
     "gpu.block_dim": ("block_dim", "The block's size"),
     "gpu.grid_dim": ("grid_dim", "The grid's size, in blocks"),
 }
-SHUFFLE_MODES = ("down", "xor", "idx")
+SHUFFLE_MODES = ("down", "up", "xor", "idx")
 VOTE_MODES = ("all", "any", "ballot")
 
 
@@ -63,10 +63,12 @@ defop("gpu.barrier", Operands(), traits=(CONVERGENT, SIDE_EFFECT), simulate=_bar
 
 
 def shuffle_source(mode: str, lane: np.ndarray, n: np.ndarray) -> np.ndarray:
-    """The lane each lane reads: `down` lane+n, `xor` lane^n (a lane past 31 reads itself),
-    `idx` n % 32."""
+    """The lane each lane reads: `down` lane+n, `up` lane-n, `xor` lane^n (a lane past 31,
+    or before 0, reads itself), `idx` n % 32."""
     if mode == "down":
         src = lane + n
+    elif mode == "up":
+        src = lane - n
     elif mode == "xor":
         src = lane ^ n
     else:
@@ -94,8 +96,8 @@ def _shfl_sim(m, op, args, mask):
 defop("gpu.shfl", Keyword("mode"), operands="value: N, lane: u32", results="result: N",
       attrs={"mode": enum(*SHUFFLE_MODES)}, traits=(CONVERGENT,), simulate=_shfl_sim,
       example="%r = gpu.shfl xor %v, %m : f32", example_args="%v: f32, %m: u32",
-      doc="Warp shuffle among the active lanes: `down` reads lane+n, `xor` lane^n (a lane past 31 "
-          "reads itself), `idx` lane n%32. Reading an inactive lane is an error.")
+      doc="Warp shuffle among the active lanes: `down` reads lane+n, `up` lane-n, `xor` lane^n (a lane "
+          "past 31, or before 0, reads itself), `idx` lane n%32. Reading an inactive lane is an error.")
 
 
 def _vote_sim(m, op, args, mask):
