@@ -15,6 +15,7 @@ from ..ir import signature as sig
 from ..ir.ops import OPS
 from ..ir.ops.async_copy import CP_ASYNC_BYTES
 from ..ir.ops.gpu import INDEX_OPS, SHUFFLE_MODES
+from ..ir.ops.warp_reduce import MATCH_KINDS, REDUX_KINDS
 from ..ir.ops.mathops import ACCURATE_UNARY, FAST, NATIVE_UNARY
 from ..ir.ops.mem import ATOMIC_KINDS, CAS_TYPES
 from ..records import record
@@ -89,6 +90,12 @@ def _table() -> dict[str, Builtin]:
                         "wait until every thread of the block arrives; orders shared and global memory"))
     for mode in SHUFFLE_MODES:
         rows.append(from_op(f"shfl_{mode}", "gpu.shfl", attrs=(("mode", mode),)))
+    for kind in REDUX_KINDS:
+        rows.append(from_op(f"redux_{kind}", "gpu.redux", f"warp-wide: the {kind} of the value over the active "
+                            "lanes of the warp, in each of them (i32 or u32; PTX redux.sync, sm_80+)",
+                            attrs=(("kind", kind),)))
+    for kind in MATCH_KINDS:
+        rows.append(from_op(f"match_{kind}", "gpu.match", attrs=(("kind", kind),)))
     for mode, result, doc in (("all", "bool", "true if the predicate holds on every active lane of the warp"),
                               ("any", "bool", "true if the predicate holds on any active lane of the warp"),
                               ("ballot", "u32", "bit i set if the predicate holds on active lane i of the warp")):

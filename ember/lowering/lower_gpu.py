@@ -91,3 +91,24 @@ def _sreg(L, op, args):
     return [L.intrinsic(name, [], [], ret=I32)]
 
 
+
+
+@lowers("gpu.redux")
+def _redux(L, op, args):
+    """redux.sync over the active lanes; min and max unsigned for u32."""
+    mask = L.intrinsic("llvm.nvvm.activemask", [], [], ret=I32)
+    kind = op.attrs["kind"]
+    if kind in ("min", "max") and not op.value.type.signed:
+        kind = "u" + kind
+    return [L.intrinsic(f"llvm.nvvm.redux.sync.{kind}", [], [args[0], mask], ret=I32)]
+
+
+@lowers("gpu.match")
+def _match(L, op, args):
+    mask = L.intrinsic("llvm.nvvm.activemask", [], [], ret=I32)
+    width = "i64" if op.value.type.bits == 64 else "i32"
+    if op.attrs["kind"] == "any":
+        return [L.intrinsic(f"llvm.nvvm.match.any.sync.{width}", [], [mask, args[0]], ret=I32)]
+    pair = L.intrinsic(f"llvm.nvvm.match.all.sync.{width}p", [], [mask, args[0]],
+                       ret=ll.LiteralStructType([I32, ll.IntType(1)]))
+    return [L.b.extract_value(pair, 0)]

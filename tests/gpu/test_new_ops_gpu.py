@@ -1,0 +1,50 @@
+"""The bit operations, shfl_up, redux_* and match_* compute on the GPU what the simulator
+computes, bit for bit, over every integer type they take and divergent warps."""
+
+import numpy as np
+import pytest
+
+import ember
+from tests.sim.test_warp_reduce import SRC as WARP_SRC
+
+pytestmark = pytest.mark.gpu
+
+TYPES = ["i8", "u8", "i16", "u16", "i32", "u32", "i64", "u64"]
+
+
+@pytest.mark.parametrize("t", TYPES)
+def test_bit_ops_and_shfl_up(t):
+    from ember.runtime import cuda
+    src = (f"kernel k(x: *mut global {t}, o: *mut global u32, r: *mut global {t}) block(64) {{\n"
+           "    let i = thread_idx.x;\n"
+           "    o[i * 4u32] = popc(x[i]);\n    o[i * 4u32 + 1u32] = clz(x[i]);\n"
+           "    o[i * 4u32 + 2u32] = bfind(x[i]);\n"
+           "    o[i * 4u32 + 3u32] = u32(shfl_up(brev(x[i]), i % 7u32));\n"
+           "    r[i] = brev(x[i]);\n}\n")
+    rng = np.random.default_rng(len(t))
+    info = np.iinfo(np.dtype(("u" if t[0] == "u" else "") + "int" + t[1:]))
+    x = rng.integers(info.min, info.max, 64, endpoint=True, dtype=info.dtype)
+    x[:6] = [0, 1, info.max, info.min, info.max // 3, -1 if info.min < 0 else 2]
+    prog = ember.compile(src, arch=cuda.context().arch, cache=False)
+    outs = {}
+    for device in ("cuda", "sim"):
+        o, r = np.zeros(256, np.uint32), np.zeros(64, info.dtype)
+        ember.runtime.load(prog, device=device).k(x.copy(), o, r, grid=1)
+        outs[device] = (o, r)
+    assert (outs["cuda"][0] == outs["sim"][0]).all() and (outs["cuda"][1] == outs["sim"][1]).all()
+
+
+@pytest.mark.parametrize("n", [0, 1, 5])
+def test_redux_and_match(n):
+    from ember.runtime import cuda
+    rng = np.random.default_rng(n)
+    x = rng.integers(0, 2**32, 64, dtype=np.uint32)
+    s = rng.integers(-2**31, 2**31, 64, dtype=np.int32)
+    w = rng.integers(0, 4, 64).astype(np.uint64) << np.uint64(40)
+    prog = ember.compile(WARP_SRC, arch=cuda.context().arch, cache=False)
+    outs = {}
+    for device in ("cuda", "sim"):
+        o = np.zeros(64 * 8, np.uint32)
+        ember.runtime.load(prog, device=device).k(x, s, w, o, n, grid=1)
+        outs[device] = o
+    assert (outs["cuda"] == outs["sim"]).all()
