@@ -122,6 +122,10 @@ CODES: dict[str, tuple[str, str]] = {
     'E0407': ('invalid launch bound',
               "`min_blocks(N)` without `block(...)`, or N blocks of the kernel's block size cannot "
               'be resident on one SM at once (more than 32 blocks or 2048 threads).'),
+    'E0408': ('static assertion failed',
+              '`static_assert(COND)` with a condition that is false for the const values of this '
+              'compile (the note lists them): a kernel states what its const parameters must satisfy '
+              '(`static_assert(COLS % 8 == 0)`).'),
     'E0501': ('not available on the target architecture',
               'A builtin whose instruction needs a newer GPU (its op declares a minimum `sm`, e.g. '
               'tensor-core ops need sm_80) used with an older `--arch`.'),

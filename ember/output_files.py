@@ -62,12 +62,19 @@ def check_not_input(path: str, inputs, what: str = "the output") -> None:
 def write_output(path: str, data, inputs=()) -> None:
     """Write text or bytes to `path` (`-`: standard output); see the module docstring.
     `inputs`: the files the output was made from (never overwritten)."""
-    raw = data.encode("utf-8") if isinstance(data, str) else bytes(data)
     if path == "-":
-        sys.stdout.flush()
-        sys.stdout.buffer.write(raw)
-        sys.stdout.flush()
+        out = sys.stdout
+        if isinstance(data, str):       # text through the text layer (a notebook's stdout has no bytes)
+            out.write(data)
+        else:
+            out.flush()
+            binary = getattr(out, "buffer", None)
+            if binary is None:
+                raise UsageError("standard output takes no binary data here: give -o a file")
+            binary.write(bytes(data))
+        out.flush()
         return
+    raw = data.encode("utf-8") if isinstance(data, str) else bytes(data)
     check_not_input(path, inputs)
     if os.path.isdir(path):
         raise UsageError(f"cannot write {path}: it is a directory")

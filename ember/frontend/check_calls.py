@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from .. import floats
 from ..ir import signature as sig
-from ..ir.types import F32, I32, SCALARS, U32, VOID, ArrayType, PtrType, ScalarType, TupleType
+from ..ir.types import BOOL, F32, I32, SCALARS, U32, VOID, ArrayType, PtrType, ScalarType, TupleType
 from . import ast as A
 from . import typed as T
 from ..ir.ops import OPS
@@ -38,6 +38,8 @@ class CallChecker:
             self.diags.error("E0104", f"`{name}` is a variable, not a function", e.name_span)
             yield self.check_args(e)
             return _error(e)
+        if name == "static_assert" and name not in self.fns and name not in self.imported_fns:
+            return self.static_assert(e)
         self.called(name)
         if name in self.generic_fns:
             return (yield self.generic_call(e, *self.generic_fns[name]))
@@ -60,6 +62,19 @@ class CallChecker:
                          self._suggest(name, list(self.fns) + list(self.imported_fns) + list(BUILTINS)
                                        + list(SCALARS)))
         return _error(e)
+
+    def static_assert(self, e: A.Call) -> T.TExpr:
+        """`static_assert(COND)`: COND, a constant bool, must hold for this compile's const
+        values; else E0408 at the condition. It compiles to nothing."""
+        if len(e.args) != 1:
+            self.diags.error("E0206", "`static_assert` takes one condition", e.span)
+            return _error(e)
+        holds = self.const_value(e.args[0], BOOL, "a static assertion")
+        if holds is False:
+            consts = [f"{n} = {v}" for n, (_, v) in self.item.consts.items()] if hasattr(self.item, "consts") else []
+            self.diags.error("E0408", f"static assertion failed: `{snippet(e.args[0])}`", e.args[0].span,
+                             label="false", notes=[f"with {', '.join(consts)}"] if consts else None)
+        return T.TConst(e.span, BOOL, True)
 
     # ------------------------------------------------------------------ conversions
     def cast(self, e: A.Call, target: ScalarType):

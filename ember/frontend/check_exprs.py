@@ -91,7 +91,7 @@ class ExprChecker:
             self.diags.error("E0104", f"`{e.id}` is a type ({sym.value}), not a value", e.span,
                              help=f"convert a value to it with `{e.id}(x)`")
             return T.TConst(e.span, ERROR, None)
-        if sym.kind == "const" and sym.value is not None:
+        if sym.kind in ("const", "let") and sym.value is not None:
             return T.TConst(e.span, sym.ty, sym.value, T.TVar(e.span, sym.ty, sym))
         return T.TVar(e.span, sym.ty, sym)
 
@@ -320,10 +320,30 @@ class ExprChecker:
                                  help="the components are `.x`, `.y` and `.z`")
                 return T.TConst(e.span, ERROR, None)
             return T.TSpecial(e.span, U32, INDEX_VALUES[base.id], e.name)
+        if isinstance(base, A.Name) and (base.id in SCALARS or base.id in self.type_params) and \
+                getattr(self.lookup(base.id), "kind", "type") == "type":
+            return self.type_constant(e, base.id)
         t = yield self.expr(base)
         if t.ty is not ERROR:
             self.diags.error("E0105", f"`{t.ty}` has no field `{e.name}`", e.name_span)
         return T.TConst(e.span, ERROR, None)
+
+    def type_constant(self, e: A.Field, name: str) -> T.TExpr:
+        """`f32.inf`, `T.max`, `u8.bits`, ...: a constant of a numeric type (or of a type
+        parameter's type), ember.frontend.type_constants."""
+        from .type_constants import NAMES, value
+        t = self.type_params.get(name) or SCALARS.get(name)
+        if t is ERROR:
+            return T.TConst(e.span, ERROR, None)
+        got = value(t, e.name)
+        if got is None:
+            kinds = NAMES["float" if t.is_float else "int" if t.is_int else "bool"]
+            self.diags.error("E0105", f"`{name}` has no constant `{e.name}`", e.name_span,
+                             help=f"the constants of `{t}`: " + ", ".join(f"`{t}.{k}`" for k in kinds)
+                             if kinds else None)
+            return T.TConst(e.span, ERROR, None)
+        ty, v = got
+        return T.TConst(e.span, ty, v)
 
     def expr_TupleExpr(self, e: A.TupleExpr, expected):
         hints = expected.elems if isinstance(expected, TupleType) and len(expected.elems) == len(e.elems) \

@@ -59,7 +59,10 @@ class StmtChecker:
             return T.TLet(s.span, syms, value)
         value = yield self.value(s.value, declared)
         (n, sp), = s.names
-        return T.TLet(s.span, [self.declare(T.Symbol(n, "let", value.ty, sp))], value)
+        # a `let` of a constant is a named constant: usable where constants are required
+        # (array lengths, block sizes of nothing, static_assert, unroll bounds)
+        const = value.const if value.ty is not ERROR and isinstance(value.ty, ScalarType) else None
+        return T.TLet(s.span, [self.declare(T.Symbol(n, "let", value.ty, sp, const))], value)
 
     def stmt_Var(self, s: A.Var):
         declared = self.resolve_type(s.type, allow_array=True) if s.type is not None else None

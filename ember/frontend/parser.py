@@ -115,10 +115,6 @@ class _Builder:
         n = self.nodes(c)
         return A.GenericParam(self.span(c), str(name), self.tspan(name), n[0], n[1] if len(n) > 1 else None)
 
-    def neg_literal(self, c):
-        operand = self.nodes(c)[0]
-        return A.Unary(self.span(c), "-", operand)
-
     def params(self, c):
         return _Params(self.nodes(c))
 

@@ -23,7 +23,7 @@ def verify_text(body: str, sig: str = "%x: u32, %p: *mut global f32, %h: f16, %q
     ("  %y = math.sin %x : u32", "operand `x` must be a float, not u32"),
     ("  %y = math.sin %h : f16", "operand `x` is defined for f32, f64 only, not f16"),
     ("  %o = mem.offset %q, %x : *global f32 align(16)", "claims no alignment of its own"),
-    ("  %v = gpu.shfl up %x, %x : u32", "attribute `mode` must be one of down, xor, idx"),
+    ("  %v = gpu.shfl sideways %x, %x : u32", "attribute `mode` must be one of down, up, xor, idx"),
     ("  %r = scf.for %i = %x to %x step %x iter_args(%a = %x) -> (u32) {\n    %f = arith.const 1.0 : f32\n"
      "    scf.yield %f : f32\n  }", re.escape("yields (f32) but (u32) is expected")),
     ("  %y = func.call @nowhere(%x) : u32", "unknown function"),
