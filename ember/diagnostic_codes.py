@@ -1,7 +1,7 @@
 """Every diagnostic code with its title and what it means: one home, read by the diagnostics
 (`ember.diagnostics`), by `ember explain CODE`, and by docs/diagnostics.md, which
 tests/test_docs.py keeps equal to it. Errors are E (compile, exit status 1), S (found by the
-simulator while running a kernel), W warnings."""
+simulator while running a kernel), R remarks (asked for with `--remarks`), W warnings."""
 
 CODES: dict[str, tuple[str, str]] = {
     'E0001': ('unexpected token',
@@ -164,6 +164,12 @@ CODES: dict[str, tuple[str, str]] = {
               '(simulator) `mma_m16n8k16` or `ldmatrix_*` executed by some lanes of a warp and not '
               'others (inside a divergent branch, or in a block whose size is not a multiple of '
               '32): tensor-core ops are executed by the whole warp together.'),
+    'R0001': ('memory access not widened',
+              '(remark, with `--remarks`) Contiguous loads or stores that the vectorize pass did not '
+              'merge into one 64- or 128-bit access, and why: the pointer or the index is not '
+              'provably aligned (promise `align(16)` on the parameter, or write the index as a '
+              'visible multiple), the accesses are out of order, or something between them may '
+              'write the same memory.'),
     'W0001': ('unused definition from the command line',
               'A `-D NAME` that no kernel declares (often a typo).'),
     'W0002': ('unreachable code',

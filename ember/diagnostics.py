@@ -23,7 +23,7 @@ CODES: dict[str, str] = {code: title for code, (title, _) in _CODES.items()}
 
 @record
 class Diagnostic:
-    severity: str  # "error" | "warning"
+    severity: str  # "error" | "warning" | "remark"
     code: str | None
     message: str
     span: Span | None = None
@@ -48,7 +48,7 @@ def render(d: Diagnostic, color: bool = False) -> str:
     """The diagnostic as text; `color` adds ANSI styles (for a terminal)."""
     def paint(style: str, text: str) -> str:
         return f"{_STYLE[style]}{text}{_STYLE['reset']}" if color and text else text
-    kind = "error" if d.severity == "error" else "warning"
+    kind = {"error": "error", "remark": "help"}.get(d.severity, "warning")
     head = paint(kind, f"{d.severity}[{d.code}]" if d.code else d.severity)
     message = paint("bold", d.message)
     if d.span is None:
@@ -150,6 +150,10 @@ class Diagnostics:
     def warning(self, code: str, message: str, span: Span | None = None, label: str = "",
                 help: str | None = None, notes: list[str] | None = None) -> Diagnostic:
         return self._add("warning", code, message, span, label, help, notes)
+
+    def remark(self, code: str, message: str, span: Span | None = None, label: str = "",
+               help: str | None = None, notes: list[str] | None = None) -> Diagnostic:
+        return self._add("remark", code, message, span, label, help, notes)
 
     def _add(self, severity, code, message, span, label, help, notes) -> Diagnostic:
         assert code in CODES, code

@@ -68,6 +68,7 @@ class Program:
     _stages: dict = field(default_factory=dict, repr=False)
     sources: list = field(default_factory=list)   # every file read: the source, then its imports
     cached: bool = False               # taken from the compile cache (ember.cache)
+    remarks: list = field(default_factory=list)   # optimisation remarks (compile(remarks=True))
     _full: Any = field(default=None, repr=False)  # () -> Program: the compile a cache hit skipped
 
     @property
@@ -174,7 +175,7 @@ def compile(source_or_path, arch: str = "sm_90", defines: dict | None = None, op
             ptx_version: str | None = None, name: str | None = None,
             passes: list[str] | None = None, stop_after: str | None = None,
             after_pass=None, llvm_pipeline: str = "cleanup", kernels=None, cache=None,
-            include_dirs=(), line_info: bool = False) -> Program:
+            include_dirs=(), line_info: bool = False, remarks: bool = False) -> Program:
     """Compile Ember source to PTX. See the module docstring for the stages.
 
     defines: values for kernels' const parameters ({"HEAD_DIM": 128}).
@@ -186,6 +187,8 @@ def compile(source_or_path, arch: str = "sm_90", defines: dict | None = None, op
     kernels: names of the kernels to compile (default: all); the others are not checked,
         so a kernel whose const parameters have no value does not stop the rest.
     line_info: `.file`/`.loc` directives in the PTX (ember.lowering.line_info; `-lineinfo`).
+    remarks: collect the optimisation remarks of the passes (`Program.remarks`, `--remarks`):
+        what they could have done and did not, and the missing fact (never cached).
     include_dirs: directories an import is looked for in after the importing file's own
         (`-I DIR`; then EMBER_INCLUDE_PATH's), see ember.import_paths.
     cache: the compile cache (ember.cache) for a compile to PTX with the default pipeline:
@@ -201,14 +204,14 @@ def compile(source_or_path, arch: str = "sm_90", defines: dict | None = None, op
         gc.disable()
     try:
         return _compile(source_or_path, arch, defines, opt, ptx_version, name, passes, stop_after,
-                        after_pass, llvm_pipeline, kernels, cache, include_dirs, line_info)
+                        after_pass, llvm_pipeline, kernels, cache, include_dirs, line_info, remarks)
     finally:
         if paused:
             gc.enable()
 
 
 def _compile(source_or_path, arch, defines, opt, ptx_version, name, passes, stop_after, after_pass,
-             llvm_pipeline, kernels, cache, include_dirs, line_info) -> Program:
+             llvm_pipeline, kernels, cache, include_dirs, line_info, remarks) -> Program:
     """The body of `compile` (which pauses the cyclic garbage collector around it)."""
     from . import targets
 
@@ -241,7 +244,8 @@ def _compile(source_or_path, arch, defines, opt, ptx_version, name, passes, stop
     if isinstance(include_dirs, (str, bytes)) or not all(isinstance(d, (str, os.PathLike)) for d in include_dirs):
         raise TypeError("include_dirs must be a list of directories (str or os.PathLike)")
     search = search_dirs([os.fspath(d) for d in include_dirs])
-    store = _cache_for(cache) if stop_after is None and passes is None and after_pass is None else None
+    store = _cache_for(cache) if stop_after is None and passes is None and after_pass is None and not remarks \
+        else None
     if store is not None:
         t0 = time.perf_counter()
         key = _cache_key(file, target, opt, llvm_pipeline, defines, kernels, search, bool(line_info))
@@ -305,6 +309,8 @@ def _compile(source_or_path, arch, defines, opt, ptx_version, name, passes, stop
 
     from .ir.passes import PIPELINES, PassFailed, run_passes
     pass_list = PIPELINES[opt] if passes is None else list(passes)
+    if remarks:
+        module.remarks = []
     try:
         timed("passes", run_passes, module, pass_list, verify=each, after=after_pass, timings=timings)
         if not each:
@@ -318,6 +324,8 @@ def _compile(source_or_path, arch, defines, opt, ptx_version, name, passes, stop
                             str(e)) from e
     if "unroll" in pass_list:
         warnings.extend(_kept_unroll_loops(module, diags))
+    if remarks:
+        result.remarks = _remarks(module.remarks, diags)
     stages["ir-opt"] = lambda: print_module(module)
     from .ir.analysis.shared import dynamic_bytes
     for f in module.kernels:
@@ -418,6 +426,20 @@ def _from_cache(entry, file: SourceFile, target, opt: int, search: list) -> Prog
     ptx = entry.blobs["ptx"].decode()
     return Program(file.name, target.arch, target.ptx_text, opt, ptx, kernels, [], {}, None, {"ptx": ptx},
                    [file.path or file.name] + imports, cached=True)
+
+
+def _remarks(collected: list, diags) -> list:
+    """The passes' remarks as diagnostics, one per location (the first: the widest access
+    tried), in source order."""
+    out, seen = [], set()
+    for loc, message, help_ in collected:
+        key = None if loc is None else (loc.file.name, loc.start, loc.end)
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append(diags.remark("R0001", message, loc, help=help_))
+    diags.items = [d for d in diags.items if d.severity != "remark"]     # reported by whoever asked
+    return sorted(out, key=lambda d: (d.span.file.name, d.span.start) if d.span else ("", 0))
 
 
 def _kept_unroll_loops(module, diags) -> list:

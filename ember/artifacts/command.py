@@ -35,6 +35,9 @@ def add_arguments(c, default_arch: str, arch_names: list, pass_help: str | None)
                    help="write .file/.loc directives (the Ember source line of each instruction) into the "
                         "PTX, for Nsight Compute and compute-sanitizer; the same code otherwise (the "
                         "directives only; see docs/cli.md for the cost)")
+    c.add_argument("--remarks", action="store_true",
+                   help="print the optimisation remarks (R0001): where contiguous loads or stores were not "
+                        "merged into 64/128-bit accesses, and the fact that was missing")
     c.add_argument("--color", choices=["auto", "always", "never"], default="auto",
                    help="colour the diagnostics: auto (default) when standard error is a terminal and "
                         "NO_COLOR is not set")
@@ -184,7 +187,7 @@ def job_options(args, archs: list) -> dict:
         "dep_targets": args.dep_targets, "dep_phony": args.dep_phony, "deps_only": bool(args.deps_only),
         "include_dirs": [os.path.abspath(d) for d in args.include_dirs],
         "werror": args.werror, "no_warnings": args.no_warnings, "line_info": args.line_info,
-        "color": _color(args.color),
+        "color": _color(args.color), "remarks": args.remarks,
     }
 
 

@@ -77,7 +77,8 @@ def _build(job: Job, result: Result) -> None:
                                   stop_after="ast" if o.get("deps_only") else
                                   emit if emit in STAGE_EMITS and not o["check"] else None,
                                   cache=store if store is not None else False,
-                                  include_dirs=o.get("include_dirs", ()), line_info=o.get("line_info", False))
+                                  include_dirs=o.get("include_dirs", ()), line_info=o.get("line_info", False),
+                                  remarks=o.get("remarks", False))
         except CompileError as e:
             n = len(e.diagnostics.errors)
             result.err += e.diagnostics.render(color) + "\n" + \
@@ -96,6 +97,8 @@ def _build(job: Job, result: Result) -> None:
                 result.status = EXIT_ERRORS
                 return
             result.err += "".join(w.render(color) + "\n" for w in prog.warnings)
+        if not progs:
+            result.err += "".join(r.render(color) + "\n" for r in prog.remarks)
         progs.append(prog)
         if o.get("deps_only"):
             _write_depfile(job, prog.sources)

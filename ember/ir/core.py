@@ -242,6 +242,9 @@ class Global:
 class Module:
     functions: list[Function] = field(default_factory=list)
     globals: list[Global] = field(default_factory=list)
+    # Optimisation remarks, when asked for (`--remarks`): passes append (loc, message, help)
+    # for what they could have done and did not, naming the fact that was missing.
+    remarks: list | None = None
 
     def get(self, name: str) -> Function | None:
         for f in self.functions:

@@ -29,7 +29,7 @@ def vectorize(module: Module) -> set:
         memo: dict = {}
         regions = [f.body] + [r for op in f.walk() for r in op.regions]
         for region in reversed(regions):     # inner regions first
-            if _merge(region, "load", memo) | _merge(region, "store", memo):
+            if _merge(region, "load", memo, module.remarks) | _merge(region, "store", memo, module.remarks):
                 changed.add(f)
     return changed
 
@@ -67,7 +67,7 @@ def _may_write(op: Op, ptr: Value) -> bool:
     return False
 
 
-def _merge(region: Region, kind: str, memo: dict) -> bool:
+def _merge(region: Region, kind: str, memo: dict, remarks: list | None = None) -> bool:
     ops = region.ops
     name = "mem.load" if kind == "load" else "mem.store"
     ptr_i = 0 if kind == "load" else 1
@@ -90,6 +90,7 @@ def _merge(region: Region, kind: str, memo: dict) -> bool:
         for pos, off, op, base in sorted(group, key=lambda g: g[0]):
             if id(op) in used:
                 continue
+            why = None                 # why the widest contiguous run was not merged
             for width in _widths(op, ptr_i):
                 run = [by_off.get(off + k) for k in range(width)]
                 if any(r is None or id(r[1]) in used for r in run):
@@ -98,16 +99,26 @@ def _merge(region: Region, kind: str, memo: dict) -> bool:
                 if kind == "load" and positions[0] != min(positions):
                     continue           # the lowest element must come first (its index is used)
                 if kind == "store" and positions != sorted(positions):
+                    why = why or (width, "the stores are not in address order", None)
                     continue
                 first, last = min(positions), max(positions)
                 ptr_v = op.operands[ptr_i]
                 if not _aligned(ptr_v, run[0][1].operands[ptr_i + 1], width, memo):
+                    why = why or (width,) + _unaligned_reason(ptr_v, run[0][1].operands[ptr_i + 1], width, memo)
                     continue
                 if _blocked(ops, first, last, ptr_v, {id(r[1]) for r in run}, kind):
+                    why = why or (width, "something between them may write the same memory (a store, an "
+                                         "atomic, a barrier or a call)", "move the other access before or after")
                     continue
                 plans.append((kind, width, [r[1] for r in run], first, last))
                 used.update(id(r[1]) for r in run)
+                why = None
                 break
+            if why is not None and remarks is not None and id(op) not in used:
+                width, reason, help_ = why
+                size = op.operands[ptr_i].type.pointee.nbytes
+                remarks.append((op.loc, f"{width} {kind}s of {size}-byte elements here were not merged into one "
+                                        f"{width * size}-byte {kind}: {reason}", help_))
     if plans:
         _apply(region, plans)
     return bool(plans)
@@ -118,6 +129,25 @@ def _widths(op, ptr_i: int) -> tuple:
     128-bit access), never more than 4 elements of 32 bits or 2 of 64."""
     size = op.operands[ptr_i].type.pointee.nbytes
     return tuple(w for w in (8, 4, 2) if w * size <= 16)
+
+
+def _unaligned_reason(ptr: Value, index: Value, width: int, memo: dict) -> tuple:
+    """(why, help): which of the pointer's alignment and the index's known factor fell short."""
+    size = ptr.type.pointee.nbytes
+    need = size * width
+    have = alignment(ptr, memo)
+    if have % need:
+        root = ptr
+        while root.op is not None and root.op.name in ("mem.offset", "arith.bitcast"):
+            root = root.op.operands[0]
+        name = root.name or "the pointer"
+        return (f"the address is provably aligned to {have} bytes only, and a {need}-byte access needs {need}",
+                f"if `{name}` is a kernel parameter, promise it: `{name}: ... align({need})` (launches check it)")
+    factor = divisibility(index, memo)
+    return (f"the index is known to be a multiple of {factor} element(s) only, and a {need}-byte access needs a "
+            f"multiple of {need // size}",
+            f"write the index so that its factor shows: `{need // size} * j + k` rather than a value computed "
+            f"elsewhere")
 
 
 def _aligned(ptr: Value, index: Value, width: int, memo: dict) -> bool:
