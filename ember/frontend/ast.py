@@ -43,6 +43,14 @@ class TupleTypeExpr(Node):
     elems: list
 
 
+@record(eq=False, slots=True)
+class FnTypeExpr(Node):
+    """`fn(T, T) -> T`: a device function's parameter that takes a function (bound per
+    call, at compile time: every call is inlined)."""
+    params: list
+    ret: Node | None
+
+
 # ---------------------------------------------------------------- expressions
 
 @record(eq=False, slots=True)

@@ -26,6 +26,9 @@ class CallChecker:
             yield self.expr(a)
 
     def expr_Call(self, e: A.Call, expected):
+        if e.name in self.fn_aliases and self.lookup(e.name) is None:
+            # a call of a function parameter: of the function this instance was given
+            e = A.Call(e.span, self.fn_aliases[e.name], e.name_span, e.args)
         name = e.name
         if name in SCALARS:
             return (yield self.cast(e, SCALARS[name]))

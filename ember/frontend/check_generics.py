@@ -23,6 +23,11 @@ def shown_function(ir_name: str) -> str:
     return f"`{base}`" + (f" (instance for {types.replace('$', ', ')})" if types else "")
 
 
+def function_params(fn: A.FnDef) -> list:
+    """The parameters of `fn` that take a function (`combine: fn(T, T) -> T`)."""
+    return [p for p in fn.params if isinstance(p.type, A.FnTypeExpr)]
+
+
 def _is_type_param(g: A.GenericParam) -> bool:
     return isinstance(g.type, A.TypeName) and g.type.name == "type"
 
@@ -43,15 +48,15 @@ class GenericChecker:
     """Part of the Checker (ember.frontend.checker)."""
 
     def generic_signature(self, fn: A.FnDef) -> bool:
-        """Register `fn` as a template if it has type parameters (reporting problems with
-        them); False when it is an ordinary function."""
+        """Register `fn` as a template if it has type parameters or function parameters
+        (reporting problems with them); False when it is an ordinary function."""
         values = [g for g in fn.generics if not _is_type_param(g)]
         for g in values:
             self.diags.error("E0107", "const value parameters are only allowed on kernels", g.span,
                              help="pass the value as an ordinary parameter (it is folded after inlining); "
                                   "device functions may take type parameters: `<const T: type>`")
         types = [g for g in fn.generics if _is_type_param(g)]
-        if not types:
+        if not types and not function_params(fn):
             return False
         names = set()
         ok = True
@@ -84,24 +89,35 @@ class GenericChecker:
                              e.span)
             yield self.check_args(e)
             return T.TConst(e.span, ERROR, None)
+        functions: dict = {}                    # function parameter -> the function passed for it
+        value_params, value_args = [], []
+        for a, p in zip(e.args, fn.params):
+            if isinstance(p.type, A.FnTypeExpr):
+                callee = self.function_argument(a, p, e.name)
+                if callee is None:
+                    return T.TConst(e.span, ERROR, None)
+                functions[p.name] = callee
+            else:
+                value_params.append(p)
+                value_args.append(a)
         args = []
-        for a in e.args:
+        for a in value_args:
             args.append((yield self.expr(a)))
         if any(a.ty is ERROR for a in args):
             return T.TConst(e.span, ERROR, None)
         binding: dict = {}
-        for a, p in zip(args, fn.params):
+        for a, p in zip(args, value_params):
             if not self._infer(p.type, a, binding, names, e.name):
                 return T.TConst(e.span, ERROR, None)
         defaults: dict = {}                    # only untyped constants: f32 if one is a float, else i32
-        for a, p in zip(args, fn.params):
+        for a, p in zip(args, value_params):
             if isinstance(p.type, A.TypeName) and p.type.name in names and p.type.name not in binding:
                 if a.ty is UNTYPED_FLOAT or defaults.get(p.type.name) is F32:
                     defaults[p.type.name] = F32
                 else:
                     defaults[p.type.name] = I32
         binding.update(defaults)
-        info = self.instance(fn, names, binding)
+        info = self.instance(fn, names, binding, functions)
         if info is None:
             return T.TConst(e.span, ERROR, None)
         self.instance_calls.setdefault(info.name, e.name_span)
@@ -141,22 +157,52 @@ class GenericChecker:
             return self._infer(node.pointee, T.TConst(arg.span, elem, None), binding, names, fn_name)
         return True
 
-    def instance(self, fn: A.FnDef, names: list, binding: dict) -> T.TFunction | None:
-        key = (fn.name, tuple(binding[n].name for n in names))
+    def instance(self, fn: A.FnDef, names: list, binding: dict, functions: dict | None = None) -> T.TFunction | None:
+        functions = functions or {}
+        key = (fn.name, tuple(binding[n].name for n in names), tuple(functions.values()))
         info = self.instances.get(key)
         if info is not None:
             return info
         saved = self.type_params
         self.type_params = dict(binding)
         self.push()
-        params = self.params(fn.params, kernel=False)
+        params = self.params([p for p in fn.params if not isinstance(p.type, A.FnTypeExpr)], kernel=False)
         self.pop()
         ret = self.resolve_type(fn.ret, allow_tuple=True) if fn.ret is not None else VOID
         self.type_params = saved
-        name = "$".join((fn.name,) + key[1])
+        name = "$".join((fn.name,) + key[1] + key[2])
         info = T.TFunction(name, fn.span, fn.name_span, params, ret)
         self.instances[key] = info
         self.fns[name] = info
         self.fn_nodes[name] = fn
         self.fn_type_params[name] = dict(binding)
+        self.fn_functions[name] = dict(functions)
         return info
+
+    def function_argument(self, a: A.Expr, p: A.Param, fn_name: str) -> str | None:
+        """The function a call passes for a function parameter: a name of a device function
+        or a builtin (or, inside a function that was passed one, its own function
+        parameter); None after reporting."""
+        from .builtins import BUILTINS
+        name = a.id if isinstance(a, A.Name) and self.lookup(a.id) is None else None
+        if name is not None:
+            name = self.fn_aliases.get(name, name)
+        known = name is not None and (name in self.fns or name in self.generic_fns or name in self.imported_fns
+                                      or (name in BUILTINS and BUILTINS[name].results))
+        if not known:
+            self.diags.error("E0201", f"`{fn_name}`: `{p.name}` takes a function", a.span,
+                             label="not a function's name",
+                             help="pass a device function or a builtin by name, e.g. `max`")
+            return None
+        want = len(p.type.params)
+        self.called(name)
+        if name in BUILTINS:
+            have = len(BUILTINS[name].params) + len(BUILTINS[name].const_attrs)
+        else:
+            node = self.fn_nodes.get(name) or (self.generic_fns.get(name) or (None,))[0]
+            have = len([q for q in node.params if not isinstance(q.type, A.FnTypeExpr)]) if node else want
+        if have != want:
+            self.diags.error("E0206", f"`{fn_name}`: `{p.name}` takes a function of {want} argument(s), and "
+                             f"`{name}` takes {have}", a.span)
+            return None
+        return name

@@ -54,6 +54,11 @@ class TypeChecker:
     """Part of the Checker (ember.frontend.checker)."""
 
     def resolve_type(self, node: A.Node, allow_array: bool = False, allow_tuple: bool = False) -> Type:
+        if isinstance(node, A.FnTypeExpr):
+            self.diags.error("E0214", "a function type is the type of a device function's parameter only",
+                             node.span, help="`fn reduce<const T: type>(v: T, combine: fn(T, T) -> T) -> T`; "
+                                             "a call passes a function by name")
+            return ERROR
         if isinstance(node, A.TypeName):
             t = SCALARS.get(node.name) or self.type_params.get(node.name)
             if t is ERROR:

@@ -68,6 +68,8 @@ class Checker(TypeChecker, ExprChecker, CallChecker, GenericChecker, StmtChecker
         self.value_params: set = set()                  # the current device function's const value
                                                         # parameters (an error, E0107: uses stay quiet)
         self.instance_calls: dict[str, object] = {}     # instance name -> the call that made it
+        self.fn_functions: dict[str, dict] = {}         # instance name -> its function parameters' functions
+        self.fn_aliases: dict[str, str] = {}            # in an instance's body: function parameter -> function
 
     # ------------------------------------------------------------------ driver
     def run(self) -> T.TProgram:
@@ -346,6 +348,7 @@ class Checker(TypeChecker, ExprChecker, CallChecker, GenericChecker, StmtChecker
         self.type_params = self.fn_type_params.get(info.name, {})
         self.value_params = {g.name for g in node.generics
                              if not (isinstance(g.type, A.TypeName) and g.type.name == "type")}
+        self.fn_aliases = self.fn_functions.get(info.name, {})
         reported = len(self.diags.items)
         self.push()
         for sym in info.params:
@@ -374,11 +377,13 @@ class Checker(TypeChecker, ExprChecker, CallChecker, GenericChecker, StmtChecker
                     d.notes.append(note)
         self.type_params = {}
         self.value_params = set()
+        self.fn_aliases = {}
 
     def shown(self, name: str) -> str:
         """A function's name as a user writes it, quoted: an instance of a generic function
         is `f` (with T = f32), never its IR name `f$f32`."""
-        binding = self.fn_type_params.get(name)
+        binding = dict(self.fn_type_params.get(name) or {})
+        binding.update(self.fn_functions.get(name) or {})
         if not binding:
             return f"`{name}`"
         base = name.split("$", 1)[0]

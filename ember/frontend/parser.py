@@ -162,6 +162,11 @@ class _Builder:
     def tuple_type(self, c):
         return A.TupleTypeExpr(self.span(c), self.nodes(c))
 
+    def fn_type(self, c):
+        arrow = any(isinstance(x, Token) and x.value == "->" for x in c)
+        n = self.nodes(c)
+        return A.FnTypeExpr(self.span(c), n[:-1] if arrow else n, n[-1] if arrow else None)
+
     # -- statements
     def let_stmt(self, c):
         n = self.nodes(c)
