@@ -10,7 +10,7 @@ from . import ast as A
 from . import typed as T
 from ..ir.ops import OPS
 from .builtins import BUILTINS, Builtin
-from .check_types import ERROR, UNTYPED, UNTYPED_FLOAT, UNTYPED_INT, decays_to, snippet
+from .check_types import ERROR, UNTYPED, UNTYPED_FLOAT, decays_to, snippet
 
 
 def _error(e) -> T.TExpr:
@@ -142,6 +142,10 @@ class CallChecker:
 
     # ------------------------------------------------------------------ builtins
     def builtin_call(self, e: A.Call, b: Builtin, expected):
+        """A builtin's arguments against its op's signature, through the signature matcher
+        the IR verifier uses (ember.ir.signature.match); only what is the language's own is
+        here: untyped constants take their type from the context, a shared or per-thread
+        array stands for a pointer to its elements, and the mismatch is worded for the call."""
         n = len(b.params) + len(b.const_attrs)
         if len(e.args) != n:
             self.diags.error("E0206", f"`{b.name}` takes {n} argument(s) but {len(e.args)} "
@@ -163,76 +167,36 @@ class CallChecker:
             args.append((yield self.expr(a)))
         if any(a.ty is ERROR for a in args):
             return _error(e)
+        slots = tuple(sig.Slot(f"#{i}", p) for i, p in enumerate(b.params))
         binding: dict = {}
-        for p, a in zip(b.params, args):
-            t = a.ty
-            if isinstance(p, sig.PointerTo):
-                elem = _pointer_element(t, p)
-                if elem is None:
-                    arrays = " (or a shared array)" if "shared" in p.spaces else ""
-                    arrays = " (a per-thread array)" if p.spaces == ("local",) else arrays
-                    self.diags.error("E0201", f"`{b.name}` needs {p.words}{arrays}, found `{t}`", a.span)
-                    return _error(e)
-                if p.var.allowed is not None and elem.name not in p.var.allowed:
-                    self.diags.error("E0201", f"`{b.name}` is not available for `{elem}`", a.span,
-                                     help="it works on " + ", ".join(f"`{x}`" for x in p.var.allowed))
-                    return _error(e)
-                if p.var.letter in binding and binding[p.var.letter] != elem:
-                    self.diags.error("E0201", f"mismatched element types in `{b.name}`", a.span,
-                                     label=f"expected `{binding[p.var.letter]}` elements, found `{elem}`")
-                    return _error(e)
-                binding[p.var.letter] = elem
-                continue
-            if isinstance(p, sig.Var) and t not in UNTYPED:
-                if not (isinstance(t, ScalarType) and sig.KINDS[p.letter][1](t)):
-                    self.diags.error("E0201", f"`{b.name}` expects {p.words} here, found `{t}`", a.span)
-                    return _error(e)
-                if p.allowed is not None and t.name not in p.allowed:
-                    self.diags.error("E0201", f"`{b.name}` is not available for `{t}`", a.span,
-                                     help="it works on " + ", ".join(f"`{x}`" for x in p.allowed))
-                    return _error(e)
-                if p.letter in binding and binding[p.letter] != t:
-                    self.diags.error("E0201", f"mismatched types in `{b.name}`", a.span,
-                                     label=f"expected `{binding[p.letter]}`, found `{t}`")
-                    return _error(e)
-                binding.setdefault(p.letter, t)
-        if not self._apply_rules(b, args, binding):
-            return _error(e)
+        # the typed arguments first (untyped constants are skipped: they follow the others)
+        m = sig.match(slots, [_match_type(a.ty, p) for p, a in zip(b.params, args)], binding, b.rules)
+        if m is not None:
+            return self._builtin_mismatch(e, b, m, args)
         for p, a in zip(b.params, args):     # untyped constants: the context, else the default
-            if isinstance(p, sig.Var) and p.letter not in binding:
-                t = a.ty
+            if isinstance(p, sig.Var) and p.letter not in binding and a.ty in UNTYPED:
                 first = b.results[0] if b.results else None
                 if (isinstance(first, sig.Var) and first.letter == p.letter and isinstance(expected, ScalarType)
-                        and p.admits(expected) and not (expected.is_int and t is UNTYPED_FLOAT)):
+                        and p.admits(expected) and not (expected.is_int and a.ty is UNTYPED_FLOAT)):
                     binding[p.letter] = expected
-                elif t is UNTYPED_FLOAT or p.letter == "F":
-                    binding[p.letter] = F32
-                elif t is UNTYPED_INT:
-                    binding[p.letter] = I32
-                elif isinstance(t, ScalarType):
-                    binding[p.letter] = t
-                if p.letter in binding and not p.admits(binding[p.letter]):
-                    what = "a float constant" if t is UNTYPED_FLOAT else "an integer constant"
+                else:
+                    binding[p.letter] = F32 if a.ty is UNTYPED_FLOAT or p.letter == "F" else I32
+                if not p.admits(binding[p.letter]):
+                    what = "a float constant" if a.ty is UNTYPED_FLOAT else "an integer constant"
                     self.diags.error("E0201", f"`{b.name}` expects {p.words} here, found {what}", a.span,
                                      help="it works on " + ", ".join(f"`{x}`" for x in p.allowed)
                                      if p.allowed else None)
                     return _error(e)
-        if not self._apply_rules(b, args, binding):
-            return _error(e)
         checked = []
         for p, a in zip(b.params, args):
-            if isinstance(p, sig.PointerTo):
-                checked.append(a)
-                continue
-            want = binding.get(p.letter) if isinstance(p, sig.Var) else p.resolve(binding)
             if a.ty in UNTYPED:
-                a = self.coerce(a, want)
-            if a.ty is ERROR:
-                return _error(e)
-            if a.ty != want:
-                self.mismatch(a, want, a.ty)
-                return _error(e)
+                a = self.coerce(a, binding.get(p.letter) if isinstance(p, sig.Var) else p.resolve(binding))
+                if a.ty is ERROR:
+                    return _error(e)
             checked.append(a)
+        m = sig.match(slots, [_match_type(a.ty, p) for p, a in zip(b.params, checked)], {}, b.rules)
+        if m is not None:
+            return self._builtin_mismatch(e, b, m, checked)
         if b.op and OPS[b.op].check_consts is not None:
             d = OPS[b.op]
             consts = {slot.name: a.const for slot, a in zip(d.operands, checked)}
@@ -250,6 +214,35 @@ class CallChecker:
         results = [r.resolve(binding) for r in b.results]
         ty = VOID if not results else results[0] if len(results) == 1 else TupleType(tuple(results))
         return T.TBuiltin(e.span, ty, b, binding, checked, const_attrs)
+
+    def _builtin_mismatch(self, e: A.Call, b: Builtin, m, args: list):
+        """A signature Mismatch (ember.ir.signature) in the words of a call."""
+        at = args[m.index] if m.index is not None else args[0]
+        spec = m.slot.spec if m.slot is not None else None
+        works_on = None
+        allowed = spec.var.allowed if isinstance(spec, sig.PointerTo) else getattr(spec, "allowed", None)
+        if allowed:
+            works_on = "it works on " + ", ".join(f"`{x}`" for x in allowed)
+        if m.kind == "pointer":
+            arrays = " (or a shared array)" if "shared" in spec.spaces else ""
+            arrays = " (a per-thread array)" if spec.spaces == ("local",) else arrays
+            self.diags.error("E0201", f"`{b.name}` needs {spec.words}{arrays}, found `{at.ty}`", at.span)
+        elif m.kind == "element":
+            self.diags.error("E0201", f"mismatched element types in `{b.name}`", at.span,
+                             label=f"expected `{m.bound}` elements, found `{m.found.pointee}`")
+        elif m.kind == "allowed":
+            found = m.found.pointee if isinstance(spec, sig.PointerTo) else m.found
+            self.diags.error("E0201", f"`{b.name}` is not available for `{found}`", at.span, help=works_on)
+        elif m.kind == "kind":
+            self.diags.error("E0201", f"`{b.name}` expects {spec.words} here, found `{m.found}`", at.span)
+        elif m.kind == "bound":
+            self.diags.error("E0201", f"mismatched types in `{b.name}`", at.span,
+                             label=f"expected `{m.bound}`, found `{m.found}`")
+        elif m.kind == "exact":
+            self.mismatch(at, spec.type, m.found)
+        else:   # a Rule's derived type
+            self.diags.error("E0201", f"`{b.name}`: this argument {m.detail}", at.span)
+        return _error(e)
 
     def _extents_fit(self, b: Builtin, args: list, const_attrs: dict) -> bool:
         """An array argument must hold every element the op touches from a constant index
@@ -271,18 +264,6 @@ class CallChecker:
                 return False
         return True
 
-    def _apply_rules(self, b: Builtin, args: list, binding: dict):
-        """Bind or check the variables the op's rules decide; False after reporting."""
-        for rule in b.rules:
-            err = rule.apply(binding)
-            if err:
-                at = next((a for p, a in zip(b.params, args) if isinstance(p, sig.Var) and p.letter == rule.letter),
-                          args[0])
-                self.diags.error("E0201", f"`{b.name}`: this argument {err}", at.span)
-                return False
-        return True
-
-
 _STD_INDEX: dict = {}
 
 
@@ -302,11 +283,12 @@ def std_home(name: str) -> str | None:
     return _STD_INDEX.get(name)
 
 
-def _pointer_element(t, spec: sig.PointerTo) -> ScalarType | None:
-    """The element type of what a pointer parameter of a builtin takes: a pointer the spec
-    admits, or a shared array where it admits shared pointers."""
-    if spec.admits(t):
-        return t.pointee
-    if isinstance(t, ArrayType) and (t.space or "local") in spec.spaces:
-        return t.elem
-    return None
+def _match_type(t, spec):
+    """The type an argument offers to its slot: an array where a pointer is taken is a
+    mutable pointer to its elements (in the array's space); an untyped constant is not
+    known yet (None)."""
+    if t in UNTYPED:
+        return None
+    if isinstance(spec, sig.PointerTo) and isinstance(t, ArrayType) and (t.space or "local") in spec.spaces:
+        return PtrType(t.elem, t.space or "local", True)
+    return t

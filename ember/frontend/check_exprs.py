@@ -13,7 +13,7 @@ from . import typed as T
 from .builtins import INDEX_VALUES, PLAIN_VALUES
 from .check_types import ERROR, UNTYPED, UNTYPED_FLOAT, UNTYPED_INT, snippet
 from .consteval import ConstError, typed_binop, typed_unop, untyped_binop
-from .operators import BIT_OPS, CMP_OPS, LOGIC_OPS, SHIFT_OPS
+from .operators import CMP_OPS, LOGIC_OPS, SHIFT_OPS, operator_admits
 
 
 
@@ -253,22 +253,17 @@ class ExprChecker:
         where = lhs if compound else T.TConst(span, t, None)
         if not isinstance(t, ScalarType):
             return self.bad_operand(where, op, t)
+        if not operator_admits(op, t):       # the op's own signature decides (ember.frontend.operators)
+            if op == "%" and t.is_float:
+                self.diags.error("E0202", "`%` is not defined for floats", op_span,
+                                 help="compute it explicitly, e.g. `x - trunc(x / y) * y`")
+                return T.TConst(span, ERROR, None)
+            return self.bad_operand(where, op, t)
         if op in CMP_OPS:
-            if t.is_bool and op not in ("==", "!="):
-                return self.bad_operand(where, op, t)
             node = T.TBinary(span, BOOL, op, lhs, rhs)
             if lhs.const is not None and rhs.const is not None and not t.is_float and not compound:
                 return _const(node, BOOL, typed_binop(op, lhs.const, rhs.const, t))
             return node
-        if op in BIT_OPS:
-            if t.is_float:
-                return self.bad_operand(where, op, t)
-        elif t.is_bool:
-            return self.bad_operand(where, op, t)
-        elif op == "%" and t.is_float:
-            self.diags.error("E0202", "`%` is not defined for floats", op_span,
-                             help="compute it explicitly, e.g. `x - trunc(x / y) * y`")
-            return T.TConst(span, ERROR, None)
         node = T.TBinary(span, t, op, lhs, rhs)
         if lhs.const is not None and rhs.const is not None and not t.is_float and not compound:
             return _const(node, t, typed_binop(op, lhs.const, rhs.const, t))

@@ -15,3 +15,23 @@ BIT_OPS = ("&", "|", "^")
 SHIFT_OPS = ("<<", ">>")
 CMP_OPS = tuple(COMPARE)
 LOGIC_OPS = ("&&", "||")
+
+
+# What the language adds to the ops' signatures: `<`, `<=`, `>`, `>=` order numbers only
+# (arith.cmp compares any scalar, bools included, for `==` and `!=`).
+ORDERED = ("<", "<=", ">", ">=")
+
+
+def operator_admits(op: str, t) -> bool:
+    """Whether `a op b` with both operands of scalar type t is defined: the signature of
+    the op the operator is (arith.add takes numbers, arith.and integers and bools,
+    arith.rem integers, ...), read through the signature matcher the IR verifier uses."""
+    from ..ir import signature as sig
+    from ..ir.ops import OPS
+    if op in COMPARE:
+        if op in ORDERED and t.is_bool:
+            return False
+        d = OPS["arith.cmp"]
+    else:
+        d = OPS[BINARY[op]]
+    return sig.match(d.operands, [t, t], {}, d.rules) is None

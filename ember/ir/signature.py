@@ -206,26 +206,90 @@ class Rule:
         return None if bound == want else f"must be {want} ({self.doc}), not {bound}"
 
 
-def apply_rules(rules: tuple, slots: tuple, binding: dict, what: str) -> str | None:
+@record(frozen=True)
+class Mismatch:
+    """Why types do not fit a signature, for the IR verifier and the language's checker to
+    word each in its own terms (`ir_text`; ember.frontend.check_calls for the language).
+
+    kind: "count" (how many: `detail` says what was expected), "kind" (not the kind of type
+    the slot takes), "allowed" (the kind, but not among the slot's types), "bound" (the slot's
+    variable is already another type), "pointer" (not a pointer the slot takes), "element" (a
+    pointer whose element is not the variable's bound type), "exact" (not the one type), or
+    "rule" (a Rule's derived type: `detail` is its complaint)."""
+
+    kind: str
+    index: int | None = None       # the argument's position
+    slot: Slot | None = None
+    found: object = None           # the argument's type
+    bound: object = None           # the type the slot's variable already had
+    detail: str = ""
+
+    def ir_text(self, what: str) -> str:
+        if self.kind == "count":
+            return f"expects {self.detail} {what}(s), has {self.found}"
+        name = f"{what} `{self.slot.name}`" if self.slot is not None else None
+        if self.kind == "rule":
+            return f"{name} {self.detail}" if name else self.detail
+        return f"{name} {self.slot.spec.match(self.found, {self.slot_letter(): self.bound} if self.bound else {})}"
+
+    def slot_letter(self):
+        spec = self.slot.spec
+        return spec.var.letter if isinstance(spec, PointerTo) else getattr(spec, "letter", None)
+
+
+def _mismatch(spec: Spec, t, binding: dict) -> str | None:
+    """The kind of mismatch of `t` against `spec` (binding its variable when it fits)."""
+    if isinstance(spec, Exact):
+        return None if t == spec.type else "exact"
+    if isinstance(spec, Var):
+        bound = binding.get(spec.letter)
+        if bound is not None:
+            return None if t == bound else "bound"
+        if not spec.admits(t):
+            kind_ok = isinstance(t, ScalarType) and KINDS[spec.letter][1](t)
+            return "allowed" if spec.allowed is not None and kind_ok else "kind"
+        binding[spec.letter] = t
+        return None
+    if isinstance(spec, PointerTo):
+        if not spec.admits(t):
+            return "pointer"
+        bound = binding.get(spec.var.letter)
+        if bound is not None:
+            return None if t.pointee == bound else "element"
+        if not spec.var.admits(t.pointee):
+            return "allowed"
+        binding[spec.var.letter] = t.pointee
+        return None
+    return None if spec.match(t, binding) is None else "kind"
+
+
+def match(slots: tuple, types: list, binding: dict, rules: tuple = ()) -> Mismatch | None:
+    """Match `types` against `slots`, binding variables, then apply `rules`: None, or the
+    first Mismatch. A type given as None is skipped (not known yet)."""
+    fixed = [s for s in slots if not s.variadic]
+    variadic = slots[-1] if slots and slots[-1].variadic else None
+    if len(types) < len(fixed) or (variadic is None and len(types) != len(fixed)):
+        return Mismatch("count", found=len(types), detail=f"at least {len(fixed)}" if variadic else str(len(fixed)))
+    for i, t in enumerate(types):
+        if t is None:
+            continue
+        slot = fixed[i] if i < len(fixed) else variadic
+        letter = slot.spec.var.letter if isinstance(slot.spec, PointerTo) else getattr(slot.spec, "letter", None)
+        before = binding.get(letter)
+        kind = _mismatch(slot.spec, t, binding)
+        if kind is not None:
+            return Mismatch(kind, i, slot, t, before)
     for rule in rules:
         err = rule.apply(binding)
         if err:
-            slot = next((s for s in slots if isinstance(s.spec, Var) and s.spec.letter == rule.letter), None)
-            return f"{what} `{slot.name}` {err}" if slot else err
+            at = next((i for i, s in enumerate(slots) if isinstance(s.spec, Var) and s.spec.letter == rule.letter),
+                      None)
+            return Mismatch("rule", at, slots[at] if at is not None else None, detail=err)
     return None
 
 
 def check(slots: tuple, types: list, binding: dict, what: str, rules: tuple = ()) -> str | None:
     """Check `types` against `slots` (binding variables, then applying `rules`); the first
-    problem, or None."""
-    fixed = [s for s in slots if not s.variadic]
-    variadic = slots[-1] if slots and slots[-1].variadic else None
-    if len(types) < len(fixed) or (variadic is None and len(types) != len(fixed)):
-        want = f"at least {len(fixed)}" if variadic else str(len(fixed))
-        return f"expects {want} {what}(s), has {len(types)}"
-    for i, t in enumerate(types):
-        slot = fixed[i] if i < len(fixed) else variadic
-        err = slot.spec.match(t, binding)
-        if err:
-            return f"{what} `{slot.name}` {err}"
-    return apply_rules(rules, slots, binding, what) if rules else None
+    problem in the IR's words, or None."""
+    m = match(slots, types, binding, rules)
+    return None if m is None else m.ir_text(what)
