@@ -3,7 +3,10 @@ ember.fuzz.progen.Generator:
 
 - generic device functions (`fn g<const T: type>(x: T, y: T) -> T`, one reading through a
   `*global T`) called at two or more types, so one body is instantiated per binding, and
-  generic functions calling generic functions;
+  generic functions calling generic functions; one taking a function parameter, called with
+  a builtin and with the program's functions;
+- a type's constants (`f32.max`, `i8.min`), a `let` of a constant as an array length, and
+  static_assert;
 - the standard library through `import "std/reduce.ember";`: warp and block reductions of
   the program's values (top-level collective statements, every thread present);
 - `import "std/swizzle.ember";`: a shared tile written and read at swizzle()'s offsets,
@@ -44,6 +47,31 @@ class GenericFeatures:
                                 f"    let z: T = {inner}(y, x);\n    return {inner}(z, {self.generic_body()});\n}}")
         for t in sorted({self.choice(self.types) for _ in range(self.integer(1, 3))}):
             self.let(t, f"{name}({self.expr(t, 1)}, {self.expr(t, 1)})")
+
+    def stmt_generic_combine(self, allow_return, depth):
+        """A generic function taking a function parameter, called with a builtin (min, max)
+        and with device functions of the program (one generic, one of a single type)."""
+        name, comb, typed = self.fresh("fold"), self.fresh("comb"), self.fresh("comb")
+        self.helpers.append(f"fn {name}<const T: type>(x: T, y: T, f: fn(T, T) -> T) -> T {{\n"
+                            f"    return f(f(x, y), x);\n}}")
+        self.helpers.append(f"fn {comb}<const T: type>(x: T, y: T) -> T {{\n    return {self.generic_body()};\n}}")
+        t = self.choice(self.types)
+        self.helpers.append(f"fn {typed}(x: {t}, y: {t}) -> {t} {{\n    return max(x, y) - min(x, y);\n}}")
+        for fn in (self.choice(["min", "max"]), comb, typed):
+            self.let(t, f"{name}({self.expr(t, 1)}, {self.expr(t, 1)}, {fn})")
+
+    def stmt_type_constant(self, allow_return, depth):
+        """A type's constant (`f32.max`, `i8.min`, `T.epsilon`), and a `let` of a constant
+        used as an array length, guarded by a static_assert."""
+        t = self.choice(self.types)
+        names = ["max", "min", "min_positive", "epsilon", "inf"] if t.startswith(("f", "bf")) else ["max", "min"]
+        self.let(t, f"select({self.expr('bool', 1)}, {t}.{self.choice(names)}, {self.expr(t, 1)})")
+        n, a = self.fresh("n"), self.fresh("arr")
+        self.emit(f"let {n} = {self.integer(1, 6)}u32;")
+        self.emit(f"static_assert({n} > 0u32 && {n} <= 6u32);")
+        self.emit(f"var {a}: [u32; {n} + 1u32];")
+        self.emit(f"{a}[0] = {self.expr('u32', 1)};")
+        self.let("u32", f"{a}[0] + u32.bits")
 
     def stmt_generic_load(self, allow_return, depth):
         """A generic function reading through a pointer of its type parameter."""

@@ -52,7 +52,8 @@ def test_generator_covers_the_language():
                     " step ", "bitcast<", "select(", "fma(", "fast_", "var a", "isnan(", "mma_m16n8k16(",
                     "ldmatrix_x1(", "ldmatrix_x4_trans(", "cp_async_16(", "cp_async_8(", "cp_async_wait(1)",
                     'import "std/reduce.ember";', "block_sum(", "warp_max(", "<const T: type>",
-                    'import "std/swizzle.ember";', ", 48u32, 8u32)]", ", 12u32, 4u32)]"]:
+                    'import "std/swizzle.ember";', ", 48u32, 8u32)]", ", 12u32, 4u32)]",
+                    "f: fn(T, T) -> T", "static_assert(", ".max", "popc(", "shfl_up("]:
         assert feature in text, feature
     for t in NUMERIC:
         assert re.search(rf"\b{t}\(", text), f"no cast to {t}"
