@@ -318,7 +318,10 @@ def _run_arg(param, value: str):
             raise UsageError(f"`{param.name}`: no such file: {value}") from None
         except Exception as e:   # not an .npy file, a pickled object, a truncated file, ...
             raise UsageError(f"`{param.name}`: cannot load {value} as a numpy array: {e}") from None
-        if not isinstance(a, np.ndarray) or a.dtype.kind not in "biuf":
+        if isinstance(a, np.ndarray) and a.dtype.kind == "V" and a.dtype.itemsize == 2 and t.pointee.name == "bf16":
+            import ml_dtypes          # np.save writes an ml_dtypes.bfloat16 array as 2-byte voids
+            a = a.view(ml_dtypes.bfloat16)
+        if not isinstance(a, np.ndarray) or (a.dtype.kind not in "biuf" and a.dtype.name != "bfloat16"):
             raise UsageError(f"`{param.name}`: {value} does not hold a numeric array")
         return np.ascontiguousarray(a)
     kind, _, shape_text = value.partition(":")
@@ -326,7 +329,11 @@ def _run_arg(param, value: str):
         raise UsageError(f"`{param.name}`: expected FILE.npy, zeros:SHAPE, ones:SHAPE, arange:SHAPE or "
                          f"rand:SHAPE, got `{value}`")
     shape = _dims(shape_text, f"the shape of `{param.name}`")
-    dt = S.dtype(t.pointee)
+    if t.pointee.name == "bf16":          # bf16 buffers are ml_dtypes.bfloat16 arrays
+        import ml_dtypes
+        dt = ml_dtypes.bfloat16
+    else:
+        dt = S.dtype(t.pointee)
     n = 1
     for d in shape:
         n *= d

@@ -362,3 +362,18 @@ def test_the_man_page_is_current():
 def test_ember_opt_help_lists_the_passes(capsys):
     code, out, _ = run(capsys, "opt", "--help")
     assert code == 0 and all(p in out for p in ("canonicalize", "vectorize", "expand-math"))
+
+
+def test_ember_run_takes_bf16_buffers(tmp_path, capsys):
+    """bf16 buffers are ml_dtypes.bfloat16 arrays: made by arange:/rand:, or read from an
+    .npy file (which np.save writes as 2-byte voids)."""
+    import ml_dtypes
+    import numpy as np
+    f = tmp_path / "b.ember"
+    f.write_text("kernel k(x: *mut global bf16) block(32) { x[thread_idx.x] = x[thread_idx.x] * bf16(2.0); }\n")
+    code, out, err = run(capsys, "run", str(f), "--grid", "1", "x=arange:32", "--out", str(tmp_path / "o"))
+    assert code == 0, err
+    assert (np.load(tmp_path / "o" / "x.npy").view(ml_dtypes.bfloat16).astype(np.float32) == 2 * np.arange(32)).all()
+    np.save(tmp_path / "in.npy", np.arange(32).astype(ml_dtypes.bfloat16))
+    code, out, err = run(capsys, "run", str(f), "--grid", "1", f"x={tmp_path / 'in.npy'}")
+    assert code == 0 and "x: (32,) bf16 [0 2 4 6" in out
