@@ -6,20 +6,16 @@ Every method that checks a subexpression is a generator (see ember.trampoline)."
 from __future__ import annotations
 
 from ..ir.ops.arith import bitcast_problem
-from ..ir.types import BOOL, I32, I64, SCALARS, U32, VOID, ArrayType, PtrType, ScalarType, TupleType
+from ..ir.types import BOOL, I64, SCALARS, U32, VOID, ArrayType, PtrType, ScalarType, TupleType
 from ..trampoline import run
 from . import ast as A
 from . import typed as T
 from .builtins import INDEX_VALUES, PLAIN_VALUES
 from .check_types import ERROR, UNTYPED, UNTYPED_FLOAT, UNTYPED_INT, snippet
-from .consteval import ConstError, typed_binop, typed_unop, untyped_binop
-from .operators import CMP_OPS, LOGIC_OPS, SHIFT_OPS, operator_admits
+from .consteval import typed_unop
+from .check_operators import check_binary, folded
+from .operators import CMP_OPS, LOGIC_OPS
 
-
-
-def _const(e: T.TExpr, ty, value) -> T.TConst:
-    """e folded to a constant (the folded expression is kept for --emit ast)."""
-    return T.TConst(e.span, ty, value, e)
 
 
 class ExprChecker:
@@ -129,7 +125,7 @@ class ExprChecker:
         node = T.TUnary(e.span, t, e.op, x)
         if e.op == "-":
             if t in UNTYPED:
-                return _const(node, t, -c)
+                return folded(node, t, -c)
             if not (isinstance(t, ScalarType) and t.is_numeric):
                 return self.bad_operand(e, "-", t)
             if t.is_int and not t.signed:
@@ -137,144 +133,21 @@ class ExprChecker:
                                  help=f"subtract from zero for wrapping negation: `0 - {snippet(e.operand)}`")
                 return T.TConst(e.span, ERROR, None)
             if c is not None and t.is_int:
-                return _const(node, t, typed_unop("-", c, t))
+                return folded(node, t, typed_unop("-", c, t))
             return node
         # ! and ~
         if t is UNTYPED_INT:
-            return _const(node, t, ~c)
+            return folded(node, t, ~c)
         if e.op == "!" and t == BOOL:
-            return _const(node, t, not c) if c is not None else node
+            return folded(node, t, not c) if c is not None else node
         if isinstance(t, ScalarType) and t.is_int:
-            return _const(node, t, typed_unop("~", c, t)) if c is not None else node
+            return folded(node, t, typed_unop("~", c, t)) if c is not None else node
         return self.bad_operand(e, e.op, t)
 
     def expr_Binary(self, e: A.Binary, expected):
         hint = BOOL if e.op in LOGIC_OPS else (None if e.op in CMP_OPS else expected)
         lhs = yield self.expr(e.lhs, hint)
-        return (yield self.binary(e.op, e.op_span, lhs, e.rhs, expected, e.span))
-
-    def binary(self, op: str, op_span, lhs: T.TExpr, rhs_node: A.Expr, expected, span, compound=False):
-        """`lhs op rhs` with lhs checked already (for a compound assignment, lhs is the
-        target, whose type is fixed)."""
-        if op in LOGIC_OPS:
-            lhs = self.default_type(lhs, BOOL)
-            rhs = yield self.typed(rhs_node, BOOL)
-            for side in (lhs, rhs):
-                if side.ty is not ERROR and side.ty != BOOL:
-                    self.diags.error("E0202", f"`{op}` needs `bool` operands, found `{side.ty}`", side.span)
-                    return T.TConst(span, ERROR, None)
-            if ERROR in (lhs.ty, rhs.ty):
-                return T.TConst(span, ERROR, None)
-            node = T.TLogic(span, BOOL, op, lhs, rhs, eager=_safe_to_speculate(rhs))
-            if lhs.const is not None and rhs.const is not None:
-                return _const(node, BOOL, (lhs.const and rhs.const) if op == "&&" else (lhs.const or rhs.const))
-            return node
-
-        if op in SHIFT_OPS:
-            rhs = yield self.typed(rhs_node, U32)
-            lt, rt = lhs.ty, rhs.ty
-            if ERROR in (lt, rt):
-                return T.TConst(span, ERROR, None)
-            if not (isinstance(rt, ScalarType) and rt.is_int):
-                self.diags.error("E0202", f"shift amounts must be integers, not `{rt}`", rhs.span)
-                return T.TConst(span, ERROR, None)
-            if lt is UNTYPED_INT:
-                if rhs.const is not None and not compound:
-                    try:
-                        value = untyped_binop(op, lhs.const, rhs.const)
-                    except ConstError as err:
-                        self.diags.error("E0403", str(err), span)
-                        return T.TConst(span, ERROR, None)
-                    return _const(T.TBinary(span, UNTYPED_INT, op, lhs, rhs), UNTYPED_INT, value)
-                target = expected if isinstance(expected, ScalarType) and expected.is_int else I32
-                lhs = self.coerce(lhs, target)
-                lt = lhs.ty
-            if lt is ERROR:
-                return T.TConst(span, ERROR, None)
-            if not (isinstance(lt, ScalarType) and lt.is_int):
-                self.diags.error("E0202", f"`{op}` needs an integer on the left, not `{lt}`", lhs.span)
-                return T.TConst(span, ERROR, None)
-            node = T.TBinary(span, lt, op, lhs, rhs)
-            if lhs.const is not None and rhs.const is not None and not compound:
-                return _const(node, lt, typed_binop(op, lhs.const, rhs.const, lt, rhs.ty))
-            return node
-
-        # arithmetic, bitwise and comparison: both sides one type
-        hint = None if op in CMP_OPS else expected
-        lt = lhs.ty
-        rhs = yield self.expr(rhs_node, lt if lt not in UNTYPED else hint)
-        rt = rhs.ty
-        if ERROR in (lt, rt):
-            return T.TConst(span, ERROR, None)
-        for side in (lhs, rhs):
-            if isinstance(side.ty, TupleType):
-                self.diags.error("E0212", f"a tuple `{side.ty}` is not a single value", side.span,
-                                 label=f"`{op}` needs one value here", help="destructure it first: `let (a, b) = ...;`")
-                return T.TConst(span, ERROR, None)
-            if side.ty is VOID:
-                self.diags.error("E0213", "this call has no result", side.span)
-                return T.TConst(span, ERROR, None)
-        # pointer arithmetic: p + i, p - i
-        if isinstance(lt, PtrType) and op in ("+", "-"):
-            if rt in UNTYPED:
-                rhs = self.coerce(rhs, I64)
-                rt = rhs.ty
-            if rt is ERROR:
-                return T.TConst(span, ERROR, None)
-            if not (isinstance(rt, ScalarType) and rt.is_int):
-                self.diags.error("E0202", f"a pointer offset must be an integer, not `{rt}`", rhs.span)
-                return T.TConst(span, ERROR, None)
-            if op == "-" and not rt.signed:
-                self.diags.error("E0202", "subtracting an unsigned offset from a pointer", rhs.span,
-                                 help="add a signed offset instead: `p + (-i64(n))`")
-                return T.TConst(span, ERROR, None)
-            # an offset pointer promises no alignment of its own (none is inherited)
-            return T.TOffset(span, lt.with_align(None), lhs, rhs, op == "-")
-        if lt in UNTYPED and rt in UNTYPED:
-            try:
-                value = untyped_binop(op, lhs.const, rhs.const)
-            except ConstError as err:
-                self.diags.error("E0403", str(err), span)
-                return T.TConst(span, ERROR, None)
-            ty = BOOL if op in CMP_OPS else (UNTYPED_FLOAT if UNTYPED_FLOAT in (lt, rt) else UNTYPED_INT)
-            return _const(T.TBinary(span, ty, op, lhs, rhs), ty, value)
-        if lt in UNTYPED:
-            lhs = self.coerce(lhs, rt)
-        elif rt in UNTYPED:
-            rhs = self.coerce(rhs, lt)
-        lt, rt = lhs.ty, rhs.ty
-        if ERROR in (lt, rt):
-            return T.TConst(span, ERROR, None)
-        if lt != rt:
-            self.diags.error("E0201", f"mismatched types in `{op}`", op_span, label=f"`{lt}` {op} `{rt}`",
-                             help=self._convert_help(rhs, lt, rt))
-            return T.TConst(span, ERROR, None)
-        t = lt
-        where = lhs if compound else T.TConst(span, t, None)
-        if not isinstance(t, ScalarType):
-            return self.bad_operand(where, op, t)
-        if not operator_admits(op, t):       # the op's own signature decides (ember.frontend.operators)
-            if op == "%" and t.is_float:
-                self.diags.error("E0202", "`%` is not defined for floats", op_span,
-                                 help="compute it explicitly, e.g. `x - trunc(x / y) * y`")
-                return T.TConst(span, ERROR, None)
-            return self.bad_operand(where, op, t)
-        if op in CMP_OPS:
-            node = T.TBinary(span, BOOL, op, lhs, rhs)
-            if lhs.const is not None and rhs.const is not None and not t.is_float and not compound:
-                return _const(node, BOOL, typed_binop(op, lhs.const, rhs.const, t))
-            return node
-        node = T.TBinary(span, t, op, lhs, rhs)
-        if lhs.const is not None and rhs.const is not None and not t.is_float and not compound:
-            return _const(node, t, typed_binop(op, lhs.const, rhs.const, t))
-        return node
-
-
-    @staticmethod
-    def _convert_help(rhs, lt, rt) -> str | None:
-        if isinstance(lt, ScalarType) and isinstance(rt, ScalarType) and lt.is_numeric and rt.is_numeric:
-            return f"convert one side explicitly, e.g. `{lt}({snippet(rhs)})`"
-        return None
+        return (yield from check_binary(self, e.op, e.op_span, lhs, e.rhs, expected, e.span))
 
     # ------------------------------------------------------------------ memory and structure
     def expr_Index(self, e: A.Index, expected):
@@ -373,28 +246,6 @@ class ExprChecker:
             self.diags.error("E0205", problem, e.span, help=help_)
             return T.TConst(e.span, ERROR, None)
         return T.TBitcast(e.span, target, value)
-
-
-def _safe_to_speculate(e: T.TExpr) -> bool:
-    """No loads and no user calls: evaluating it when not needed changes nothing."""
-    stack = [e]
-    while stack:
-        x = stack.pop()
-        if isinstance(x, (T.TLoad, T.TCall)):
-            return False
-        if isinstance(x, T.TBuiltin):
-            stack.extend(x.args)
-        elif isinstance(x, (T.TBinary, T.TLogic)):
-            stack += (x.lhs, x.rhs)
-        elif isinstance(x, T.TUnary):
-            stack.append(x.operand)
-        elif isinstance(x, (T.TBitcast, T.TCast)):
-            stack.append(x.value)
-        elif isinstance(x, T.TOffset):
-            stack += (x.ptr, x.offset)
-        elif isinstance(x, T.TTuple):
-            stack.extend(x.elems)
-    return True
 
 
 def _division_by_zero(e: A.Expr, typed: T.TExpr):

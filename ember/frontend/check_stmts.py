@@ -6,6 +6,7 @@ from __future__ import annotations
 from ..ir.types import BOOL, F32, I32, VOID, ArrayType, ScalarType, TupleType
 from . import ast as A
 from . import typed as T
+from .check_operators import check_binary
 from .check_types import ERROR, UNTYPED, UNTYPED_INT
 
 _KIND_WORDS = {"let": "an immutable binding", "param": "a parameter", "const": "a constant",
@@ -161,7 +162,7 @@ class StmtChecker:
             if isinstance(current, T.TVar):
                 return T.TAssign(s.span, current.sym, value)
             return T.TStore(s.span, current.base, current.index, value)
-        combined = yield self.binary(s.op, s.op_span, current, s.value, tt, s.span, compound=True)
+        combined = yield from check_binary(self, s.op, s.op_span, current, s.value, tt, s.span, compound=True)
         if combined.ty is ERROR:
             return T.TExprStmt(s.span, combined)
         if isinstance(current, T.TVar):

@@ -16,7 +16,8 @@ The checker reports as many errors as it can in one run: an expression whose typ
 not be determined gets the error type, which silences errors that would only repeat it.
 It is one class made of cohesive parts: items and resources here, types
 (check_types.py), statements (check_stmts.py), expressions (check_exprs.py) and calls
-(check_calls.py). Every traversal of statements and expressions is a generator run by
+(check_calls.py); binary operators are plain functions taking the checker as their
+explicit context (check_operators.py), the shape the other parts are to take. Every traversal of statements and expressions is a generator run by
 `ember.trampoline`, so nesting depth costs no Python recursion.
 """
 
