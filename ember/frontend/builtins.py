@@ -32,6 +32,8 @@ class Builtin:
     promote_half: bool = False    # f16/bf16 arguments are computed in f32 and rounded back
     const_attrs: tuple = ()   # (attribute, what it is) per trailing argument that must be a
                               # u32 constant and becomes the op's attribute (cp_async_wait(1))
+    over_tuples: bool = False     # a tuple as the first argument: the op once per element, the
+                                  # other arguments (exact types) shared, a tuple of the results
 
     @property
     def min_sm(self) -> int:
@@ -44,7 +46,8 @@ class Builtin:
 
 
 def from_op(name: str, op: str, doc: str | None = None, attrs: tuple = (), promote_half: bool = False,
-            results: tuple | None = None, params: tuple | None = None, const_attrs: tuple = ()) -> Builtin:
+            results: tuple | None = None, params: tuple | None = None, const_attrs: tuple = (),
+            over_tuples: bool = False) -> Builtin:
     """A builtin that is exactly `op` (with `attrs`); its signature is the op's. With
     promote_half, restricted float letters (`F{f32,f64}`) admit every float type."""
     d = OPS[op]
@@ -53,7 +56,10 @@ def from_op(name: str, op: str, doc: str | None = None, attrs: tuple = (), promo
     if promote_half:
         ps = tuple(sig.Var(p.letter) if isinstance(p, sig.Var) else p for p in ps)
         rs = tuple(sig.Var(r.letter) if isinstance(r, sig.Var) else r for r in rs)
-    return Builtin(name, op, ps, rs, doc if doc is not None else d.doc, tuple(attrs), promote_half, const_attrs)
+    if over_tuples:
+        assert len(rs) == 1 and all(isinstance(p, sig.Exact) for p in ps[1:]), name
+    return Builtin(name, op, ps, rs, doc if doc is not None else d.doc, tuple(attrs), promote_half, const_attrs,
+                   over_tuples)
 
 
 def _spec(text: str) -> sig.Spec:
@@ -89,7 +95,7 @@ def _table() -> dict[str, Builtin]:
     rows.append(from_op("barrier", "gpu.barrier",
                         "wait until every thread of the block arrives; orders shared and global memory"))
     for mode in SHUFFLE_MODES:
-        rows.append(from_op(f"shfl_{mode}", "gpu.shfl", attrs=(("mode", mode),)))
+        rows.append(from_op(f"shfl_{mode}", "gpu.shfl", attrs=(("mode", mode),), over_tuples=True))
     for kind in REDUX_KINDS:
         rows.append(from_op(f"redux_{kind}", "gpu.redux", f"warp-wide: the {kind} of the value over the active "
                             "lanes of the warp, in each of them (i32 or u32; PTX redux.sync, sm_80+)",

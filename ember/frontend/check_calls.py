@@ -168,6 +168,8 @@ class CallChecker:
         if any(a.ty is ERROR for a in args):
             return _error(e)
         slots = tuple(sig.Slot(f"#{i}", p) for i, p in enumerate(b.params))
+        if b.over_tuples and isinstance(args[0].ty, TupleType):
+            return self._builtin_over_tuple(e, b, slots, args)
         binding: dict = {}
         # the typed arguments first (untyped constants are skipped: they follow the others)
         m = sig.match(slots, [_match_type(a.ty, p) for p, a in zip(b.params, args)], binding, b.rules)
@@ -214,6 +216,33 @@ class CallChecker:
         results = [r.resolve(binding) for r in b.results]
         ty = VOID if not results else results[0] if len(results) == 1 else TupleType(tuple(results))
         return T.TBuiltin(e.span, ty, b, binding, checked, const_attrs)
+
+    def _builtin_over_tuple(self, e: A.Call, b: Builtin, slots: tuple, args: list):
+        """`shfl_xor((m, s), 16u32)`: the builtin once per element of the tuple, the other
+        arguments (of exact types) shared; each element type must pass the op's signature."""
+        rest = []
+        for p, a in zip(b.params[1:], args[1:]):
+            a = self.coerce(a, p.type) if a.ty in UNTYPED else a
+            if a.ty is ERROR:
+                return _error(e)
+            rest.append(a)
+        elems = args[0].ty.elems
+        results = []
+        for k, t in enumerate(elems):
+            binding: dict = {}
+            m = sig.match(slots, [t] + [_match_type(a.ty, p) for p, a in zip(b.params[1:], rest)], binding, b.rules)
+            if m is not None and m.index == 0:
+                self.diags.error("E0201", f"`{b.name}` of a tuple: element {k} is `{t}`, which it cannot take",
+                                 args[0].span, help=f"`{b.name}` takes {b.params[0].words}")
+                return _error(e)
+            if m is not None:
+                return self._builtin_mismatch(e, b, m, [args[0], *rest])
+            results.append(b.results[0].resolve(binding))
+        if b.min_sm > self.target.sm:
+            self.diags.error("E0501", f"`{b.name}` needs sm_{b.min_sm} or newer; the target is {self.target.arch}",
+                             e.name_span, help=f"compile with --arch sm_{b.min_sm} (or newer)")
+            return _error(e)
+        return T.TBuiltin(e.span, TupleType(tuple(results)), b, {}, [args[0], *rest])
 
     def _builtin_mismatch(self, e: A.Call, b: Builtin, m, args: list):
         """A signature Mismatch (ember.ir.signature) in the words of a call."""

@@ -537,6 +537,8 @@ class FnGen:
 
     def expr_TBuiltin(self, e: T.TBuiltin):
         b = e.builtin
+        if b.over_tuples and isinstance(e.args[0].ty, TupleType):
+            return (yield self.builtin_over_tuple(e))
         args = []
         for a in e.args:
             args.append((yield self.expr(a)))
@@ -549,6 +551,15 @@ class FnGen:
             op = self.b.op(b.op, args, [F32] * len(result_types), attrs)
             return [self.b.cast(r, t) for r, t in zip(op.results, result_types)]
         return list(self.b.op(b.op, args, result_types, attrs).results)
+
+    def builtin_over_tuple(self, e: T.TBuiltin):
+        """The op once per element of the tuple (`shfl_xor((m, s), k)`), sharing the rest."""
+        elems = yield self.expr_any(e.args[0])
+        rest = []
+        for a in e.args[1:]:
+            rest.append((yield self.expr(a)))
+        attrs = dict(e.builtin.attrs) or None
+        return [self.b.op(e.builtin.op, [v, *rest], [v.type], attrs).results[0] for v in elems]
 
     def classify(self, name: str, x: Value) -> Value:
         if name == "isnan":

@@ -298,7 +298,13 @@ class Generator(Features, GenericFeatures, TensorCoreFeatures):
             t = self.choice(self.types)
             fn = self.choice(SHUFFLES)
             lane = self.expr("u32", 1) if fn == "shfl_idx" else str(self.integer(1, 31))
-            self.let(t, f"{fn}({self.expr(t, 2)}, {lane})")
+            if self.chance(30):         # a tuple: each element from the same lane
+                u = self.choice(self.types)
+                a, b = self.fresh(), self.fresh()
+                self.emit(f"let ({a}, {b}) = {fn}(({self.expr(t, 2)}, {self.expr(u, 2)}), {lane});")
+                self.scopes[-1] += [_Var(a, t, False), _Var(b, u, False)]
+            else:
+                self.let(t, f"{fn}({self.expr(t, 2)}, {lane})")
         elif kind == "vote":
             mode = self.choice(VOTES)
             self.let("u32" if mode == "ballot" else "bool", f"{mode}({self.expr('bool', 2)})")

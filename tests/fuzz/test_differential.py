@@ -57,6 +57,7 @@ def test_generator_covers_the_language():
         assert feature in text, feature
     for t in NUMERIC:
         assert re.search(rf"\b{t}\(", text), f"no cast to {t}"
+    assert re.search(r"let \(\w+, \w+\) = shfl_\w+\(\(", text), "no shuffle of a tuple"
     assert re.search(r"\[b\d+ \+ 7u64\]", text), "no run of 8 adjacent loads (16 bytes of a 16-bit type)"
     assert re.search(r"\[15u64\] = ", text), "no run of 16 adjacent stores (16 bytes of an 8-bit type)"
 

@@ -1,5 +1,6 @@
-"""The bit operations, shfl_up, redux_* and match_* compute on the GPU what the simulator
-computes, bit for bit, over every integer type they take and divergent warps."""
+"""The bit operations, shfl_up, shuffles of tuples, redux_* and match_* compute on the GPU
+what the simulator computes, bit for bit, over every integer type they take and divergent
+warps."""
 
 import numpy as np
 import pytest
@@ -48,3 +49,12 @@ def test_redux_and_match(n):
         ember.runtime.load(prog, device=device).k(x, s, w, o, n, grid=1)
         outs[device] = o
     assert (outs["cuda"] == outs["sim"]).all()
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_tuple_shuffles(seed):
+    from ember.runtime import cuda
+    from tests.sim.test_tuple_shuffles import _inputs, _run
+    x, w = _inputs(seed)
+    got, want = _run("cuda", x, w, arch=cuda.context().arch), _run("sim", x, w)
+    assert all((g == s).all() for g, s in zip(got, want))
