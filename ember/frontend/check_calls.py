@@ -1,5 +1,9 @@
 """Checking calls: conversions `T(x)`, device function calls, and builtin calls, whose
-signatures are their ops' constraints (ember.frontend.builtins, ember.ir.signature)."""
+signatures are their ops' constraints (ember.frontend.builtins, ember.ir.signature).
+
+The functions take the checker as their explicit context `ck` (its diagnostics, scopes
+and tables, and `ck.expr` for the arguments); those that check subexpressions are
+generators run by ember.trampoline."""
 
 from __future__ import annotations
 
@@ -10,6 +14,7 @@ from . import ast as A
 from . import typed as T
 from ..ir.ops import OPS
 from .builtins import BUILTINS, Builtin
+from .check_generics import generic_call
 from .check_types import ERROR, UNTYPED, UNTYPED_FLOAT, decays_to, snippet
 
 
@@ -17,281 +22,289 @@ def _error(e) -> T.TExpr:
     return T.TConst(e.span, ERROR, None)
 
 
-class CallChecker:
-    """Part of the Checker (ember.frontend.checker)."""
-
-    def check_args(self, e: A.Call):
-        """Check the arguments of a call that is already in error (to report their own)."""
-        for a in e.args:
-            yield self.expr(a)
-
-    def expr_Call(self, e: A.Call, expected):
-        if e.name in self.fn_aliases and self.lookup(e.name) is None:
-            # a call of a function parameter: of the function this instance was given
-            e = A.Call(e.span, self.fn_aliases[e.name], e.name_span, e.args)
-        name = e.name
-        if name in SCALARS:
-            return (yield self.cast(e, SCALARS[name]))
-        if name in self.type_params:
-            if self.type_params[name] is ERROR:
-                yield self.check_args(e)
-                return _error(e)
-            return (yield self.cast(e, self.type_params[name]))
-        if self.lookup(name) is not None:
-            self.diags.error("E0104", f"`{name}` is a variable, not a function", e.name_span)
-            yield self.check_args(e)
+def check_call(ck, e: A.Call, expected):
+    if e.name in ck.fn_aliases and ck.lookup(e.name) is None:
+        # a call of a function parameter: of the function this instance was given
+        e = A.Call(e.span, ck.fn_aliases[e.name], e.name_span, e.args)
+    name = e.name
+    if name in SCALARS:
+        return (yield cast(ck, e, SCALARS[name]))
+    if name in ck.type_params:
+        if ck.type_params[name] is ERROR:
+            yield ck.check_args(e)
             return _error(e)
-        if name == "static_assert" and name not in self.fns and name not in self.imported_fns:
-            return self.static_assert(e)
-        self.called(name)
-        if name in self.generic_fns:
-            return (yield self.generic_call(e, *self.generic_fns[name]))
-        if name in self.fns:
-            return (yield self.user_call(e, self.fns[name]))
-        b = BUILTINS.get(name)
-        if b is not None:
-            return (yield self.builtin_call(e, b, expected))
-        yield self.check_args(e)
-        if name in self.module.broken_items:
-            return _error(e)
-        kernel_names = [k.name for k in self.module.items if isinstance(k, A.KernelDef)]
-        if name in kernel_names:
-            self.diags.error("E0104", f"`{name}` is a kernel; kernels cannot be called", e.name_span,
-                             help="move the shared code into an `fn`")
-            return _error(e)
-        home = std_home(name)
-        self.diags.error("E0104", f"unknown function `{name}`", e.name_span, label="not found",
-                         help=f'`{name}` is in the standard library: add `import "{home}";`' if home else
-                         self._suggest(name, list(self.fns) + list(self.imported_fns) + list(BUILTINS)
-                                       + list(SCALARS)))
+        return (yield cast(ck, e, ck.type_params[name]))
+    if ck.lookup(name) is not None:
+        ck.diags.error("E0104", f"`{name}` is a variable, not a function", e.name_span)
+        yield ck.check_args(e)
         return _error(e)
+    if name == "static_assert" and name not in ck.fns and name not in ck.imported_fns:
+        return static_assert(ck, e)
+    ck.called(name)
+    if name in ck.generic_fns:
+        return (yield generic_call(ck, e, *ck.generic_fns[name]))
+    if name in ck.fns:
+        return (yield user_call(ck, e, ck.fns[name]))
+    b = BUILTINS.get(name)
+    if b is not None:
+        return (yield builtin_call(ck, e, b, expected))
+    yield ck.check_args(e)
+    if name in ck.module.broken_items:
+        return _error(e)
+    kernel_names = [k.name for k in ck.module.items if isinstance(k, A.KernelDef)]
+    if name in kernel_names:
+        ck.diags.error("E0104", f"`{name}` is a kernel; kernels cannot be called", e.name_span,
+                       help="move the shared code into an `fn`")
+        return _error(e)
+    home = std_home(name)
+    ck.diags.error("E0104", f"unknown function `{name}`", e.name_span, label="not found",
+                   help=f'`{name}` is in the standard library: add `import "{home}";`' if home else
+                   ck._suggest(name, list(ck.fns) + list(ck.imported_fns) + list(BUILTINS)
+                               + list(SCALARS)))
+    return _error(e)
 
-    def static_assert(self, e: A.Call) -> T.TExpr:
-        """`static_assert(COND)`: COND, a constant bool, must hold for this compile's const
-        values; else E0408 at the condition. It compiles to nothing."""
-        if len(e.args) != 1:
-            self.diags.error("E0206", "`static_assert` takes one condition", e.span)
-            return _error(e)
-        holds = self.const_value(e.args[0], BOOL, "a static assertion")
-        if holds is False:
-            consts = [f"{n} = {v}" for n, (_, v) in self.item.consts.items()] if hasattr(self.item, "consts") else []
-            self.diags.error("E0408", f"static assertion failed: `{snippet(e.args[0])}`", e.args[0].span,
-                             label="false", notes=[f"with {', '.join(consts)}"] if consts else None)
-        return T.TConst(e.span, BOOL, True)
 
-    # ------------------------------------------------------------------ conversions
-    def cast(self, e: A.Call, target: ScalarType):
-        if len(e.args) != 1:
-            self.diags.error("E0206", f"`{target}(...)` converts exactly one value", e.span)
-            yield self.check_args(e)
-            return _error(e)
-        arg = yield self.expr(e.args[0])
-        src = arg.ty
-        if src is ERROR:
-            return _error(e)
-        if src in UNTYPED:
-            if target.is_bool:
-                self.diags.error("E0204", "cannot convert a number to `bool`", e.span,
-                                 help="compare with zero instead: `x != 0`")
-                return _error(e)
-            if src is UNTYPED_FLOAT and target.is_int:
-                self.diags.error("E0204", f"cannot convert the float constant {floats.describe(arg.const)} to "
-                                 f"`{target}`", e.span, help="write an integer literal")
-                return _error(e)
-            arg = self.coerce(arg, target)
-            if arg.ty is ERROR:
-                return _error(e)
-            return T.TConst(e.span, target, arg.const, T.TCast(e.span, target, arg))
-        if not isinstance(src, ScalarType):
-            self.diags.error("E0204", f"cannot convert `{src}` to `{target}`", e.span,
-                             help="use `bitcast<T>(p)` to reinterpret a pointer" if isinstance(src, PtrType) else None)
-            return _error(e)
-        if target.is_bool and not src.is_bool:
-            self.diags.error("E0204", f"cannot convert `{src}` to `bool`", e.span,
-                             help=f"compare instead: `{snippet(e.args[0])} != 0`")
-            return _error(e)
-        if src.is_bool and target.is_float:
-            self.diags.error("E0204", "cannot convert `bool` to a float", e.span,
-                             help=f"go through an integer: `{target}(u32({snippet(e.args[0])}))`")
-            return _error(e)
-        node = T.TCast(e.span, target, arg)
-        if arg.const is not None and not target.is_float and not src.is_float:
-            from ..ir.fold import fold        # arith.cast's own fold: one definition of conversions
-            return T.TConst(e.span, target, fold("arith.cast", [src], [arg.const], target), node)
-        return node
+def static_assert(ck, e: A.Call) -> T.TExpr:
+    """`static_assert(COND)`: COND, a constant bool, must hold for this compile's const
+    values; else E0408 at the condition. It compiles to nothing."""
+    if len(e.args) != 1:
+        ck.diags.error("E0206", "`static_assert` takes one condition", e.span)
+        return _error(e)
+    holds = ck.const_value(e.args[0], BOOL, "a static assertion")
+    if holds is False:
+        consts = [f"{n} = {v}" for n, (_, v) in ck.item.consts.items()] if hasattr(ck.item, "consts") else []
+        ck.diags.error("E0408", f"static assertion failed: `{snippet(e.args[0])}`", e.args[0].span,
+                       label="false", notes=[f"with {', '.join(consts)}"] if consts else None)
+    return T.TConst(e.span, BOOL, True)
 
-    # ------------------------------------------------------------------ device functions
-    def user_call(self, e: A.Call, info: T.TFunction):
-        self.calls.append((info.name, e.name_span))
-        if len(e.args) != len(info.params):
-            self.diags.error("E0206", f"`{e.name}` takes {len(info.params)} argument(s) but {len(e.args)} "
-                             "were given", e.span)
-            yield self.check_args(e)
-            return _error(e) if info.ret is ERROR else T.TConst(e.span, info.ret, None)
-        args = []
-        for a, p in zip(e.args, info.params):
-            if p.ty is ERROR:
-                yield self.expr(a)
-                args.append(_error(a))
-                continue
-            t = yield self.typed(a, p.ty)
-            if t.ty is not ERROR and not decays_to(t.ty, p.ty):
-                t = self.expect(t, p.ty)
-            args.append(t)
-        return T.TCall(e.span, info.ret, info.name, args)
 
-    # ------------------------------------------------------------------ builtins
-    def builtin_call(self, e: A.Call, b: Builtin, expected):
-        """A builtin's arguments against its op's signature, through the signature matcher
-        the IR verifier uses (ember.ir.signature.match); only what is the language's own is
-        here: untyped constants take their type from the context, a shared or per-thread
-        array stands for a pointer to its elements, and the mismatch is worded for the call."""
-        n = len(b.params) + len(b.const_attrs)
-        if len(e.args) != n:
-            self.diags.error("E0206", f"`{b.name}` takes {n} argument(s) but {len(e.args)} "
-                             "were given", e.span)
-            yield self.check_args(e)
-            return _error(e)
-        const_attrs = {}
-        for (attr, what), a in zip(b.const_attrs, e.args[len(b.params):]):     # compile-time operands
-            value = self.const_value(a, U32, what)
-            if value is None:
-                return _error(e)
-            bad = OPS[b.op].attrs[attr].check(value)
-            if bad:
-                self.diags.error("E0201", f"`{b.name}`: {what} {bad}", a.span)
-                return _error(e)
-            const_attrs[attr] = value
-        args = []
-        for a in e.args[:len(b.params)]:
-            args.append((yield self.expr(a)))
-        if any(a.ty is ERROR for a in args):
-            return _error(e)
-        slots = tuple(sig.Slot(f"#{i}", p) for i, p in enumerate(b.params))
-        if b.over_tuples and isinstance(args[0].ty, TupleType):
-            return self._builtin_over_tuple(e, b, slots, args)
-        binding: dict = {}
-        # the typed arguments first (untyped constants are skipped: they follow the others)
-        m = sig.match(slots, [_match_type(a.ty, p) for p, a in zip(b.params, args)], binding, b.rules)
-        if m is not None:
-            return self._builtin_mismatch(e, b, m, args)
-        for p, a in zip(b.params, args):     # untyped constants: the context, else the default
-            if isinstance(p, sig.Var) and p.letter not in binding and a.ty in UNTYPED:
-                first = b.results[0] if b.results else None
-                if (isinstance(first, sig.Var) and first.letter == p.letter and isinstance(expected, ScalarType)
-                        and p.admits(expected) and not (expected.is_int and a.ty is UNTYPED_FLOAT)):
-                    binding[p.letter] = expected
-                else:
-                    binding[p.letter] = F32 if a.ty is UNTYPED_FLOAT or p.letter == "F" else I32
-                if not p.admits(binding[p.letter]):
-                    what = "a float constant" if a.ty is UNTYPED_FLOAT else "an integer constant"
-                    self.diags.error("E0201", f"`{b.name}` expects {p.words} here, found {what}", a.span,
-                                     help="it works on " + ", ".join(f"`{x}`" for x in p.allowed)
-                                     if p.allowed else None)
-                    return _error(e)
-        checked = []
-        for p, a in zip(b.params, args):
-            if a.ty in UNTYPED:
-                a = self.coerce(a, binding.get(p.letter) if isinstance(p, sig.Var) else p.resolve(binding))
-                if a.ty is ERROR:
-                    return _error(e)
-            checked.append(a)
-        m = sig.match(slots, [_match_type(a.ty, p) for p, a in zip(b.params, checked)], {}, b.rules)
-        if m is not None:
-            return self._builtin_mismatch(e, b, m, checked)
-        if b.op and OPS[b.op].check_consts is not None:
-            d = OPS[b.op]
-            consts = {slot.name: a.const for slot, a in zip(d.operands, checked)}
-            bad = d.check_consts({**dict(b.attrs), **const_attrs}, consts)
-            if bad:
-                at = checked[[slot.name for slot in d.operands].index(bad[0])]
-                self.diags.error("E0201", f"`{b.name}`: `{bad[0]}` {bad[1]}", at.span)
-                return _error(e)
-        if b.op and OPS[b.op].accesses is not None and not self._extents_fit(b, checked, const_attrs):
-            return _error(e)
-        if b.min_sm > self.target.sm:
-            self.diags.error("E0501", f"`{b.name}` needs sm_{b.min_sm} or newer; the target is {self.target.arch}",
-                             e.name_span, help=f"compile with --arch sm_{b.min_sm} (or newer)")
-            return _error(e)
-        results = [r.resolve(binding) for r in b.results]
-        ty = VOID if not results else results[0] if len(results) == 1 else TupleType(tuple(results))
-        return T.TBuiltin(e.span, ty, b, binding, checked, const_attrs)
+# ------------------------------------------------------------------ conversions
 
-    def _builtin_over_tuple(self, e: A.Call, b: Builtin, slots: tuple, args: list):
-        """`shfl_xor((m, s), 16u32)`: the builtin once per element of the tuple, the other
-        arguments (of exact types) shared; each element type must pass the op's signature."""
-        rest = []
-        for p, a in zip(b.params[1:], args[1:]):
-            a = self.coerce(a, p.type) if a.ty in UNTYPED else a
+def cast(ck, e: A.Call, target: ScalarType):
+    if len(e.args) != 1:
+        ck.diags.error("E0206", f"`{target}(...)` converts exactly one value", e.span)
+        yield ck.check_args(e)
+        return _error(e)
+    arg = yield ck.expr(e.args[0])
+    src = arg.ty
+    if src is ERROR:
+        return _error(e)
+    if src in UNTYPED:
+        if target.is_bool:
+            ck.diags.error("E0204", "cannot convert a number to `bool`", e.span,
+                           help="compare with zero instead: `x != 0`")
+            return _error(e)
+        if src is UNTYPED_FLOAT and target.is_int:
+            ck.diags.error("E0204", f"cannot convert the float constant {floats.describe(arg.const)} to "
+                           f"`{target}`", e.span, help="write an integer literal")
+            return _error(e)
+        arg = ck.coerce(arg, target)
+        if arg.ty is ERROR:
+            return _error(e)
+        return T.TConst(e.span, target, arg.const, T.TCast(e.span, target, arg))
+    if not isinstance(src, ScalarType):
+        ck.diags.error("E0204", f"cannot convert `{src}` to `{target}`", e.span,
+                       help="use `bitcast<T>(p)` to reinterpret a pointer" if isinstance(src, PtrType) else None)
+        return _error(e)
+    if target.is_bool and not src.is_bool:
+        ck.diags.error("E0204", f"cannot convert `{src}` to `bool`", e.span,
+                       help=f"compare instead: `{snippet(e.args[0])} != 0`")
+        return _error(e)
+    if src.is_bool and target.is_float:
+        ck.diags.error("E0204", "cannot convert `bool` to a float", e.span,
+                       help=f"go through an integer: `{target}(u32({snippet(e.args[0])}))`")
+        return _error(e)
+    node = T.TCast(e.span, target, arg)
+    if arg.const is not None and not target.is_float and not src.is_float:
+        from ..ir.fold import fold        # arith.cast's own fold: one definition of conversions
+        return T.TConst(e.span, target, fold("arith.cast", [src], [arg.const], target), node)
+    return node
+
+
+# ------------------------------------------------------------------ device functions
+
+def user_call(ck, e: A.Call, info: T.TFunction):
+    ck.calls.append((info.name, e.name_span))
+    if len(e.args) != len(info.params):
+        ck.diags.error("E0206", f"`{e.name}` takes {len(info.params)} argument(s) but {len(e.args)} "
+                       "were given", e.span)
+        yield ck.check_args(e)
+        return _error(e) if info.ret is ERROR else T.TConst(e.span, info.ret, None)
+    args = []
+    for a, p in zip(e.args, info.params):
+        if p.ty is ERROR:
+            yield ck.expr(a)
+            args.append(_error(a))
+            continue
+        t = yield ck.typed(a, p.ty)
+        if t.ty is not ERROR and not decays_to(t.ty, p.ty):
+            t = ck.expect(t, p.ty)
+        args.append(t)
+    return T.TCall(e.span, info.ret, info.name, args)
+
+
+# ------------------------------------------------------------------ builtins
+
+def builtin_call(ck, e: A.Call, b: Builtin, expected):
+    """A builtin's arguments against its op's signature, through the signature matcher
+    the IR verifier uses (ember.ir.signature.match); only what is the language's own is
+    here: untyped constants take their type from the context, a shared or per-thread
+    array stands for a pointer to its elements, and the mismatch is worded for the call."""
+    n = len(b.params) + len(b.const_attrs)
+    if len(e.args) != n:
+        ck.diags.error("E0206", f"`{b.name}` takes {n} argument(s) but {len(e.args)} "
+                       "were given", e.span)
+        yield ck.check_args(e)
+        return _error(e)
+    const_attrs = {}
+    for (attr, what), a in zip(b.const_attrs, e.args[len(b.params):]):     # compile-time operands
+        value = ck.const_value(a, U32, what)
+        if value is None:
+            return _error(e)
+        bad = OPS[b.op].attrs[attr].check(value)
+        if bad:
+            ck.diags.error("E0201", f"`{b.name}`: {what} {bad}", a.span)
+            return _error(e)
+        const_attrs[attr] = value
+    args = []
+    for a in e.args[:len(b.params)]:
+        args.append((yield ck.expr(a)))
+    if any(a.ty is ERROR for a in args):
+        return _error(e)
+    slots = tuple(sig.Slot(f"#{i}", p) for i, p in enumerate(b.params))
+    if b.over_tuples and isinstance(args[0].ty, TupleType):
+        return _builtin_over_tuple(ck, e, b, slots, args)
+    binding: dict = {}
+    # the typed arguments first (untyped constants are skipped: they follow the others)
+    m = sig.match(slots, [_match_type(a.ty, p) for p, a in zip(b.params, args)], binding, b.rules)
+    if m is not None:
+        return _builtin_mismatch(ck, e, b, m, args)
+    for p, a in zip(b.params, args):     # untyped constants: the context, else the default
+        if isinstance(p, sig.Var) and p.letter not in binding and a.ty in UNTYPED:
+            first = b.results[0] if b.results else None
+            if (isinstance(first, sig.Var) and first.letter == p.letter and isinstance(expected, ScalarType)
+                    and p.admits(expected) and not (expected.is_int and a.ty is UNTYPED_FLOAT)):
+                binding[p.letter] = expected
+            else:
+                binding[p.letter] = F32 if a.ty is UNTYPED_FLOAT or p.letter == "F" else I32
+            if not p.admits(binding[p.letter]):
+                what = "a float constant" if a.ty is UNTYPED_FLOAT else "an integer constant"
+                ck.diags.error("E0201", f"`{b.name}` expects {p.words} here, found {what}", a.span,
+                               help="it works on " + ", ".join(f"`{x}`" for x in p.allowed)
+                               if p.allowed else None)
+                return _error(e)
+    checked = []
+    for p, a in zip(b.params, args):
+        if a.ty in UNTYPED:
+            a = ck.coerce(a, binding.get(p.letter) if isinstance(p, sig.Var) else p.resolve(binding))
             if a.ty is ERROR:
                 return _error(e)
-            rest.append(a)
-        elems = args[0].ty.elems
-        results = []
-        for k, t in enumerate(elems):
-            binding: dict = {}
-            m = sig.match(slots, [t] + [_match_type(a.ty, p) for p, a in zip(b.params[1:], rest)], binding, b.rules)
-            if m is not None and m.index == 0:
-                self.diags.error("E0201", f"`{b.name}` of a tuple: element {k} is `{t}`, which it cannot take",
-                                 args[0].span, help=f"`{b.name}` takes {b.params[0].words}")
-                return _error(e)
-            if m is not None:
-                return self._builtin_mismatch(e, b, m, [args[0], *rest])
-            results.append(b.results[0].resolve(binding))
-        if b.min_sm > self.target.sm:
-            self.diags.error("E0501", f"`{b.name}` needs sm_{b.min_sm} or newer; the target is {self.target.arch}",
-                             e.name_span, help=f"compile with --arch sm_{b.min_sm} (or newer)")
-            return _error(e)
-        return T.TBuiltin(e.span, TupleType(tuple(results)), b, {}, [args[0], *rest])
-
-    def _builtin_mismatch(self, e: A.Call, b: Builtin, m, args: list):
-        """A signature Mismatch (ember.ir.signature) in the words of a call."""
-        at = args[m.index] if m.index is not None else args[0]
-        spec = m.slot.spec if m.slot is not None else None
-        works_on = None
-        allowed = spec.var.allowed if isinstance(spec, sig.PointerTo) else getattr(spec, "allowed", None)
-        if allowed:
-            works_on = "it works on " + ", ".join(f"`{x}`" for x in allowed)
-        if m.kind == "pointer":
-            arrays = " (or a shared array)" if "shared" in spec.spaces else ""
-            arrays = " (a per-thread array)" if spec.spaces == ("local",) else arrays
-            self.diags.error("E0201", f"`{b.name}` needs {spec.words}{arrays}, found `{at.ty}`", at.span)
-        elif m.kind == "element":
-            self.diags.error("E0201", f"mismatched element types in `{b.name}`", at.span,
-                             label=f"expected `{m.bound}` elements, found `{m.found.pointee}`")
-        elif m.kind == "allowed":
-            found = m.found.pointee if isinstance(spec, sig.PointerTo) else m.found
-            self.diags.error("E0201", f"`{b.name}` is not available for `{found}`", at.span, help=works_on)
-        elif m.kind == "kind":
-            self.diags.error("E0201", f"`{b.name}` expects {spec.words} here, found `{m.found}`", at.span)
-        elif m.kind == "bound":
-            self.diags.error("E0201", f"mismatched types in `{b.name}`", at.span,
-                             label=f"expected `{m.bound}`, found `{m.found}`")
-        elif m.kind == "exact":
-            self.mismatch(at, spec.type, m.found)
-        else:   # a Rule's derived type
-            self.diags.error("E0201", f"`{b.name}`: this argument {m.detail}", at.span)
-        return _error(e)
-
-    def _extents_fit(self, b: Builtin, args: list, const_attrs: dict) -> bool:
-        """An array argument must hold every element the op touches from a constant index
-        (mma's 8 A elements from a[j], ...); False after reporting."""
+        checked.append(a)
+    m = sig.match(slots, [_match_type(a.ty, p) for p, a in zip(b.params, checked)], {}, b.rules)
+    if m is not None:
+        return _builtin_mismatch(ck, e, b, m, checked)
+    if b.op and OPS[b.op].check_consts is not None:
         d = OPS[b.op]
-        slot = {s.name: a for s, a in zip(d.operands, args)}
-        elem_bytes = {s.name: (a.ty.elem if isinstance(a.ty, ArrayType) else a.ty.pointee).nbytes
-                      for s, a in zip(d.operands, args) if isinstance(a.ty, (ArrayType, PtrType))}
-        for ptr, index, count in d.accesses({**dict(b.attrs), **const_attrs}, elem_bytes):
-            arr, at = slot[ptr], slot[index]
-            if not isinstance(arr.ty, ArrayType) or at.const is None:
-                continue
-            if not 0 <= int(at.const) <= arr.ty.length - count:
-                self.diags.error("E0216", f"`{b.name}` touches {count} elements of `{ptr}` from index {at.const}, "
-                                 f"past the end of `{arr.ty}`", at.span,
-                                 label=f"{ptr}[{at.const}..{int(at.const) + count}] is out of bounds",
-                                 help=f"the array needs at least {int(at.const) + count} elements"
-                                 if int(at.const) >= 0 else None)
-                return False
+        consts = {slot.name: a.const for slot, a in zip(d.operands, checked)}
+        bad = d.check_consts({**dict(b.attrs), **const_attrs}, consts)
+        if bad:
+            at = checked[[slot.name for slot in d.operands].index(bad[0])]
+            ck.diags.error("E0201", f"`{b.name}`: `{bad[0]}` {bad[1]}", at.span)
+            return _error(e)
+    if b.op and OPS[b.op].accesses is not None and not _extents_fit(ck, b, checked, const_attrs):
+        return _error(e)
+    if not _target_has(ck, e, b):
+        return _error(e)
+    results = [r.resolve(binding) for r in b.results]
+    ty = VOID if not results else results[0] if len(results) == 1 else TupleType(tuple(results))
+    return T.TBuiltin(e.span, ty, b, binding, checked, const_attrs)
+
+
+def _builtin_over_tuple(ck, e: A.Call, b: Builtin, slots: tuple, args: list):
+    """`shfl_xor((m, s), 16u32)`: the builtin once per element of the tuple, the other
+    arguments (of exact types) shared; each element type must pass the op's signature."""
+    rest = []
+    for p, a in zip(b.params[1:], args[1:]):
+        a = ck.coerce(a, p.type) if a.ty in UNTYPED else a
+        if a.ty is ERROR:
+            return _error(e)
+        rest.append(a)
+    elems = args[0].ty.elems
+    results = []
+    for k, t in enumerate(elems):
+        binding: dict = {}
+        m = sig.match(slots, [t] + [_match_type(a.ty, p) for p, a in zip(b.params[1:], rest)], binding, b.rules)
+        if m is not None and m.index == 0:
+            ck.diags.error("E0201", f"`{b.name}` of a tuple: element {k} is `{t}`, which it cannot take",
+                           args[0].span, help=f"`{b.name}` takes {b.params[0].words}")
+            return _error(e)
+        if m is not None:
+            return _builtin_mismatch(ck, e, b, m, [args[0], *rest])
+        results.append(b.results[0].resolve(binding))
+    if not _target_has(ck, e, b):
+        return _error(e)
+    return T.TBuiltin(e.span, TupleType(tuple(results)), b, {}, [args[0], *rest])
+
+
+def _target_has(ck, e: A.Call, b: Builtin) -> bool:
+    """Whether the target is new enough for the builtin's op; False after reporting."""
+    if b.min_sm <= ck.target.sm:
         return True
+    ck.diags.error("E0501", f"`{b.name}` needs sm_{b.min_sm} or newer; the target is {ck.target.arch}",
+                   e.name_span, help=f"compile with --arch sm_{b.min_sm} (or newer)")
+    return False
+
+
+def _builtin_mismatch(ck, e: A.Call, b: Builtin, m, args: list):
+    """A signature Mismatch (ember.ir.signature) in the words of a call."""
+    at = args[m.index] if m.index is not None else args[0]
+    spec = m.slot.spec if m.slot is not None else None
+    works_on = None
+    allowed = spec.var.allowed if isinstance(spec, sig.PointerTo) else getattr(spec, "allowed", None)
+    if allowed:
+        works_on = "it works on " + ", ".join(f"`{x}`" for x in allowed)
+    if m.kind == "pointer":
+        arrays = " (or a shared array)" if "shared" in spec.spaces else ""
+        arrays = " (a per-thread array)" if spec.spaces == ("local",) else arrays
+        ck.diags.error("E0201", f"`{b.name}` needs {spec.words}{arrays}, found `{at.ty}`", at.span)
+    elif m.kind == "element":
+        ck.diags.error("E0201", f"mismatched element types in `{b.name}`", at.span,
+                       label=f"expected `{m.bound}` elements, found `{m.found.pointee}`")
+    elif m.kind == "allowed":
+        found = m.found.pointee if isinstance(spec, sig.PointerTo) else m.found
+        ck.diags.error("E0201", f"`{b.name}` is not available for `{found}`", at.span, help=works_on)
+    elif m.kind == "kind":
+        ck.diags.error("E0201", f"`{b.name}` expects {spec.words} here, found `{m.found}`", at.span)
+    elif m.kind == "bound":
+        ck.diags.error("E0201", f"mismatched types in `{b.name}`", at.span,
+                       label=f"expected `{m.bound}`, found `{m.found}`")
+    elif m.kind == "exact":
+        ck.mismatch(at, spec.type, m.found)
+    else:   # a Rule's derived type
+        ck.diags.error("E0201", f"`{b.name}`: this argument {m.detail}", at.span)
+    return _error(e)
+
+
+def _extents_fit(ck, b: Builtin, args: list, const_attrs: dict) -> bool:
+    """An array argument must hold every element the op touches from a constant index
+    (mma's 8 A elements from a[j], ...); False after reporting."""
+    d = OPS[b.op]
+    slot = {s.name: a for s, a in zip(d.operands, args)}
+    elem_bytes = {s.name: (a.ty.elem if isinstance(a.ty, ArrayType) else a.ty.pointee).nbytes
+                  for s, a in zip(d.operands, args) if isinstance(a.ty, (ArrayType, PtrType))}
+    for ptr, index, count in d.accesses({**dict(b.attrs), **const_attrs}, elem_bytes):
+        arr, at = slot[ptr], slot[index]
+        if not isinstance(arr.ty, ArrayType) or at.const is None:
+            continue
+        if not 0 <= int(at.const) <= arr.ty.length - count:
+            ck.diags.error("E0216", f"`{b.name}` touches {count} elements of `{ptr}` from index {at.const}, "
+                           f"past the end of `{arr.ty}`", at.span,
+                           label=f"{ptr}[{at.const}..{int(at.const) + count}] is out of bounds",
+                           help=f"the array needs at least {int(at.const) + count} elements"
+                           if int(at.const) >= 0 else None)
+            return False
+    return True
+
 
 _STD_INDEX: dict = {}
 

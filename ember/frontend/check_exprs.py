@@ -13,6 +13,7 @@ from . import typed as T
 from .builtins import INDEX_VALUES, PLAIN_VALUES
 from .check_types import ERROR, UNTYPED, UNTYPED_FLOAT, UNTYPED_INT, snippet
 from .consteval import typed_unop
+from .check_calls import check_call
 from .check_operators import check_binary, folded
 from .operators import CMP_OPS, LOGIC_OPS
 
@@ -25,6 +26,14 @@ class ExprChecker:
         """The typed node of e: a generator when e has subexpressions (run it with
         `yield`), the node itself for a leaf (the trampoline passes it straight back)."""
         return getattr(self, "expr_" + type(e).__name__)(e, expected)
+
+    def check_args(self, e: A.Call):
+        """Check the arguments of a call that is already in error (to report their own)."""
+        for a in e.args:
+            yield self.expr(a)
+
+    def expr_Call(self, e: A.Call, expected):
+        return (yield check_call(self, e, expected))
 
     def typed(self, e: A.Expr, expected=None):
         """Check e and give an untyped constant a concrete type (the expected one, or the default)."""

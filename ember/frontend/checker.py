@@ -15,10 +15,12 @@ Rules (docs/language.md has the user-facing version):
 The checker reports as many errors as it can in one run: an expression whose type could
 not be determined gets the error type, which silences errors that would only repeat it.
 It is one class made of cohesive parts: items and resources here, types
-(check_types.py), statements (check_stmts.py), expressions (check_exprs.py) and calls
-(check_calls.py); binary operators are plain functions taking the checker as their
-explicit context (check_operators.py), the shape the other parts are to take. Every traversal of statements and expressions is a generator run by
-`ember.trampoline`, so nesting depth costs no Python recursion.
+(check_types.py), statements (check_stmts.py) and expressions (check_exprs.py); calls
+(check_calls.py), binary operators (check_operators.py) and generic functions
+(check_generics.py) are plain functions taking the checker as their explicit context
+(imported where they are used, so the import graph shows the route), the shape the
+other parts are to take. Every traversal of statements and expressions is a generator
+run by `ember.trampoline`, so nesting depth costs no Python recursion.
 """
 
 from __future__ import annotations
@@ -32,16 +34,15 @@ from ..values import parse_scalar
 from . import ast as A
 from . import typed as T
 from .builtins import BUILTINS, INDEX_VALUES, PLAIN_VALUES
-from .check_calls import CallChecker
 from .check_exprs import ExprChecker
-from .check_generics import GenericChecker
+from .check_generics import generic_signature
 from .check_stmts import StmtChecker, always_returns
 from .check_types import ERROR, TypeChecker
 
 Symbol = T.Symbol
 
 
-class Checker(TypeChecker, ExprChecker, CallChecker, GenericChecker, StmtChecker):
+class Checker(TypeChecker, ExprChecker, StmtChecker):
     def __init__(self, module: A.Module, defines: dict[str, str], diags: Diagnostics, target,
                  only: set | None = None):
         self.module = module
@@ -179,7 +180,7 @@ class Checker(TypeChecker, ExprChecker, CallChecker, GenericChecker, StmtChecker
     def register_fn(self, fn: A.FnDef) -> None:
         """Check a device function's signature (a generic one becomes a template); its body
         is checked later (`run`)."""
-        if not self.generic_signature(fn):
+        if not generic_signature(self, fn):
             self.fn_signature(fn)
 
     def called(self, name: str) -> None:
