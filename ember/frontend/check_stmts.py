@@ -1,5 +1,6 @@
 """Checking statements: bindings, arrays, assignments, control flow and returns. Each
-returns its typed statement; every method is a generator (see ember.trampoline)."""
+returns its typed statement; every function is a generator (see ember.trampoline) and
+takes the checker as its explicit context `ck` (diagnostics, scopes, `ck.expr`)."""
 
 from __future__ import annotations
 
@@ -13,267 +14,298 @@ _KIND_WORDS = {"let": "an immutable binding", "param": "a parameter", "const": "
                "loop": "a loop variable", "shared": "a shared array", "array": "an array", "type": "a type"}
 
 
-class StmtChecker:
-    """Part of the Checker (ember.frontend.checker)."""
+def check_block(ck, block: A.Block, top: bool = False):
+    ck.push()
+    out = []
+    warned = False
+    for i, s in enumerate(block.stmts):
+        out.append((yield check_stmt(ck, s, top)))
+        if not warned and isinstance(s, (A.Return, A.Break, A.Continue)) and i + 1 < len(block.stmts):
+            ck.diags.warning("W0002", "unreachable code", block.stmts[i + 1].span,
+                             label="never runs", notes=[f"control leaves at {s.span}"])
+            warned = True
+    ck.pop()
+    return T.TBlock(block.span, out)
 
-    def block(self, block: A.Block, top: bool = False):
-        self.push()
-        out = []
-        warned = False
-        for i, s in enumerate(block.stmts):
-            out.append((yield self.stmt(s, top)))
-            if not warned and isinstance(s, (A.Return, A.Break, A.Continue)) and i + 1 < len(block.stmts):
-                self.diags.warning("W0002", "unreachable code", block.stmts[i + 1].span,
-                                   label="never runs", notes=[f"control leaves at {s.span}"])
-                warned = True
-        self.pop()
-        return T.TBlock(block.span, out)
 
-    def stmt(self, s: A.Node, top: bool = False):
-        if isinstance(s, A.SharedDecl):
-            return (yield self.stmt_SharedDecl(s, top))
-        return (yield getattr(self, "stmt_" + type(s).__name__)(s))
+def check_stmt(ck, s: A.Node, top: bool = False):
+    if isinstance(s, A.SharedDecl):
+        return (yield _shared_decl(ck, s, top))
+    return (yield _STATEMENTS[type(s)](ck, s))
 
-    def stmt_Block(self, s: A.Block):
-        return (yield self.block(s))
 
-    # ------------------------------------------------------------------ bindings
-    def stmt_Let(self, s: A.Let):
-        declared = self.resolve_type(s.type) if s.type is not None else None
-        if s.is_tuple:
-            value = yield self.expr(s.value)
-            t = value.ty
-            if declared is not None:
-                self.diags.error("E0214", "a tuple pattern takes no type annotation", s.type.span)
-            if t is ERROR:
-                elems = [ERROR] * len(s.names)
-            elif not isinstance(t, TupleType):
-                self.diags.error("E0211", f"expected a tuple of {len(s.names)} values, found `{t}`", s.value.span)
-                elems = [ERROR] * len(s.names)
-            elif len(t.elems) != len(s.names):
-                self.diags.error("E0211", f"the pattern has {len(s.names)} names but the value has "
-                                 f"{len(t.elems)} parts", s.span)
-                elems = [ERROR] * len(s.names)
-            else:
-                elems = list(t.elems)
-            syms = [self.declare(T.Symbol(n, "let", et, sp)) for (n, sp), et in zip(s.names, elems)]
-            return T.TLet(s.span, syms, value)
-        value = yield self.value(s.value, declared)
-        (n, sp), = s.names
-        # a `let` of a constant is a named constant: usable where constants are required
-        # (array lengths, block sizes of nothing, static_assert, unroll bounds)
-        const = value.const if value.ty is not ERROR and isinstance(value.ty, ScalarType) else None
-        return T.TLet(s.span, [self.declare(T.Symbol(n, "let", value.ty, sp, const))], value)
+def _block(ck, s: A.Block):
+    return (yield check_block(ck, s))
 
-    def stmt_Var(self, s: A.Var):
-        declared = self.resolve_type(s.type, allow_array=True) if s.type is not None else None
-        if isinstance(s.type, A.ArrayTypeExpr) and declared is ERROR:
-            if s.value is not None:
-                yield self.expr(s.value)
-            return T.TArray(s.span, self.declare(T.Symbol(s.name, "array", ERROR, s.name_span)))
-        if isinstance(declared, ArrayType):
-            declared = ArrayType(declared.elem, declared.length, "local")
-            if s.value is not None:
-                yield self.expr(s.value)
-                self.diags.error("E0217", "an array cannot be initialized from a value", s.value.span,
-                                 help=f"declare it alone (`var {s.name}: {declared};` starts as zeros) "
-                                      "and assign its elements")
-            self.count_array(s.name, declared, s.type.span, shared=False)
-            return T.TArray(s.span, self.declare(T.Symbol(s.name, "array", declared, s.name_span)))
-        if s.value is None:
-            self.diags.error("E0217", f"`var {s.name}` needs an initial value", s.span,
-                             help=f"write `var {s.name} = ...;` (only arrays start as zeros)")
-            sym = self.declare(T.Symbol(s.name, "var", declared or ERROR, s.name_span))
-            return T.TVarDecl(s.span, sym, T.TConst(s.span, ERROR, None))
-        value = yield self.value(s.value, declared)
-        return T.TVarDecl(s.span, self.declare(T.Symbol(s.name, "var", value.ty, s.name_span)), value)
 
-    def value(self, e: A.Expr, declared):
-        """An initializer, against an optional declared type (its type is the binding's)."""
-        if declared is ERROR:
-            yield self.expr(e)
-            return T.TConst(e.span, ERROR, None)
-        v = yield self.typed(e, declared)
-        t = v.ty
-        if t is ERROR:
-            return T.TConst(e.span, declared or ERROR, None)
-        if isinstance(t, TupleType):
-            self.diags.error("E0212", f"a tuple `{t}` cannot be bound to one name", e.span,
-                             help="destructure it: `let (a, b) = ...;`")
-            return T.TConst(e.span, ERROR, None)
-        if t is VOID:
-            self.diags.error("E0213", "this call has no result", e.span)
-            return T.TConst(e.span, ERROR, None)
-        if isinstance(t, ArrayType):
-            self.diags.error("E0217", "an array is not a value that can be copied", e.span,
-                             help="read its elements with `a[i]`")
-            return T.TConst(e.span, ERROR, None)
+# ------------------------------------------------------------------ bindings
+
+def _let(ck, s: A.Let):
+    declared = ck.resolve_type(s.type) if s.type is not None else None
+    if s.is_tuple:
+        value = yield ck.expr(s.value)
+        t = value.ty
         if declared is not None:
-            v = self.expect(v, declared)
-            return v if v.ty is not ERROR else T.TConst(e.span, declared, None)
-        return v
-
-    def stmt_SharedDecl(self, s: A.SharedDecl, top: bool):
-        t = self.resolve_type(s.type, allow_array=True)
-        if self.fn_kind != "kernel" or not top:
-            self.diags.error("E0307", "`shared` arrays are declared at the top level of a kernel body", s.span)
-        elif t is not ERROR and not isinstance(t, ArrayType):
-            self.diags.error("E0214", "a `shared` declaration needs an array type `[T; N]`", s.type.span)
-            t = ERROR
-        if isinstance(t, ArrayType):
-            t = ArrayType(t.elem, t.length, "shared")
-            if self.fn_kind == "kernel" and top:
-                self.count_array(s.name, t, s.span, shared=True)
-        return T.TArray(s.span, self.declare(T.Symbol(s.name, "shared", t, s.name_span)))
-        yield
-
-    # ------------------------------------------------------------------ assignment
-    def stmt_Assign(self, s: A.Assign):
-        target = s.target
-        if isinstance(target, A.Name):
-            sym = self.lookup(target.id)
-            if sym is None:
-                self.undefined(target)
-                yield self.expr(s.value)
-                return T.TExprStmt(s.span, T.TConst(s.span, ERROR, None))
-            if sym.kind != "var":
-                help_ = {"let": f"declare it with `var {sym.name} = ...` to make it mutable",
-                         "param": f"copy it into a variable first: `var {sym.name}_ = {sym.name};`",
-                         "loop": "use a `while` loop to change the counter"}.get(sym.kind)
-                self.diags.error("E0301", f"cannot assign to `{sym.name}`, {_KIND_WORDS[sym.kind]}", target.span,
-                                 label="assigned here", help=help_, notes=[f"`{sym.name}` is declared at {sym.span}"])
-            tt = sym.ty
-            current = T.TVar(target.span, tt, sym)
-        elif isinstance(target, A.Index):
-            current = yield self.index(target, store=True)
-            tt = current.ty
+            ck.diags.error("E0214", "a tuple pattern takes no type annotation", s.type.span)
+        if t is ERROR:
+            elems = [ERROR] * len(s.names)
+        elif not isinstance(t, TupleType):
+            ck.diags.error("E0211", f"expected a tuple of {len(s.names)} values, found `{t}`", s.value.span)
+            elems = [ERROR] * len(s.names)
+        elif len(t.elems) != len(s.names):
+            ck.diags.error("E0211", f"the pattern has {len(s.names)} names but the value has "
+                           f"{len(t.elems)} parts", s.span)
+            elems = [ERROR] * len(s.names)
         else:
-            self.diags.error("E0302", "cannot assign to this expression", target.span,
-                             help="assign to a `var` or to an element `p[i]`")
-            yield self.expr(s.value)
+            elems = list(t.elems)
+        syms = [ck.declare(T.Symbol(n, "let", et, sp)) for (n, sp), et in zip(s.names, elems)]
+        return T.TLet(s.span, syms, value)
+    value = yield _initial_value(ck, s.value, declared)
+    (n, sp), = s.names
+    # a `let` of a constant is a named constant: usable where constants are required
+    # (array lengths, block sizes of nothing, static_assert, unroll bounds)
+    const = value.const if value.ty is not ERROR and isinstance(value.ty, ScalarType) else None
+    return T.TLet(s.span, [ck.declare(T.Symbol(n, "let", value.ty, sp, const))], value)
+
+
+def _var(ck, s: A.Var):
+    declared = ck.resolve_type(s.type, allow_array=True) if s.type is not None else None
+    if isinstance(s.type, A.ArrayTypeExpr) and declared is ERROR:
+        if s.value is not None:
+            yield ck.expr(s.value)
+        return T.TArray(s.span, ck.declare(T.Symbol(s.name, "array", ERROR, s.name_span)))
+    if isinstance(declared, ArrayType):
+        declared = ArrayType(declared.elem, declared.length, "local")
+        if s.value is not None:
+            yield ck.expr(s.value)
+            ck.diags.error("E0217", "an array cannot be initialized from a value", s.value.span,
+                           help=f"declare it alone (`var {s.name}: {declared};` starts as zeros) "
+                                  "and assign its elements")
+        ck.count_array(s.name, declared, s.type.span, shared=False)
+        return T.TArray(s.span, ck.declare(T.Symbol(s.name, "array", declared, s.name_span)))
+    if s.value is None:
+        ck.diags.error("E0217", f"`var {s.name}` needs an initial value", s.span,
+                       help=f"write `var {s.name} = ...;` (only arrays start as zeros)")
+        sym = ck.declare(T.Symbol(s.name, "var", declared or ERROR, s.name_span))
+        return T.TVarDecl(s.span, sym, T.TConst(s.span, ERROR, None))
+    value = yield _initial_value(ck, s.value, declared)
+    return T.TVarDecl(s.span, ck.declare(T.Symbol(s.name, "var", value.ty, s.name_span)), value)
+
+
+def _initial_value(ck, e: A.Expr, declared):
+    """An initializer, against an optional declared type (its type is the binding's)."""
+    if declared is ERROR:
+        yield ck.expr(e)
+        return T.TConst(e.span, ERROR, None)
+    v = yield ck.typed(e, declared)
+    t = v.ty
+    if t is ERROR:
+        return T.TConst(e.span, declared or ERROR, None)
+    if isinstance(t, TupleType):
+        ck.diags.error("E0212", f"a tuple `{t}` cannot be bound to one name", e.span,
+                       help="destructure it: `let (a, b) = ...;`")
+        return T.TConst(e.span, ERROR, None)
+    if t is VOID:
+        ck.diags.error("E0213", "this call has no result", e.span)
+        return T.TConst(e.span, ERROR, None)
+    if isinstance(t, ArrayType):
+        ck.diags.error("E0217", "an array is not a value that can be copied", e.span,
+                       help="read its elements with `a[i]`")
+        return T.TConst(e.span, ERROR, None)
+    if declared is not None:
+        v = ck.expect(v, declared)
+        return v if v.ty is not ERROR else T.TConst(e.span, declared, None)
+    return v
+
+
+def _shared_decl(ck, s: A.SharedDecl, top: bool):
+    t = ck.resolve_type(s.type, allow_array=True)
+    if ck.fn_kind != "kernel" or not top:
+        ck.diags.error("E0307", "`shared` arrays are declared at the top level of a kernel body", s.span)
+    elif t is not ERROR and not isinstance(t, ArrayType):
+        ck.diags.error("E0214", "a `shared` declaration needs an array type `[T; N]`", s.type.span)
+        t = ERROR
+    if isinstance(t, ArrayType):
+        t = ArrayType(t.elem, t.length, "shared")
+        if ck.fn_kind == "kernel" and top:
+            ck.count_array(s.name, t, s.span, shared=True)
+    return T.TArray(s.span, ck.declare(T.Symbol(s.name, "shared", t, s.name_span)))
+    yield
+
+
+# ------------------------------------------------------------------ assignment
+
+def _assign(ck, s: A.Assign):
+    target = s.target
+    if isinstance(target, A.Name):
+        sym = ck.lookup(target.id)
+        if sym is None:
+            ck.undefined(target)
+            yield ck.expr(s.value)
             return T.TExprStmt(s.span, T.TConst(s.span, ERROR, None))
-        if tt is ERROR:
-            yield self.expr(s.value)
-            return T.TExprStmt(s.span, T.TConst(s.span, ERROR, None))
-        if s.op == "=":
-            value = yield self.typed(s.value, tt)
-            if value.ty is not ERROR:
-                value = self.expect(value, tt)
-            if isinstance(current, T.TVar):
-                return T.TAssign(s.span, current.sym, value)
-            return T.TStore(s.span, current.base, current.index, value)
-        combined = yield from check_binary(self, s.op, s.op_span, current, s.value, tt, s.span, compound=True)
-        if combined.ty is ERROR:
-            return T.TExprStmt(s.span, combined)
-        if isinstance(current, T.TVar):
-            return T.TAssign(s.span, current.sym, combined)     # x = x op e (or a pointer offset)
-        return T.TStore(s.span, current.base, current.index, combined.rhs, s.op, tt)
-
-    # ------------------------------------------------------------------ control flow
-    def stmt_If(self, s: A.If):
-        cond = yield self.condition(s.cond)
-        then = yield self.block(s.then)
-        if isinstance(s.else_, A.If):
-            els = yield self.stmt_If(s.else_)
-        elif s.else_ is not None:
-            els = yield self.block(s.else_)
-        else:
-            els = None
-        return T.TIf(s.span, cond, then, els)
-
-    def condition(self, e: A.Expr):
-        c = yield self.typed(e, BOOL)
-        t = c.ty
-        if t is not ERROR and t != BOOL:
-            self.diags.error("E0209", f"a condition must be `bool`, not `{t}`", e.span,
-                             help="compare explicitly, e.g. `x != 0`" if isinstance(t, ScalarType) else None)
-        return c
-
-    def stmt_While(self, s: A.While):
-        cond = yield self.condition(s.cond)
-        self.loop_depth += 1
-        body = yield self.block(s.body)
-        self.loop_depth -= 1
-        return T.TWhile(s.span, cond, body)
-
-    def stmt_For(self, s: A.For):
-        parts = [s.start, s.end] + ([s.step] if s.step is not None else [])
-        checked = []
-        for e in parts:
-            checked.append((yield self.expr(e)))
-        types = [x.ty for x in checked]
-        concrete = [t for t in types if t not in UNTYPED and t is not ERROR]
-        t = ERROR if ERROR in types else None
-        if t is None:
-            if concrete:
-                t = concrete[0]
-                for i, (x, xt) in enumerate(zip(checked, types)):
-                    if xt in UNTYPED:
-                        checked[i] = self.coerce(x, t)
-                    elif xt != t:
-                        self.mismatch(x, t, xt)
-                        t = ERROR
-            else:
-                t = I32
-                checked = [self.coerce(x, t) for x in checked]
-        if t is not ERROR and not (isinstance(t, ScalarType) and t.is_int):
-            self.diags.error("E0201", f"loop bounds must be integers, not `{t}`", s.start.span.to(s.end.span))
-            t = ERROR
-        step = checked[2] if s.step is not None else None
-        if step is not None and step.const is not None and t is not ERROR and step.const <= 0:
-            self.diags.error("E0306", f"the step of a `for` loop must be positive, not {step.const}",
-                             s.step.span, help="count down with a `while` loop")
-        self.push()
-        sym = self.declare(T.Symbol(s.var, "loop", t, s.var_span))
-        self.loop_depth += 1
-        body = yield self.block(s.body)
-        self.loop_depth -= 1
-        self.pop()
-        return T.TFor(s.span, sym, checked[0], checked[1], step, body, s.unroll)
-
-    def stmt_Break(self, s: A.Break):
-        if self.loop_depth == 0:
-            self.diags.error("E0303", "`break` outside a loop", s.span)
-        return T.TBreak(s.span)
-        yield
-
-    def stmt_Continue(self, s: A.Continue):
-        if self.loop_depth == 0:
-            self.diags.error("E0303", "`continue` outside a loop", s.span)
-        return T.TContinue(s.span)
-        yield
-
-    def stmt_Return(self, s: A.Return):
-        if self.fn_kind == "kernel" or self.ret_type is VOID:
-            if s.value is not None:
-                yield self.expr(s.value)
-                what = "a kernel" if self.fn_kind == "kernel" else f"`{self.fn_name}`, which has no result type,"
-                self.diags.error("E0304", f"{what} cannot return a value", s.value.span,
-                                 help="use `return;`" if self.fn_kind == "kernel" else
-                                 f"declare a result type: `fn {self.fn_name}(...) -> T`")
-            return T.TReturn(s.span, None)
-        if s.value is None:
-            self.diags.error("E0304", f"`{self.fn_name}` must return a `{self.ret_type}`", s.span)
-            return T.TReturn(s.span, None)
-        if self.ret_type is ERROR:
-            yield self.expr(s.value)
-            return T.TReturn(s.span, None)
-        value = yield self.typed(s.value, self.ret_type)
+        if sym.kind != "var":
+            help_ = {"let": f"declare it with `var {sym.name} = ...` to make it mutable",
+                     "param": f"copy it into a variable first: `var {sym.name}_ = {sym.name};`",
+                     "loop": "use a `while` loop to change the counter"}.get(sym.kind)
+            ck.diags.error("E0301", f"cannot assign to `{sym.name}`, {_KIND_WORDS[sym.kind]}", target.span,
+                           label="assigned here", help=help_, notes=[f"`{sym.name}` is declared at {sym.span}"])
+        tt = sym.ty
+        current = T.TVar(target.span, tt, sym)
+    elif isinstance(target, A.Index):
+        current = yield ck.index(target, store=True)
+        tt = current.ty
+    else:
+        ck.diags.error("E0302", "cannot assign to this expression", target.span,
+                       help="assign to a `var` or to an element `p[i]`")
+        yield ck.expr(s.value)
+        return T.TExprStmt(s.span, T.TConst(s.span, ERROR, None))
+    if tt is ERROR:
+        yield ck.expr(s.value)
+        return T.TExprStmt(s.span, T.TConst(s.span, ERROR, None))
+    if s.op == "=":
+        value = yield ck.typed(s.value, tt)
         if value.ty is not ERROR:
-            if isinstance(self.ret_type, TupleType) and isinstance(value, T.TTuple) \
-                    and len(value.elems) == len(self.ret_type.elems):
-                elems = [self.expect(x, t) for x, t in zip(value.elems, self.ret_type.elems)]
-                value = T.TTuple(value.span, self.ret_type, elems) if all(x.ty is not ERROR for x in elems) \
-                    else T.TConst(value.span, ERROR, None)
-            else:
-                value = self.expect(value, self.ret_type)
-        return T.TReturn(s.span, value)
+            value = ck.expect(value, tt)
+        if isinstance(current, T.TVar):
+            return T.TAssign(s.span, current.sym, value)
+        return T.TStore(s.span, current.base, current.index, value)
+    combined = yield from check_binary(ck, s.op, s.op_span, current, s.value, tt, s.span, compound=True)
+    if combined.ty is ERROR:
+        return T.TExprStmt(s.span, combined)
+    if isinstance(current, T.TVar):
+        return T.TAssign(s.span, current.sym, combined)     # x = x op e (or a pointer offset)
+    return T.TStore(s.span, current.base, current.index, combined.rhs, s.op, tt)
 
-    def stmt_ExprStmt(self, s: A.ExprStmt):
-        e = yield self.expr(s.expr)
-        if e.ty in UNTYPED:
-            e = self.coerce(e, I32 if e.ty is UNTYPED_INT else F32)
-        return T.TExprStmt(s.span, e)
+
+# ------------------------------------------------------------------ control flow
+
+def _if(ck, s: A.If):
+    cond = yield _condition(ck, s.cond)
+    then = yield check_block(ck, s.then)
+    if isinstance(s.else_, A.If):
+        els = yield _if(ck, s.else_)
+    elif s.else_ is not None:
+        els = yield check_block(ck, s.else_)
+    else:
+        els = None
+    return T.TIf(s.span, cond, then, els)
+
+
+def _condition(ck, e: A.Expr):
+    c = yield ck.typed(e, BOOL)
+    t = c.ty
+    if t is not ERROR and t != BOOL:
+        ck.diags.error("E0209", f"a condition must be `bool`, not `{t}`", e.span,
+                       help="compare explicitly, e.g. `x != 0`" if isinstance(t, ScalarType) else None)
+    return c
+
+
+def _while(ck, s: A.While):
+    cond = yield _condition(ck, s.cond)
+    ck.loop_depth += 1
+    body = yield check_block(ck, s.body)
+    ck.loop_depth -= 1
+    return T.TWhile(s.span, cond, body)
+
+
+def _for(ck, s: A.For):
+    parts = [s.start, s.end] + ([s.step] if s.step is not None else [])
+    checked = []
+    for e in parts:
+        checked.append((yield ck.expr(e)))
+    types = [x.ty for x in checked]
+    concrete = [t for t in types if t not in UNTYPED and t is not ERROR]
+    t = ERROR if ERROR in types else None
+    if t is None:
+        if concrete:
+            t = concrete[0]
+            for i, (x, xt) in enumerate(zip(checked, types)):
+                if xt in UNTYPED:
+                    checked[i] = ck.coerce(x, t)
+                elif xt != t:
+                    ck.mismatch(x, t, xt)
+                    t = ERROR
+        else:
+            t = I32
+            checked = [ck.coerce(x, t) for x in checked]
+    if t is not ERROR and not (isinstance(t, ScalarType) and t.is_int):
+        ck.diags.error("E0201", f"loop bounds must be integers, not `{t}`", s.start.span.to(s.end.span))
+        t = ERROR
+    step = checked[2] if s.step is not None else None
+    if step is not None and step.const is not None and t is not ERROR and step.const <= 0:
+        ck.diags.error("E0306", f"the step of a `for` loop must be positive, not {step.const}",
+                       s.step.span, help="count down with a `while` loop")
+    ck.push()
+    sym = ck.declare(T.Symbol(s.var, "loop", t, s.var_span))
+    ck.loop_depth += 1
+    body = yield check_block(ck, s.body)
+    ck.loop_depth -= 1
+    ck.pop()
+    return T.TFor(s.span, sym, checked[0], checked[1], step, body, s.unroll)
+
+
+def _break(ck, s: A.Break):
+    if ck.loop_depth == 0:
+        ck.diags.error("E0303", "`break` outside a loop", s.span)
+    return T.TBreak(s.span)
+    yield
+
+
+def _continue(ck, s: A.Continue):
+    if ck.loop_depth == 0:
+        ck.diags.error("E0303", "`continue` outside a loop", s.span)
+    return T.TContinue(s.span)
+    yield
+
+
+def _return(ck, s: A.Return):
+    if ck.fn_kind == "kernel" or ck.ret_type is VOID:
+        if s.value is not None:
+            yield ck.expr(s.value)
+            what = "a kernel" if ck.fn_kind == "kernel" else f"`{ck.fn_name}`, which has no result type,"
+            ck.diags.error("E0304", f"{what} cannot return a value", s.value.span,
+                           help="use `return;`" if ck.fn_kind == "kernel" else
+                           f"declare a result type: `fn {ck.fn_name}(...) -> T`")
+        return T.TReturn(s.span, None)
+    if s.value is None:
+        ck.diags.error("E0304", f"`{ck.fn_name}` must return a `{ck.ret_type}`", s.span)
+        return T.TReturn(s.span, None)
+    if ck.ret_type is ERROR:
+        yield ck.expr(s.value)
+        return T.TReturn(s.span, None)
+    value = yield ck.typed(s.value, ck.ret_type)
+    if value.ty is not ERROR:
+        if isinstance(ck.ret_type, TupleType) and isinstance(value, T.TTuple) \
+                and len(value.elems) == len(ck.ret_type.elems):
+            elems = [ck.expect(x, t) for x, t in zip(value.elems, ck.ret_type.elems)]
+            value = T.TTuple(value.span, ck.ret_type, elems) if all(x.ty is not ERROR for x in elems) \
+                else T.TConst(value.span, ERROR, None)
+        else:
+            value = ck.expect(value, ck.ret_type)
+    return T.TReturn(s.span, value)
+
+
+def _expr_stmt(ck, s: A.ExprStmt):
+    e = yield ck.expr(s.expr)
+    if e.ty in UNTYPED:
+        e = ck.coerce(e, I32 if e.ty is UNTYPED_INT else F32)
+    return T.TExprStmt(s.span, e)
+
+
+# the checker of each kind of statement (a shared declaration also needs `top`)
+_STATEMENTS = {
+    A.Block: _block,
+    A.Let: _let,
+    A.Var: _var,
+    A.Assign: _assign,
+    A.If: _if,
+    A.While: _while,
+    A.For: _for,
+    A.Break: _break,
+    A.Continue: _continue,
+    A.Return: _return,
+    A.ExprStmt: _expr_stmt,
+}
 
 
 def always_returns(block: A.Block) -> bool:

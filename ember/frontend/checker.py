@@ -14,12 +14,12 @@ Rules (docs/language.md has the user-facing version):
 
 The checker reports as many errors as it can in one run: an expression whose type could
 not be determined gets the error type, which silences errors that would only repeat it.
-It is one class made of cohesive parts: items and resources here, types
-(check_types.py), statements (check_stmts.py) and expressions (check_exprs.py); calls
-(check_calls.py), binary operators (check_operators.py) and generic functions
-(check_generics.py) are plain functions taking the checker as their explicit context
-(imported where they are used, so the import graph shows the route), the shape the
-other parts are to take. Every traversal of statements and expressions is a generator
+The Checker class holds the state (scopes, tables, diagnostics) with items and
+resources here, types (check_types.py) and expressions (check_exprs.py) as its parts;
+statements (check_stmts.py), calls (check_calls.py), binary operators
+(check_operators.py) and generic functions (check_generics.py) are plain functions
+taking the checker as their explicit context `ck`, imported where they are used, so the
+import graph shows the route. Every traversal of statements and expressions is a generator
 run by `ember.trampoline`, so nesting depth costs no Python recursion.
 """
 
@@ -36,13 +36,13 @@ from . import typed as T
 from .builtins import BUILTINS, INDEX_VALUES, PLAIN_VALUES
 from .check_exprs import ExprChecker
 from .check_generics import generic_signature
-from .check_stmts import StmtChecker, always_returns
+from .check_stmts import always_returns, check_block
 from .check_types import ERROR, TypeChecker
 
 Symbol = T.Symbol
 
 
-class Checker(TypeChecker, ExprChecker, StmtChecker):
+class Checker(TypeChecker, ExprChecker):
     def __init__(self, module: A.Module, defines: dict[str, str], diags: Diagnostics, target,
                  only: set | None = None):
         self.module = module
@@ -231,7 +231,7 @@ class Checker(TypeChecker, ExprChecker, StmtChecker):
         info.stream = [i for i, p in enumerate(k.params) if p.stream is not None]
         self.kernels.append(info)
         self.enter_fn("kernel", VOID, k.name, info)
-        info.body = run(self.block(k.body, top=True))
+        info.body = run(check_block(self, k.body, top=True))
         info.calls = self.calls
         self.pop()
         self.type_params = {}
@@ -357,7 +357,7 @@ class Checker(TypeChecker, ExprChecker, StmtChecker):
             if sym.name not in self.scopes[-1]:
                 self.declare(sym)
         self.enter_fn("fn", info.ret, info.name, info)
-        info.body = run(self.block(node.body, top=True))
+        info.body = run(check_block(self, node.body, top=True))
         info.calls = self.calls
         if info.ret is not VOID and info.ret is not ERROR and not always_returns(node.body):
             end = node.body.span
