@@ -10,9 +10,9 @@ from __future__ import annotations
 from .. import floats
 from ..ir import signature as sig
 from ..ir.types import BOOL, F32, I32, SCALARS, U32, VOID, ArrayType, PtrType, ScalarType, TupleType
+from ..ir.ops import OPS
 from . import ast as A
 from . import typed as T
-from ..ir.ops import OPS
 from .builtins import BUILTINS, Builtin
 from .check_generics import generic_call
 from .check_types import ERROR, UNTYPED, UNTYPED_FLOAT, decays_to, snippet

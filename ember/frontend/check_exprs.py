@@ -1,5 +1,6 @@
-"""Checking expressions: names, literals, operators, indexing, fields, tuples and bit casts
-(calls and conversions are in check_calls.py). Each returns its typed node; constant
+"""Checking expressions: names, literals, unary operators, indexing, fields, tuples and
+bit casts (calls and conversions are in check_calls.py, binary operators in
+check_operators.py). Each returns its typed node; constant
 expressions over literals, const parameters and typed integers fold to one constant.
 Every method that checks a subexpression is a generator (see ember.trampoline)."""
 
@@ -11,12 +12,11 @@ from ..trampoline import run
 from . import ast as A
 from . import typed as T
 from .builtins import INDEX_VALUES, PLAIN_VALUES
-from .check_types import ERROR, UNTYPED, UNTYPED_FLOAT, UNTYPED_INT, snippet
-from .consteval import typed_unop
 from .check_calls import check_call
 from .check_operators import check_binary, folded
+from .check_types import ERROR, UNTYPED, UNTYPED_FLOAT, UNTYPED_INT, snippet
+from .consteval import typed_unop
 from .operators import CMP_OPS, LOGIC_OPS
-
 
 
 class ExprChecker:
