@@ -3,6 +3,8 @@ the fuzzer and the GPU semantics tests."""
 
 from __future__ import annotations
 
+from functools import cache
+
 # binary operator -> the op computing it (both operands of one type; shifts take any integer)
 BINARY = {"+": "arith.add", "-": "arith.sub", "*": "arith.mul", "/": "arith.div", "%": "arith.rem",
           "&": "arith.and", "|": "arith.or", "^": "arith.xor", "<<": "arith.shl", ">>": "arith.shr"}
@@ -22,10 +24,12 @@ LOGIC_OPS = ("&&", "||")
 ORDERED = ("<", "<=", ">", ">=")
 
 
+@cache
 def operator_admits(op: str, t) -> bool:
     """Whether `a op b` with both operands of scalar type t is defined: the signature of
     the op the operator is (arith.add takes numbers, arith.and integers and bools,
-    arith.rem integers, ...), read through the signature matcher the IR verifier uses."""
+    arith.rem integers, ...), read through the signature matcher the IR verifier uses
+    (cached: asked for every operator the checker sees)."""
     from ..ir import signature as sig
     from ..ir.ops import OPS
     if op in COMPARE:

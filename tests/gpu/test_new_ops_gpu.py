@@ -7,6 +7,7 @@ import pytest
 
 import ember
 from tests.sim.test_warp_reduce import SRC as WARP_SRC
+from tests.sim.test_warp_reduce import inputs as warp_inputs
 
 pytestmark = pytest.mark.gpu
 
@@ -38,10 +39,7 @@ def test_bit_ops_and_shfl_up(t):
 @pytest.mark.parametrize("n", [0, 1, 5])
 def test_redux_and_match(n):
     from ember.runtime import cuda
-    rng = np.random.default_rng(n)
-    x = rng.integers(0, 2**32, 64, dtype=np.uint32)
-    s = rng.integers(-2**31, 2**31, 64, dtype=np.int32)
-    w = rng.integers(0, 4, 64).astype(np.uint64) << np.uint64(40)
+    x, s, w = warp_inputs(n)
     prog = ember.compile(WARP_SRC, arch=cuda.context().arch, cache=False)
     outs = {}
     for device in ("cuda", "sim"):

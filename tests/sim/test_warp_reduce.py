@@ -41,14 +41,21 @@ def reference(x, s, w, n):
     return o.reshape(-1)
 
 
-@pytest.mark.parametrize("n", [0, 1, 5])
-def test_redux_and_match_over_the_lanes_that_run_them(n):
+def inputs(n: int):
+    """x, s, w for SRC: random, w with few distinct values (lanes match); for n = 5 every
+    lane's low bit of w is set, so match_all holds."""
     rng = np.random.default_rng(n)
     x = rng.integers(0, 2**32, 64, dtype=np.uint32)
     s = rng.integers(-2**31, 2**31, 64, dtype=np.int32)
     w = rng.integers(0, 4, 64).astype(np.uint64) << np.uint64(40)
     if n == 5:
-        w |= np.uint64(1)          # every lane's low bit set: match_all holds
+        w |= np.uint64(1)
+    return x, s, w
+
+
+@pytest.mark.parametrize("n", [0, 1, 5])
+def test_redux_and_match_over_the_lanes_that_run_them(n):
+    x, s, w = inputs(n)
     o = np.zeros(64 * 8, np.uint32)
     prog = ember.compile(SRC, stop_after="ir-opt", cache=False)
     ember.runtime.load(prog, device="sim").k(x, s, w, o, n, grid=1)
