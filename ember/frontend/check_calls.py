@@ -15,7 +15,7 @@ from . import ast as A
 from . import typed as T
 from .builtins import BUILTINS, Builtin
 from .check_generics import generic_call
-from .check_types import ERROR, UNTYPED, UNTYPED_FLOAT, decays_to, snippet
+from .check_types import ERROR, UNTYPED, UNTYPED_FLOAT, coerce, decays_to, expect, mismatch, snippet
 
 
 def _error(e) -> T.TExpr:
@@ -98,7 +98,7 @@ def cast(ck, e: A.Call, target: ScalarType):
             ck.diags.error("E0204", f"cannot convert the float constant {floats.describe(arg.const)} to "
                            f"`{target}`", e.span, help="write an integer literal")
             return _error(e)
-        arg = ck.coerce(arg, target)
+        arg = coerce(ck, arg, target)
         if arg.ty is ERROR:
             return _error(e)
         return T.TConst(e.span, target, arg.const, T.TCast(e.span, target, arg))
@@ -138,7 +138,7 @@ def user_call(ck, e: A.Call, info: T.TFunction):
             continue
         t = yield ck.typed(a, p.ty)
         if t.ty is not ERROR and not decays_to(t.ty, p.ty):
-            t = ck.expect(t, p.ty)
+            t = expect(ck, t, p.ty)
         args.append(t)
     return T.TCall(e.span, info.ret, info.name, args)
 
@@ -196,7 +196,7 @@ def builtin_call(ck, e: A.Call, b: Builtin, expected):
     checked = []
     for p, a in zip(b.params, args):
         if a.ty in UNTYPED:
-            a = ck.coerce(a, binding.get(p.letter) if isinstance(p, sig.Var) else p.resolve(binding))
+            a = coerce(ck, a, binding.get(p.letter) if isinstance(p, sig.Var) else p.resolve(binding))
             if a.ty is ERROR:
                 return _error(e)
         checked.append(a)
@@ -225,7 +225,7 @@ def _builtin_over_tuple(ck, e: A.Call, b: Builtin, slots: tuple, args: list):
     arguments (of exact types) shared; each element type must pass the op's signature."""
     rest = []
     for p, a in zip(b.params[1:], args[1:]):
-        a = ck.coerce(a, p.type) if a.ty in UNTYPED else a
+        a = coerce(ck, a, p.type) if a.ty in UNTYPED else a
         if a.ty is ERROR:
             return _error(e)
         rest.append(a)
@@ -279,7 +279,7 @@ def _builtin_mismatch(ck, e: A.Call, b: Builtin, m, args: list):
         ck.diags.error("E0201", f"mismatched types in `{b.name}`", at.span,
                        label=f"expected `{m.bound}`, found `{m.found}`")
     elif m.kind == "exact":
-        ck.mismatch(at, spec.type, m.found)
+        mismatch(ck, at, spec.type, m.found)
     else:   # a Rule's derived type
         ck.diags.error("E0201", f"`{b.name}`: this argument {m.detail}", at.span)
     return _error(e)

@@ -17,7 +17,8 @@ from __future__ import annotations
 from ..ir.types import F32, I32, SCALARS, VOID, ArrayType, PtrType, ScalarType
 from . import ast as A
 from . import typed as T
-from .check_types import ERROR, UNTYPED, UNTYPED_FLOAT, decays_to
+from .check_types import (ERROR, UNTYPED, UNTYPED_FLOAT, check_params, coerce, decays_to, error_expr, expect,
+                          resolve_type)
 
 
 def shown_function(ir_name: str) -> str:
@@ -127,11 +128,11 @@ def generic_call(ck, e: A.Call, fn: A.FnDef, names: list | None):
     checked = []
     for a, p in zip(args, info.params):
         if p.ty is ERROR:
-            checked.append(ck.error_expr(a))
+            checked.append(error_expr(a))
             continue
-        a = ck.coerce(a, p.ty) if a.ty in UNTYPED else a
+        a = coerce(ck, a, p.ty) if a.ty in UNTYPED else a
         if a.ty is not ERROR and not decays_to(a.ty, p.ty):
-            a = ck.expect(a, p.ty)
+            a = expect(ck, a, p.ty)
         checked.append(a)
     return T.TCall(e.span, info.ret, info.name, checked)
 
@@ -170,9 +171,9 @@ def instance(ck, fn: A.FnDef, names: list, binding: dict, functions: dict | None
     saved = ck.type_params
     ck.type_params = dict(binding)
     ck.push()
-    params = ck.params([p for p in fn.params if not isinstance(p.type, A.FnTypeExpr)], kernel=False)
+    params = check_params(ck, [p for p in fn.params if not isinstance(p.type, A.FnTypeExpr)], kernel=False)
     ck.pop()
-    ret = ck.resolve_type(fn.ret, allow_tuple=True) if fn.ret is not None else VOID
+    ret = resolve_type(ck, fn.ret, allow_tuple=True) if fn.ret is not None else VOID
     ck.type_params = saved
     name = "$".join((fn.name,) + key[1] + key[2])
     info = T.TFunction(name, fn.span, fn.name_span, params, ret)

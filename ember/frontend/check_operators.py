@@ -11,7 +11,7 @@ from __future__ import annotations
 from ..ir.types import BOOL, I32, I64, U32, VOID, PtrType, ScalarType, TupleType
 from . import ast as A
 from . import typed as T
-from .check_types import ERROR, UNTYPED, UNTYPED_FLOAT, UNTYPED_INT, snippet
+from .check_types import ERROR, UNTYPED, UNTYPED_FLOAT, UNTYPED_INT, bad_operand, coerce, default_type, snippet
 from .consteval import ConstError, typed_binop, untyped_binop
 from .operators import CMP_OPS, LOGIC_OPS, SHIFT_OPS, operator_admits
 
@@ -38,7 +38,7 @@ def check_binary(ck, op: str, op_span, lhs: T.TExpr, rhs_node: A.Expr, expected,
 
 def _logic(ck, op, lhs, rhs_node, span):
     """`&&`, `||`: bool operands; the right side is evaluated eagerly when that is safe."""
-    lhs = ck.default_type(lhs, BOOL)
+    lhs = default_type(ck, lhs, BOOL)
     rhs = yield ck.typed(rhs_node, BOOL)
     for side in (lhs, rhs):
         if side.ty is not ERROR and side.ty != BOOL:
@@ -63,7 +63,7 @@ def _shift(ck, op, lhs, rhs_node, expected, span, compound):
     if lt is UNTYPED_INT:
         if rhs.const is not None and not compound:
             return _untyped(ck, op, lhs, rhs, UNTYPED_INT, span)
-        lhs = ck.coerce(lhs, expected if isinstance(expected, ScalarType) and expected.is_int else I32)
+        lhs = coerce(ck, lhs, expected if isinstance(expected, ScalarType) and expected.is_int else I32)
         lt = lhs.ty
     if lt is ERROR or not _is_integer(ck, lhs, f"`{op}` needs an integer on the left, not `{{}}`"):
         return error_node(span)
@@ -87,9 +87,9 @@ def _same_type(ck, op, op_span, lhs, rhs_node, expected, span, compound):
         ty = BOOL if op in CMP_OPS else (UNTYPED_FLOAT if UNTYPED_FLOAT in (lt, rt) else UNTYPED_INT)
         return _untyped(ck, op, lhs, rhs, ty, span)
     if lt in UNTYPED:
-        lhs = ck.coerce(lhs, rt)
+        lhs = coerce(ck, lhs, rt)
     elif rt in UNTYPED:
-        rhs = ck.coerce(rhs, lt)
+        rhs = coerce(ck, rhs, lt)
     lt, rt = lhs.ty, rhs.ty
     if ERROR in (lt, rt):
         return error_node(span)
@@ -128,7 +128,7 @@ def _is_integer(ck, side, message: str) -> bool:
 def _pointer_offset(ck, op, ptr, offset, span):
     """`p + i`, `p - i`: an integer offset in elements (a signed one to subtract)."""
     if offset.ty in UNTYPED:
-        offset = ck.coerce(offset, I64)
+        offset = coerce(ck, offset, I64)
     if offset.ty is ERROR or not _is_integer(ck, offset, "a pointer offset must be an integer, not `{}`"):
         return error_node(span)
     if op == "-" and not offset.ty.signed:
@@ -155,7 +155,7 @@ def _not_admitted(ck, op, op_span, where, t, span):
         ck.diags.error("E0202", "`%` is not defined for floats", op_span,
                        help="compute it explicitly, e.g. `x - trunc(x / y) * y`")
         return error_node(span)
-    return ck.bad_operand(where, op, t)
+    return bad_operand(ck, where, op, t)
 
 
 def _convert_help(rhs, lt, rt) -> str | None:

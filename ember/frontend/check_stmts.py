@@ -7,8 +7,9 @@ from __future__ import annotations
 from ..ir.types import BOOL, F32, I32, VOID, ArrayType, ScalarType, TupleType
 from . import ast as A
 from . import typed as T
+from .check_exprs import check_index, expr, typed, undefined
 from .check_operators import check_binary
-from .check_types import ERROR, UNTYPED, UNTYPED_INT
+from .check_types import ERROR, UNTYPED, UNTYPED_INT, coerce, expect, mismatch, resolve_type
 
 _KIND_WORDS = {"let": "an immutable binding", "param": "a parameter", "const": "a constant",
                "loop": "a loop variable", "shared": "a shared array", "array": "an array", "type": "a type"}
@@ -41,9 +42,9 @@ def _block(ck, s: A.Block):
 # ------------------------------------------------------------------ bindings
 
 def _let(ck, s: A.Let):
-    declared = ck.resolve_type(s.type) if s.type is not None else None
+    declared = resolve_type(ck, s.type) if s.type is not None else None
     if s.is_tuple:
-        value = yield ck.expr(s.value)
+        value = yield expr(ck, s.value)
         t = value.ty
         if declared is not None:
             ck.diags.error("E0214", "a tuple pattern takes no type annotation", s.type.span)
@@ -69,18 +70,18 @@ def _let(ck, s: A.Let):
 
 
 def _var(ck, s: A.Var):
-    declared = ck.resolve_type(s.type, allow_array=True) if s.type is not None else None
+    declared = resolve_type(ck, s.type, allow_array=True) if s.type is not None else None
     if isinstance(s.type, A.ArrayTypeExpr) and declared is ERROR:
         if s.value is not None:
-            yield ck.expr(s.value)
+            yield expr(ck, s.value)
         return T.TArray(s.span, ck.declare(T.Symbol(s.name, "array", ERROR, s.name_span)))
     if isinstance(declared, ArrayType):
         declared = ArrayType(declared.elem, declared.length, "local")
         if s.value is not None:
-            yield ck.expr(s.value)
+            yield expr(ck, s.value)
             ck.diags.error("E0217", "an array cannot be initialized from a value", s.value.span,
                            help=f"declare it alone (`var {s.name}: {declared};` starts as zeros) "
-                                  "and assign its elements")
+                                "and assign its elements")
         ck.count_array(s.name, declared, s.type.span, shared=False)
         return T.TArray(s.span, ck.declare(T.Symbol(s.name, "array", declared, s.name_span)))
     if s.value is None:
@@ -95,9 +96,9 @@ def _var(ck, s: A.Var):
 def _initial_value(ck, e: A.Expr, declared):
     """An initializer, against an optional declared type (its type is the binding's)."""
     if declared is ERROR:
-        yield ck.expr(e)
+        yield expr(ck, e)
         return T.TConst(e.span, ERROR, None)
-    v = yield ck.typed(e, declared)
+    v = yield typed(ck, e, declared)
     t = v.ty
     if t is ERROR:
         return T.TConst(e.span, declared or ERROR, None)
@@ -113,13 +114,13 @@ def _initial_value(ck, e: A.Expr, declared):
                        help="read its elements with `a[i]`")
         return T.TConst(e.span, ERROR, None)
     if declared is not None:
-        v = ck.expect(v, declared)
+        v = expect(ck, v, declared)
         return v if v.ty is not ERROR else T.TConst(e.span, declared, None)
     return v
 
 
 def _shared_decl(ck, s: A.SharedDecl, top: bool):
-    t = ck.resolve_type(s.type, allow_array=True)
+    t = resolve_type(ck, s.type, allow_array=True)
     if ck.fn_kind != "kernel" or not top:
         ck.diags.error("E0307", "`shared` arrays are declared at the top level of a kernel body", s.span)
     elif t is not ERROR and not isinstance(t, ArrayType):
@@ -140,8 +141,8 @@ def _assign(ck, s: A.Assign):
     if isinstance(target, A.Name):
         sym = ck.lookup(target.id)
         if sym is None:
-            ck.undefined(target)
-            yield ck.expr(s.value)
+            undefined(ck, target)
+            yield expr(ck, s.value)
             return T.TExprStmt(s.span, T.TConst(s.span, ERROR, None))
         if sym.kind != "var":
             help_ = {"let": f"declare it with `var {sym.name} = ...` to make it mutable",
@@ -152,20 +153,20 @@ def _assign(ck, s: A.Assign):
         tt = sym.ty
         current = T.TVar(target.span, tt, sym)
     elif isinstance(target, A.Index):
-        current = yield ck.index(target, store=True)
+        current = yield check_index(ck, target, store=True)
         tt = current.ty
     else:
         ck.diags.error("E0302", "cannot assign to this expression", target.span,
                        help="assign to a `var` or to an element `p[i]`")
-        yield ck.expr(s.value)
+        yield expr(ck, s.value)
         return T.TExprStmt(s.span, T.TConst(s.span, ERROR, None))
     if tt is ERROR:
-        yield ck.expr(s.value)
+        yield expr(ck, s.value)
         return T.TExprStmt(s.span, T.TConst(s.span, ERROR, None))
     if s.op == "=":
-        value = yield ck.typed(s.value, tt)
+        value = yield typed(ck, s.value, tt)
         if value.ty is not ERROR:
-            value = ck.expect(value, tt)
+            value = expect(ck, value, tt)
         if isinstance(current, T.TVar):
             return T.TAssign(s.span, current.sym, value)
         return T.TStore(s.span, current.base, current.index, value)
@@ -192,7 +193,7 @@ def _if(ck, s: A.If):
 
 
 def _condition(ck, e: A.Expr):
-    c = yield ck.typed(e, BOOL)
+    c = yield typed(ck, e, BOOL)
     t = c.ty
     if t is not ERROR and t != BOOL:
         ck.diags.error("E0209", f"a condition must be `bool`, not `{t}`", e.span,
@@ -212,7 +213,7 @@ def _for(ck, s: A.For):
     parts = [s.start, s.end] + ([s.step] if s.step is not None else [])
     checked = []
     for e in parts:
-        checked.append((yield ck.expr(e)))
+        checked.append((yield expr(ck, e)))
     types = [x.ty for x in checked]
     concrete = [t for t in types if t not in UNTYPED and t is not ERROR]
     t = ERROR if ERROR in types else None
@@ -221,13 +222,13 @@ def _for(ck, s: A.For):
             t = concrete[0]
             for i, (x, xt) in enumerate(zip(checked, types)):
                 if xt in UNTYPED:
-                    checked[i] = ck.coerce(x, t)
+                    checked[i] = coerce(ck, x, t)
                 elif xt != t:
-                    ck.mismatch(x, t, xt)
+                    mismatch(ck, x, t, xt)
                     t = ERROR
         else:
             t = I32
-            checked = [ck.coerce(x, t) for x in checked]
+            checked = [coerce(ck, x, t) for x in checked]
     if t is not ERROR and not (isinstance(t, ScalarType) and t.is_int):
         ck.diags.error("E0201", f"loop bounds must be integers, not `{t}`", s.start.span.to(s.end.span))
         t = ERROR
@@ -261,7 +262,7 @@ def _continue(ck, s: A.Continue):
 def _return(ck, s: A.Return):
     if ck.fn_kind == "kernel" or ck.ret_type is VOID:
         if s.value is not None:
-            yield ck.expr(s.value)
+            yield expr(ck, s.value)
             what = "a kernel" if ck.fn_kind == "kernel" else f"`{ck.fn_name}`, which has no result type,"
             ck.diags.error("E0304", f"{what} cannot return a value", s.value.span,
                            help="use `return;`" if ck.fn_kind == "kernel" else
@@ -271,24 +272,24 @@ def _return(ck, s: A.Return):
         ck.diags.error("E0304", f"`{ck.fn_name}` must return a `{ck.ret_type}`", s.span)
         return T.TReturn(s.span, None)
     if ck.ret_type is ERROR:
-        yield ck.expr(s.value)
+        yield expr(ck, s.value)
         return T.TReturn(s.span, None)
-    value = yield ck.typed(s.value, ck.ret_type)
+    value = yield typed(ck, s.value, ck.ret_type)
     if value.ty is not ERROR:
         if isinstance(ck.ret_type, TupleType) and isinstance(value, T.TTuple) \
                 and len(value.elems) == len(ck.ret_type.elems):
-            elems = [ck.expect(x, t) for x, t in zip(value.elems, ck.ret_type.elems)]
+            elems = [expect(ck, x, t) for x, t in zip(value.elems, ck.ret_type.elems)]
             value = T.TTuple(value.span, ck.ret_type, elems) if all(x.ty is not ERROR for x in elems) \
                 else T.TConst(value.span, ERROR, None)
         else:
-            value = ck.expect(value, ck.ret_type)
+            value = expect(ck, value, ck.ret_type)
     return T.TReturn(s.span, value)
 
 
 def _expr_stmt(ck, s: A.ExprStmt):
-    e = yield ck.expr(s.expr)
+    e = yield expr(ck, s.expr)
     if e.ty in UNTYPED:
-        e = ck.coerce(e, I32 if e.ty is UNTYPED_INT else F32)
+        e = coerce(ck, e, I32 if e.ty is UNTYPED_INT else F32)
     return T.TExprStmt(s.span, e)
 
 

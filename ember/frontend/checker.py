@@ -14,12 +14,14 @@ Rules (docs/language.md has the user-facing version):
 
 The checker reports as many errors as it can in one run: an expression whose type could
 not be determined gets the error type, which silences errors that would only repeat it.
-The Checker class holds the state (scopes, tables, diagnostics) with items and
-resources here, types (check_types.py) and expressions (check_exprs.py) as its parts;
-statements (check_stmts.py), calls (check_calls.py), binary operators
-(check_operators.py) and generic functions (check_generics.py) are plain functions
-taking the checker as their explicit context `ck`, imported where they are used, so the
-import graph shows the route. Every traversal of statements and expressions is a generator
+The Checker class holds the state (scopes, tables, diagnostics) and checks items and
+resources; types (check_types.py), expressions (check_exprs.py), statements
+(check_stmts.py), calls (check_calls.py), binary operators (check_operators.py) and
+generic functions (check_generics.py) are plain functions taking the checker as their
+explicit context `ck`, imported where they are used, so the import graph shows the
+route. The modules that check_exprs itself imports reach the expression checker through
+four callbacks of the context (`ck.expr`, `ck.typed`, `ck.const_value`, `ck.check_args`)
+instead of an import that would close a circle. Every traversal of statements and expressions is a generator
 run by `ember.trampoline`, so nesting depth costs no Python recursion.
 """
 
@@ -34,15 +36,15 @@ from ..values import parse_scalar
 from . import ast as A
 from . import typed as T
 from .builtins import BUILTINS, INDEX_VALUES, PLAIN_VALUES
-from .check_exprs import ExprChecker
+from . import check_exprs
 from .check_generics import generic_signature
 from .check_stmts import always_returns, check_block
-from .check_types import ERROR, TypeChecker
+from .check_types import ERROR, check_params, resolve_type
 
 Symbol = T.Symbol
 
 
-class Checker(TypeChecker, ExprChecker):
+class Checker:
     def __init__(self, module: A.Module, defines: dict[str, str], diags: Diagnostics, target,
                  only: set | None = None):
         self.module = module
@@ -72,6 +74,20 @@ class Checker(TypeChecker, ExprChecker):
         self.instance_calls: dict[str, object] = {}     # instance name -> the call that made it
         self.fn_functions: dict[str, dict] = {}         # instance name -> its function parameters' functions
         self.fn_aliases: dict[str, str] = {}            # in an instance's body: function parameter -> function
+
+    # ------------------------------------------------------------------ callbacks
+    # for the modules check_exprs imports (calls, operators, generics, types)
+    def expr(self, e: A.Expr, expected=None):
+        return check_exprs.expr(self, e, expected)
+
+    def typed(self, e: A.Expr, expected=None):
+        return check_exprs.typed(self, e, expected)
+
+    def const_value(self, e: A.Expr, t, what: str):
+        return check_exprs.const_value(self, e, t, what)
+
+    def check_args(self, e: A.Call):
+        return check_exprs.check_args(self, e)
 
     # ------------------------------------------------------------------ driver
     def run(self) -> T.TProgram:
@@ -195,9 +211,9 @@ class Checker(TypeChecker, ExprChecker):
 
     def fn_signature(self, fn: A.FnDef) -> None:
         self.push()
-        params = self.params(fn.params, kernel=False)
+        params = check_params(self, fn.params, kernel=False)
         self.pop()
-        ret = self.resolve_type(fn.ret, allow_tuple=True) if fn.ret is not None else VOID
+        ret = resolve_type(self, fn.ret, allow_tuple=True) if fn.ret is not None else VOID
         self.fns[fn.name] = T.TFunction(fn.name, fn.span, fn.name_span, params, ret)
         self.fn_nodes[fn.name] = fn
 
@@ -209,7 +225,7 @@ class Checker(TypeChecker, ExprChecker):
             if isinstance(g.type, A.TypeName) and g.type.name == "type":
                 self.type_param(k, g, consts)
                 continue
-            t = self.resolve_type(g.type)
+            t = resolve_type(self, g.type)
             if t is not ERROR and not isinstance(t, ScalarType):
                 self.diags.error("E0214", "const parameters must have a scalar type", g.type.span)
                 t = ERROR
@@ -219,7 +235,7 @@ class Checker(TypeChecker, ExprChecker):
             sym = Symbol(g.name, "const", t if value is not None else ERROR, g.name_span, value)
             consts[g.name] = (t, value)
             self.declare(sym)
-        params = self.params(k.params, kernel=True)
+        params = check_params(self, k.params, kernel=True)
         for sym in params:
             if sym.name in consts:
                 self.diags.error("E0102", f"`{sym.name}` is both a const parameter and a parameter", sym.span)
