@@ -34,6 +34,8 @@ class Builtin:
                               # u32 constant and becomes the op's attribute (cp_async_wait(1))
     over_tuples: bool = False     # a tuple as the first argument: the op once per element, the
                                   # other arguments (exact types) shared, a tuple of the results
+    word_attrs: tuple = ()    # (attribute, what it is) per optional trailing argument that is one
+                              # of the attribute's words and becomes it (atomic_add(p, i, v, release, gpu))
 
     @property
     def min_sm(self) -> int:
@@ -47,7 +49,7 @@ class Builtin:
 
 def from_op(name: str, op: str, doc: str | None = None, attrs: tuple = (), promote_half: bool = False,
             results: tuple | None = None, params: tuple | None = None, const_attrs: tuple = (),
-            over_tuples: bool = False) -> Builtin:
+            over_tuples: bool = False, word_attrs: tuple = ()) -> Builtin:
     """A builtin that is exactly `op` (with `attrs`); its signature is the op's. With
     promote_half, restricted float letters (`F{f32,f64}`) admit every float type."""
     d = OPS[op]
@@ -59,7 +61,7 @@ def from_op(name: str, op: str, doc: str | None = None, attrs: tuple = (), promo
     if over_tuples:
         assert len(rs) == 1 and all(isinstance(p, sig.Exact) for p in ps[1:]), name
     return Builtin(name, op, ps, rs, doc if doc is not None else d.doc, tuple(attrs), promote_half, const_attrs,
-                   over_tuples)
+                   over_tuples, word_attrs)
 
 
 def _spec(text: str) -> sig.Spec:
@@ -107,13 +109,20 @@ def _table() -> dict[str, Builtin]:
                               ("ballot", "u32", "bit i set if the predicate holds on active lane i of the warp")):
         rows.append(from_op("ballot" if mode == "ballot" else f"vote_{mode}", "gpu.vote", doc,
                             attrs=(("mode", mode),), results=(_spec(result),)))
+    ordered = (("order", "the memory order"), ("scope", "the scope"))
     for kind, (_, types) in ATOMIC_KINDS.items():
         rows.append(from_op(f"atomic_{kind}", "mem.atomic", f"atomically p[i] = {kind}(p[i], v); returns the old value",
                             attrs=(("op", kind),),
-                            params=(_spec(f"*T{{{','.join(types)}}}"), _spec("I"), _spec("T"))))
+                            params=(_spec(f"*T{{{','.join(types)}}}"), _spec("I"), _spec("T")), word_attrs=ordered))
     rows.append(from_op("atomic_cas", "mem.cas", "atomically: if p[i] == expected { p[i] = new }; "
                         "returns the old value", params=(_spec(f"*T{{{','.join(CAS_TYPES)}}}"), _spec("I"),
-                                                         _spec("T"), _spec("T"))))
+                                                         _spec("T"), _spec("T")), word_attrs=ordered))
+    rows.append(from_op("atomic_load", "mem.atomic_load", "atomically read p[i] (relaxed or acquire)",
+                        word_attrs=ordered))
+    rows.append(from_op("atomic_store", "mem.atomic_store", "atomically write v to p[i] (relaxed or release)",
+                        word_attrs=ordered))
+    rows.append(from_op("fence", "mem.fence", "a memory fence: acquire, release, acq_rel or sc (the default) "
+                        "at a scope (gpu by default)", word_attrs=ordered))
     for n in CP_ASYNC_BYTES:
         for cache in ("ca", "cg") if n == 16 else ("ca",):
             where = "L2 only" if cache == "cg" else "L1 and L2"

@@ -151,12 +151,18 @@ def builtin_call(ck, e: A.Call, b: Builtin, expected):
     here: untyped constants take their type from the context, a shared or per-thread
     array stands for a pointer to its elements, and the mismatch is worded for the call."""
     n = len(b.params) + len(b.const_attrs)
-    if len(e.args) != n:
-        ck.diags.error("E0206", f"`{b.name}` takes {n} argument(s) but {len(e.args)} "
-                       "were given", e.span)
-        yield ck.check_args(e)
+    if not n <= len(e.args) <= n + len(b.word_attrs):
+        takes = f"{n} to {n + len(b.word_attrs)} arguments" if b.word_attrs else f"{n} argument(s)"
+        ck.diags.error("E0206", f"`{b.name}` takes {takes} but {len(e.args)} were given", e.span,
+                       help=_word_help(b) if b.word_attrs else None)
+        words = {w for attr, _ in b.word_attrs for w in OPS[b.op].attrs[attr].values}
+        for a in e.args:        # the others' own errors (a word is no name to look up)
+            if not (isinstance(a, A.Name) and a.id in words):
+                yield ck.expr(a)
         return _error(e)
-    const_attrs = {}
+    const_attrs = _word_attrs(ck, e, b, e.args[n:])
+    if const_attrs is None:
+        return _error(e)
     for (attr, what), a in zip(b.const_attrs, e.args[len(b.params):]):     # compile-time operands
         value = ck.const_value(a, U32, what)
         if value is None:
@@ -247,12 +253,46 @@ def _builtin_over_tuple(ck, e: A.Call, b: Builtin, slots: tuple, args: list):
 
 
 def _target_has(ck, e: A.Call, b: Builtin) -> bool:
-    """Whether the target is new enough for the builtin's op; False after reporting."""
+    """Whether the target is new enough for the builtin's op and the words given as its
+    arguments (a cluster scope); False after reporting."""
     if b.min_sm <= ck.target.sm:
+        needs = OPS[b.op].min_sm_for if b.op else None
+        for (attr, _), a in zip(b.word_attrs, e.args[len(b.params):]):
+            need = needs({attr: a.id}) if needs else 0
+            if need > ck.target.sm:
+                ck.diags.error("E0501", f"`{b.name}` at `{a.id}` {attr} needs sm_{need} or newer; the target is "
+                               f"{ck.target.arch}", a.span, help=f"compile with --arch sm_{need} (or newer)")
+                return False
         return True
     ck.diags.error("E0501", f"`{b.name}` needs sm_{b.min_sm} or newer; the target is {ck.target.arch}",
                    e.name_span, help=f"compile with --arch sm_{b.min_sm} (or newer)")
     return False
+
+
+def _word_attrs(ck, e: A.Call, b: Builtin, args: list) -> dict | None:
+    """The trailing word arguments (`release`, `gpu`) as the attributes they name; None
+    after reporting one that is not a word of its attribute."""
+    out = {}
+    for (attr, what), a in zip(b.word_attrs, args):
+        words = OPS[b.op].attrs[attr].values
+        if not (isinstance(a, A.Name) and a.id in words):
+            found = f"`{a.id}`" if isinstance(a, A.Name) else "an expression"
+            later = [w for w, _ in b.word_attrs[len(out) + 1:]
+                     if isinstance(a, A.Name) and a.id in OPS[b.op].attrs[w].values]
+            help_ = (f"`{a.id}` is a {later[0]}, which comes after {what}: write `{words[0]}, {a.id}`"
+                     if later else _word_help(b))
+            ck.diags.error("E0201", f"`{b.name}`: {what} must be one of {', '.join(words)}, found {found}",
+                           a.span, help=help_)
+            return None
+        out[attr] = a.id
+    return out
+
+
+def _word_help(b: Builtin) -> str:
+    attrs = OPS[b.op].attrs
+    return (f"`{b.name}` takes " + " then ".join(f"{what} ({', '.join(attrs[attr].values)})"
+                                                 for attr, what in b.word_attrs)
+            + " after its other arguments, each optional (docs/memory_model.md)")
 
 
 def _builtin_mismatch(ck, e: A.Call, b: Builtin, m, args: list):

@@ -37,8 +37,8 @@ import numpy as np
 from .progen_features import Features
 from .progen_generics import GenericFeatures
 from .progen_tensor import TensorCoreFeatures
-from .vocab import (ACCURATE, ATOMIC_OPS, ATOMIC_TYPES, BITS, FAST, FLOATS, INTS, NUMERIC, ROUNDING, SHUFFLES,
-                    VOTES, builtin_calls)
+from .vocab import (ACCURATE, ATOMIC_OPS, ATOMIC_TYPES, BITS, FAST, FENCE_ORDERS, FLOATS, FUZZ_SCOPES, INTS, NUMERIC,
+                    ROUNDING, SHUFFLES, VOTES, builtin_calls)
 
 INT_BINOPS = ["+", "-", "*", "/", "%", "&", "|", "^", "<<", ">>", "min", "max"]
 FLOAT_BINOPS = ["+", "-", "*", "/", "min", "max", "copysign"]
@@ -323,11 +323,13 @@ class Generator(Features, GenericFeatures, TensorCoreFeatures):
             self.emit(f"shared {name}: [{t}; {size}];")
             self.emit(f"if tid < {size} {{ {name}[tid] = {self.literal(t)}; }}")
             self.emit("barrier();")
-            self.emit(f"atomic_{op}({name}, ({self.expr('u32', 1)}) % {size}, {self.expr(t, 2)});")
+            self.emit(f"atomic_{op}({name}, ({self.expr('u32', 1)}) % {size}, {self.expr(t, 2)}{self.ordering()});")
             if self.chance(50) and t in self.types:   # a global atomic on this thread's own slot
                 j = self.new_slot(reserve=True)
                 self.emit(f"out_{t}[slot + {j}] = {self.literal(t)};")
-                self.emit(f"atomic_{op}(out_{t}, slot + {j}, {self.expr(t, 2)});")
+                self.emit(f"atomic_{op}(out_{t}, slot + {j}, {self.expr(t, 2)}{self.ordering()});")
+            if self.chance(25):
+                self.emit(f"fence({self.choice(FENCE_ORDERS)}, {self.choice(FUZZ_SCOPES)});")
             self.emit("barrier();")
             self.let(t, f"{name}[({self.expr('u32', 1)}) % {size}]")
 

@@ -9,7 +9,9 @@ programs of their kind (ember.fuzz.progen mixes these into its Generator):
 - calls that fan out (each function calls the next twice);
 - long expressions and deep statement nests;
 - extreme literals (the limits of each type, negative minimums written with a suffix);
-- large per-thread and shared arrays.
+- large per-thread and shared arrays;
+- atomics with an order and a scope (on a block's own shared array or a thread's own
+  slot, where every scope is correct).
 
 Every program stays valid with one defined result (in bounds, race free, no NaN bits
 deciding a result), so any difference between two runs is a bug.
@@ -17,7 +19,7 @@ deciding a result), so any difference between two runs is a bug.
 
 from __future__ import annotations
 
-from .vocab import BITS, FLOATS, INTS, NUMERIC
+from .vocab import BITS, FLOATS, FUZZ_SCOPES, INTS, NUMERIC, ORDERS
 
 # Extreme literals of each type: its largest and smallest magnitudes (the minimum of a
 # signed integer is written with its suffix, `-128i8`).
@@ -187,3 +189,12 @@ class Features:
         self.emit(f"for {i} in 0u32..{size}u32 {{ {a}[{i}] = {t}({i} % 7u32); }}")
         self.emit(f"{a}[({self.expr('u32', 1)}) % {size}u32] = {self.expr(t, 1)};")
         self.let(t, f"{a}[({self.expr('u32', 1)}) % {size}u32]")
+
+    def ordering(self) -> str:
+        """An atomic's optional order and scope words (docs/memory_model.md): a block's
+        own shared array or a thread's own slot, so any scope is correct (no cluster:
+        the programs also compile for sm_80)."""
+        if not self.chance(40):
+            return ""
+        words = f", {self.choice(ORDERS)}"
+        return words + (f", {self.choice(FUZZ_SCOPES)}" if self.chance(60) else "")

@@ -10,6 +10,7 @@ from ..ir import signature as sig
 from ..ir.ops import OPS
 from ..ir.ops.gpu import SHUFFLE_MODES
 from ..ir.ops.mem import ATOMIC_KINDS
+from ..ir.ops import ordering
 from ..ir.types import SCALARS
 
 INTS = [t.name for t in SCALARS.values() if t.is_int]
@@ -34,6 +35,9 @@ FAST = [b.name for b in BUILTINS.values() if b.op and _math(b) and OPS[b.op].app
 # GPU's order is unspecified): every kind but exchange, on the types they all accept.
 ATOMIC_OPS = [k for k, (combine, _) in ATOMIC_KINDS.items() if combine is not None]
 ATOMIC_TYPES = [t for t in INTS if all(t in ATOMIC_KINDS[k][1] for k in ATOMIC_OPS)]
+ORDERS = ordering.ORDERS
+FENCE_ORDERS = ordering.FENCE_ORDERS
+FUZZ_SCOPES = [s for s in ordering.SCOPES if s != "cluster"]    # cluster scope needs sm_90
 SHUFFLES = [f"shfl_{m}" for m in SHUFFLE_MODES]
 VOTES = [b.name for b in BUILTINS.values() if b.op == "gpu.vote"]
 

@@ -187,7 +187,9 @@ class Store:
 
 
 class Atomic:
-    """`WORD %p[%i], %v... : T` (atomics: the operation, the address, the operands)."""
+    """`WORD %p[%i], %v... {attrs} : T` (atomics: the operation, the address, the operands,
+    and the order and scope when not the defaults; T is the result's type, or the last
+    operand's for an op without a result, the atomic store)."""
 
     def __init__(self, keyword: str | None, nvalues: int):
         self.keyword = keyword
@@ -196,7 +198,9 @@ class Atomic:
     def print(self, p, op: Op) -> list:
         ptr, idx, *vals = op.operands
         head = f"{op.attrs[self.keyword]} " if self.keyword else ""
-        return [f"{head}{p.v(ptr)}[{p.v(idx)}], {p.vs(vals)} : {op.results[0].type}"]
+        rest = p.attr_dict(op, skip=(self.keyword,))
+        t = op.results[0].type if op.results else vals[-1].type
+        return [f"{head}{p.v(ptr)}[{p.v(idx)}], {p.vs(vals)}{rest} : {t}"]
 
     def parse(self, ps, opdef, nresults, loc) -> Op:
         attrs = {self.keyword: ps.word()} if self.keyword else {}
@@ -208,8 +212,12 @@ class Atomic:
         for _ in range(self.nvalues):
             ps.expect(",")
             vals.append(ps.value())
+        attrs.update(ps.optional_attr_dict())
         ps.expect(":")
-        return Op(opdef, [ptr, idx] + vals, [ps.type()], attrs, loc=loc)
+        t = ps.type()
+        if not opdef.results and t != vals[-1].type:
+            ps.error(f"`{opdef.name}`: stored value has type {vals[-1].type}, not {t}")
+        return Op(opdef, [ptr, idx] + vals, [t] if opdef.results else [], attrs, loc=loc)
 
 
 class Symbol:

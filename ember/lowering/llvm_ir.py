@@ -295,6 +295,11 @@ class GlobalVariable(Value):
         return text + "\n"
 
 
+def _syncscope(scope: str | None) -> str:
+    """An LLVM synchronization scope (None: the whole system, LLVM's default)."""
+    return f' syncscope("{scope}")' if scope else ""
+
+
 class InlineAsm:
     def __init__(self, ftype: FunctionType, asm: str, constraint: str, side_effect: bool = False):
         self.type = ftype
@@ -526,9 +531,20 @@ class IRBuilder:
     def atomic_rmw(self, op: str, ptr: Value, val: Value, ordering: str) -> Instruction:
         return self._value(val.type, f"atomicrmw {op} {ptr.typed()}, {val.typed()} {ordering}")
 
-    def cmpxchg(self, ptr: Value, cmp: Value, new: Value, ordering: str, failordering: str) -> Instruction:
+    def cmpxchg(self, ptr: Value, cmp: Value, new: Value, ordering: str, failordering: str,
+                scope: str | None = None) -> Instruction:
         return self._value(LiteralStructType([cmp.type, I1]),
-                           f"cmpxchg {ptr.typed()}, {cmp.typed()}, {new.typed()} {ordering} {failordering}")
+                           f"cmpxchg {ptr.typed()}, {cmp.typed()}, {new.typed()}{_syncscope(scope)} "
+                           f"{ordering} {failordering}")
+
+    def load_atomic(self, ptr: Value, typ: Type, ordering: str, scope: str | None, align: int) -> Instruction:
+        return self._value(typ, f"load atomic {typ}, {ptr.typed()}{_syncscope(scope)} {ordering}, align {align}")
+
+    def store_atomic(self, value: Value, ptr: Value, ordering: str, scope: str | None, align: int) -> None:
+        self._emit(f"store atomic {value.typed()}, {ptr.typed()}{_syncscope(scope)} {ordering}, align {align}")
+
+    def fence(self, ordering: str, scope: str | None) -> None:
+        self._emit(f"fence{_syncscope(scope)} {ordering}")
 
     # -- aggregates and vectors
     def extract_value(self, agg: Value, i: int) -> Instruction:

@@ -1,5 +1,6 @@
 """Lowering of the mem and vec ops: addresses, loads and stores (invariant where the
-memory cannot change during the kernel), arrays, constant tables and atomics."""
+memory cannot change during the kernel), arrays and constant tables (atomics and fences
+are in lower_ordering.py)."""
 
 from __future__ import annotations
 
@@ -165,31 +166,6 @@ def _shared(L, op, args):
     gv.align = 16
     gv.initializer = ll.Constant(gv.value_type, ll.Undefined)
     return [gv.gep([ll.Constant(I32, 0), ll.Constant(I32, 0)])]   # a pointer to element 0
-
-
-_ATOMIC = {"add": ("add", "fadd"), "and": ("and", None), "or": ("or", None), "xor": ("xor", None),
-           "exch": ("xchg", "xchg")}
-
-
-@lowers("mem.atomic")
-def _atomic(L, op, args):
-    t = op.results[0].type
-    addr = element_address(L, op.operands[0], args[0], op.operands[1], args[1])
-    kind = op.attrs["op"]
-    if kind in ("min", "max"):
-        name = kind if t.signed else "u" + kind
-    else:
-        name = _ATOMIC[kind][1 if t.is_float else 0]
-    return [L.b.atomic_rmw(name, addr, args[2], "monotonic")]
-
-
-@lowers("mem.cas")
-def _cas(L, op, args):
-    addr = element_address(L, op.operands[0], args[0], op.operands[1], args[1])
-    pair = L.b.cmpxchg(addr, args[2], args[3], "monotonic", "monotonic")
-    return [L.b.extract_value(pair, 0)]
-
-
 
 
 @lowers("mem.cp_async")

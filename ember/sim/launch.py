@@ -27,8 +27,8 @@ DEFAULT_STEP_LIMIT = 1_000_000
 # blocks; batches shrink to fit, and a kernel whose single block does not fit is refused.
 MEMORY_BUDGET = 2 << 30
 # Bytes of host memory per byte of a shared array: the data, its initialization bit and
-# the race-tracking state (writer, reader and their epochs, and a flag).
-SHARED_COST = 1 + 1 + 4 * 8 + 1
+# the race-tracking state (writer, reader, their epochs and release counts, and a flag).
+SHARED_COST = 1 + 1 + 6 * 8 + 1
 
 
 class SimKernel:

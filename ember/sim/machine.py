@@ -18,6 +18,7 @@ from ..ir.types import ScalarType, VectorType
 from .async_copy import AsyncCopies, check_in_flight
 from .errors import SimError, thread_text
 from .memory import Memory, Ptr, element_bytes, from_array, huge, to_array
+from .ordering import Location, Ordering, reaches
 
 
 class SimMachine(Machine):
@@ -37,6 +38,7 @@ class SimMachine(Machine):
         self.check_races = check_races
         self.allocations: dict[Op, Memory] = {}
         self.async_copies = AsyncCopies(self)
+        self.ordering = Ordering(self)
 
     # -- identities
     def coords(self, lin: np.ndarray, dims: tuple) -> list:
@@ -100,6 +102,7 @@ class SimMachine(Machine):
             raise SimError("S0005", f"divergent barrier: {self.who(b * self.T + waiting)} waits here, but "
                            f"{self.who(b * self.T + t)} (not finished) does not reach this barrier", op)
         self.epoch[arrived] += 1
+        self.ordering.barrier(arrived)
 
     # -- memory
     def allocate(self, op: Op, space: str, elem: ScalarType, length: int, name: str | None):
@@ -125,9 +128,11 @@ class SimMachine(Machine):
     def store(self, op: Op, ptr: Ptr, index: np.ndarray, t, values, mask: np.ndarray) -> None:
         self.access(op, ptr, index, mask, t, "w", from_array(values, t, self.lanes))
 
-    def atomic(self, op: Op, ptr: Ptr, index: np.ndarray, t: ScalarType, mask: np.ndarray, update):
+    def atomic(self, op: Op, ptr: Ptr, index: np.ndarray, t: ScalarType, mask: np.ndarray, update,
+               wrote=None):
         """Read-modify-write lane by lane, in lane order (the GPU's order is unspecified):
-        `update(old, lane)` gives the new value from the old one (1-element arrays)."""
+        `update(old, lane)` gives the new value from the old one (1-element arrays);
+        `wrote(old, lane)` whether it counts as a write (a failed compare-and-swap does not)."""
         old = np.zeros(self.lanes, dtype=S.dtype(t))
         lanes = np.nonzero(mask)[0]
         if lanes.size == 0:
@@ -137,8 +142,7 @@ class SimMachine(Machine):
         self.check_races = False
         try:
             current = to_array(self.access(op, ptr, index, mask, t, "r"), t)
-            addr = ptr.off + index.astype(np.int64) * ptr.elem.nbytes
-            key = ptr.mid.astype(np.int64) * (1 << 40) + self.row_of(ptr.mems[0]) * (1 << 32) + addr
+            key = self._atomic_key(ptr, index)
             order = lanes[np.argsort(key[lanes], kind="stable")]
             new_vals = np.array(current, copy=True)
             k = 0
@@ -151,6 +155,8 @@ class SimMachine(Machine):
                     acc = current[group[0]:group[0] + 1]
                     for lane in group:
                         old[lane] = acc[0]
+                        self._synchronize(op, ptr, index, lane, reads=True,
+                                          writes=wrote is None or bool(wrote(acc, lane)), rmw=True)
                         acc = np.asarray(update(acc, lane), dtype=old.dtype).reshape(1)
                     new_vals[group] = acc[0]
                     k = j + 1
@@ -158,6 +164,56 @@ class SimMachine(Machine):
         finally:
             self.check_races = saved
         return old
+
+    def atomic_load(self, op: Op, ptr: Ptr, index: np.ndarray, t: ScalarType, mask: np.ndarray):
+        saved, self.check_races = self.check_races, False
+        try:
+            values = to_array(self.access(op, ptr, index, mask, t, "r"), t)
+        finally:
+            self.check_races = saved
+        for lane in np.nonzero(mask)[0].tolist():
+            self._synchronize(op, ptr, index, lane, reads=True, writes=False, rmw=False)
+        return values
+
+    def atomic_store(self, op: Op, ptr: Ptr, index: np.ndarray, t: ScalarType, values, mask: np.ndarray) -> None:
+        """Lanes storing to one element: the last in lane order stays (as the releases it carries)."""
+        saved, self.check_races = self.check_races, False
+        try:
+            self.access(op, ptr, index, mask, t, "w", from_array(values, t, self.lanes))
+        finally:
+            self.check_races = saved
+        for lane in np.nonzero(mask)[0].tolist():
+            self._synchronize(op, ptr, index, lane, reads=False, writes=True, rmw=False)
+
+    def fence(self, op: Op, order: str, scope: str, mask: np.ndarray) -> None:
+        self.ordering.fence(np.nonzero(mask)[0], order, scope, op)
+
+    def _atomic_key(self, ptr: Ptr, index: np.ndarray) -> np.ndarray:
+        addr = ptr.off + index.astype(np.int64) * ptr.elem.nbytes
+        return ptr.mid.astype(np.int64) * (1 << 40) + self.row_of(ptr.mems[0]) * (1 << 32) + addr
+
+    def _synchronize(self, op: Op, ptr: Ptr, index: np.ndarray, lane: int, reads: bool, writes: bool,
+                     rmw: bool) -> None:
+        """One lane's atomic access to its element, for the memory model: the scope check
+        against the element's last atomic, then its acquire and release (ember.sim.ordering)."""
+        from ..ir.ops.ordering import order_of, scope_of
+        mem = ptr.mems[ptr.mid[lane]]
+        byte = int(ptr.off[lane]) + int(index[lane]) * ptr.elem.nbytes
+        row = int(self.row_of(mem)[lane])
+        loc = mem.locations.get((row, mem.base + byte))
+        if loc is None:
+            loc = mem.locations[(row, mem.base + byte)] = Location()
+        scope, block, gtid = scope_of(op), int(self.block_lin[lane]), int(self.gtid[lane])
+        last = loc.last
+        if last is not None and last[1] != block and not (reaches(last[2], last[1], block)
+                                                          and reaches(scope, block, last[1])):
+            narrow = last[2] if not reaches(last[2], last[1], block) else scope
+            raise SimError("S0004", f"data race on {mem.describe()}: {self.who(lane)} and {self.who_gtid(last[0])} "
+                           f"both access {_elem(mem, byte)} atomically, but at `{narrow}` scope, which is "
+                           f"atomic only among the threads of one block", op,
+                           notes=["use `gpu` scope for an atomic that threads of different blocks share"])
+        loc.last = (gtid, block, scope, op)
+        self.ordering.atomic(lane, loc, order_of(op), scope, op, reads, writes, rmw)
 
     def cp_async(self, op: Op, dst: Ptr, src: Ptr, size: int, src_bytes: np.ndarray, mask: np.ndarray) -> None:
         self.async_copies.start(op, dst, src, size, src_bytes, mask)
@@ -245,35 +301,45 @@ class SimMachine(Machine):
         return text
 
     def track(self, op: Op, mem: Memory, sel: np.ndarray, rows: np.ndarray, cols: np.ndarray, kind: str) -> None:
-        writer, wep, reader, rep, rmulti = mem.race_state()
+        writer, wep, reader, rep, rmulti, wrc, rrc = mem.race_state()
         size = cols.shape[1]
         r = np.repeat(rows, size)
         c = cols.reshape(-1)
-        th = np.repeat(self.gtid[sel], size)
+        lane_of = np.repeat(sel, size)
+        th = self.gtid[lane_of]
         blk = th // self.T
-        ep = np.repeat(self.epoch[self.block_in_batch[sel]], size)
+        ep = self.epoch[self.block_in_batch[lane_of]]
+        rc = self.ordering.rc[lane_of]
 
-        def conflict(other_thread, other_epoch):
+        def conflict(other_thread, other_epoch, other_rc):
+            """Accesses of another thread that neither a barrier of their block nor a
+            release-acquire chain (ember.sim.ordering) orders before this one."""
             other_blk = other_thread // self.T
-            return (other_thread >= 0) & (other_thread != th) & ((other_blk != blk) | (other_epoch == ep))
+            bad = (other_thread >= 0) & (other_thread != th) & ((other_blk != blk) | (other_epoch == ep))
+            if bad.any() and self.ordering.any:
+                at = np.nonzero(bad)[0]
+                bad[at] = ~self.ordering.ordered(lane_of[at], other_thread[at], other_epoch[at], other_rc[at])
+            return bad
 
         w_prev, we_prev = writer[r, c], wep[r, c]
-        bad = conflict(w_prev, we_prev)
+        bad = conflict(w_prev, we_prev, wrc[r, c])
         if bad.any():
             i = int(np.argmax(bad))
             lane = sel[i // size]
             what = "reads" if kind == "r" else "writes"
             raise SimError("S0004", f"data race on {mem.describe()}: {self.who(lane)} {what} {_elem(mem, c[i])}, "
-                           f"which {self.who_gtid(w_prev[i])} wrote with no barrier in between", op)
+                           f"which {self.who_gtid(w_prev[i])} wrote with nothing in between that orders them",
+                           op, notes=self.ordering.notes(lane))
         if kind == "w":
             r_prev, re_prev = reader[r, c], rep[r, c]
-            bad = conflict(r_prev, re_prev) | (rmulti[r, c] & (re_prev == ep) & (r_prev >= 0))
+            bad = conflict(r_prev, re_prev, rrc[r, c]) | (rmulti[r, c] & (re_prev == ep) & (r_prev >= 0))
             if bad.any():
                 i = int(np.argmax(bad))
                 lane = sel[i // size]
                 other = f"which {self.who_gtid(r_prev[i])} read" if r_prev[i] != th[i] else "which other threads read"
                 raise SimError("S0004", f"data race on {mem.describe()}: {self.who(lane)} writes {_elem(mem, c[i])}, "
-                               f"{other} with no barrier in between", op)
+                               f"{other} with nothing in between that orders them", op,
+                               notes=self.ordering.notes(lane))
             flat = r * mem.data.shape[1] + c
             uniq, first, counts = np.unique(flat, return_index=True, return_counts=True)
             if (counts > 1).any():
@@ -283,7 +349,7 @@ class SimMachine(Machine):
                 if len(set(self.gtid[lanes].tolist())) > 1:
                     raise SimError("S0004", f"data race on {mem.describe()}: {self.who(lanes[0])} and "
                                    f"{self.who(lanes[1])} write {_elem(mem, c[who[0]])} at the same time", op)
-            writer[r, c], wep[r, c] = th, ep
+            writer[r, c], wep[r, c], wrc[r, c] = th, ep, rc
             reader[r, c] = -1
             rmulti[r, c] = False
         else:
@@ -293,6 +359,7 @@ class SimMachine(Machine):
             rmulti[r[other], c[other]] = True
             reader[r[fresh], c[fresh]] = th[fresh]
             rep[r[fresh], c[fresh]] = ep[fresh]
+            rrc[r[fresh], c[fresh]] = rc[fresh]
             rmulti[r[fresh], c[fresh]] = False
             flat = r * mem.data.shape[1] + c
             uniq, inv, counts = np.unique(flat, return_inverse=True, return_counts=True)

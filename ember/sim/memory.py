@@ -6,8 +6,11 @@ per block) and per-thread arrays (one row per lane), with the checks a GPU does 
 - data races: two different threads touching one byte, at least one writing, in the same
   block with no barrier in between, or in different blocks at all (atomics excepted).
 
-Race tracking keeps, per byte, the last writer (global thread id and its block's barrier
-epoch) and the last reader (with a flag once several threads have read).
+Race tracking keeps, per byte, the last writer (global thread id, its block's barrier
+epoch and the thread's release count) and the last reader (the same, with a flag once
+several threads have read); accesses of different threads are ordered by a barrier of
+their block or by release and acquire (ember.sim.ordering), whose state per atomic
+location lives here too (`locations`, shared by every view of the memory).
 """
 
 from __future__ import annotations
@@ -32,13 +35,17 @@ class Memory:
         self._race = None
         self.base = 0            # byte offset of this memory in its allocation (alignment)
         self.aliases: list[str] = []
+        self.locations: dict = {}    # (row, byte of the allocation) -> ember.sim.ordering.Location
 
     def race_state(self):
+        """Per byte: writer, its epoch, reader, its epoch, several readers, the writer's and
+        the reader's release counts."""
         if self._race is None:
             shape = self.data.shape
             self._race = (np.full(shape, -1, dtype=np.int64), np.zeros(shape, dtype=np.int64),
                           np.full(shape, -1, dtype=np.int64), np.zeros(shape, dtype=np.int64),
-                          np.zeros(shape, dtype=bool))
+                          np.zeros(shape, dtype=bool), np.zeros(shape, dtype=np.int64),
+                          np.zeros(shape, dtype=np.int64))
         return self._race
 
     def view(self, name: str, offset: int, nbytes: int, elem: ScalarType) -> "Memory":
@@ -52,6 +59,7 @@ class Memory:
         if self.track:
             v._race = tuple(a[:, offset:offset + nbytes] for a in self.race_state())
         v.base = self.base + offset
+        v.locations = self.locations
         return v
 
     def describe(self) -> str:

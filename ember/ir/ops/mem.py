@@ -7,6 +7,7 @@ from __future__ import annotations
 from ..formats import Atomic, Load, Operands, Store, Symbol
 from ..opdef import (ALLOCATES, MAY_FAULT, READS_MEMORY, WRITES_MEMORY, Attr, defop, enum)
 from ..types import PtrType, ScalarType, VectorType
+from .ordering import ORDERS, SCOPE_ATTR, order_attr, scope_min_sm
 
 
 def _element_ok(ptr_t: PtrType, t) -> str | None:
@@ -132,17 +133,23 @@ def _cas_sim(m, op, args, mask):
 
     def update(old, lane):
         return new[lane:lane + 1] if old[0] == expected[lane] else old
-    return [m.atomic(op, args[0], args[1], op.result.type, mask, update)]
+
+    def wrote(old, lane):
+        return old[0] == expected[lane]
+    return [m.atomic(op, args[0], args[1], op.result.type, mask, update, wrote)]
 
 
 defop("mem.atomic", Atomic("op", 1), operands="ptr: *T, index: I, value: T", results="result: T",
-      attrs={"op": enum(*ATOMIC_KINDS)}, traits=(READS_MEMORY, WRITES_MEMORY, MAY_FAULT),
-      verify=_atomic_verify, simulate=_atomic_sim,
+      attrs={"op": enum(*ATOMIC_KINDS), "order": order_attr(*ORDERS), "scope": SCOPE_ATTR},
+      traits=(READS_MEMORY, WRITES_MEMORY, MAY_FAULT), verify=_atomic_verify, simulate=_atomic_sim,
+      min_sm_for=scope_min_sm,
       example="%old = mem.atomic add %p[%i], %v : u32", example_args="%p: *mut global u32, %i: u32, %v: u32",
       doc="Atomically p[i] = op(p[i], v) (add, min, max, and, or, xor, exch); the result is the old "
-          "value. Lanes are applied in lane order by the simulator (the GPU's order is unspecified).")
+          "value. Lanes are applied in lane order by the simulator (the GPU's order is unspecified). "
+          "`order` and `scope` as in ember.ir.ops.ordering (relaxed at gpu scope when absent).")
 defop("mem.cas", Atomic(None, 2), operands=f"ptr: *T{{{','.join(CAS_TYPES)}}}, index: I, expected: T, new: T",
-      results="result: T", traits=(READS_MEMORY, WRITES_MEMORY, MAY_FAULT), simulate=_cas_sim,
+      results="result: T", attrs={"order": order_attr(*ORDERS), "scope": SCOPE_ATTR},
+      traits=(READS_MEMORY, WRITES_MEMORY, MAY_FAULT), simulate=_cas_sim, min_sm_for=scope_min_sm,
       example="%old = mem.cas %p[%i], %e, %n : u32",
       example_args="%p: *mut global u32, %i: u32, %e: u32, %n: u32",
       doc="Atomically: if p[i] == expected then p[i] = new; the result is the old value.")

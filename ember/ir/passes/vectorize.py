@@ -16,6 +16,7 @@ from ..analysis.pointers import alignment, unchanging
 from ..analysis.values import MAX_DIVISIBILITY, const_value, divisibility
 from ..core import Module, Op, Region, Value
 from ..ops import OPS
+from ..ops.ordering import synchronizes
 from ..types import PtrType, ScalarType, VectorType
 from . import register
 
@@ -59,7 +60,7 @@ def _may_write(op: Op, ptr: Value) -> bool:
         d = inner.opdef
         if not d.writes_memory and inner.name != "gpu.barrier":
             continue
-        if inner.name == "gpu.barrier" or inner.name == "func.call":
+        if inner.name == "gpu.barrier" or inner.name == "func.call" or synchronizes(inner):
             return True         # another thread's (or the callee's) writes become visible
         target = next((v for v in inner.operands if isinstance(v.type, PtrType)), None)
         if target is None or target.type.space == space:
