@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from .. import floats
 from ..ir import signature as sig
-from ..ir.types import BOOL, F32, I32, SCALARS, U32, VOID, ArrayType, PtrType, ScalarType, TupleType
+from ..ir.types import BOOL, F32, I32, SCALARS, U32, VOID, ArrayType, PtrType, ScalarType, TupleType, array_scalar
 from ..ir.ops import OPS
 from . import ast as A
 from . import typed as T
@@ -330,7 +330,7 @@ def _extents_fit(ck, b: Builtin, args: list, const_attrs: dict) -> bool:
     (mma's 8 A elements from a[j], ...); False after reporting."""
     d = OPS[b.op]
     slot = {s.name: a for s, a in zip(d.operands, args)}
-    elem_bytes = {s.name: (a.ty.elem if isinstance(a.ty, ArrayType) else a.ty.pointee).nbytes
+    elem_bytes = {s.name: (array_scalar(a.ty) if isinstance(a.ty, ArrayType) else a.ty.pointee).nbytes
                   for s, a in zip(d.operands, args) if isinstance(a.ty, (ArrayType, PtrType))}
     for ptr, index, count in d.accesses({**dict(b.attrs), **const_attrs}, elem_bytes):
         arr, at = slot[ptr], slot[index]
@@ -372,5 +372,5 @@ def _match_type(t, spec):
     if t in UNTYPED:
         return None
     if isinstance(spec, sig.PointerTo) and isinstance(t, ArrayType) and (t.space or "local") in spec.spaces:
-        return PtrType(t.elem, t.space or "local", True)
+        return PtrType(array_scalar(t), t.space or "local", True)
     return t

@@ -7,7 +7,7 @@ Every function that checks a subexpression is a generator (see ember.trampoline)
 from __future__ import annotations
 
 from ..ir.ops.arith import bitcast_problem
-from ..ir.types import BOOL, I64, SCALARS, U32, VOID, ArrayType, PtrType, ScalarType, TupleType
+from ..ir.types import BOOL, I64, SCALARS, U32, VOID, ArrayType, PtrType, ScalarType, TupleType, array_scalar
 from ..trampoline import run
 from . import ast as A
 from . import typed as T
@@ -255,7 +255,7 @@ def _bitcast(ck, e: A.BitCast, expected):
     if ERROR in (target, src):
         return T.TConst(e.span, ERROR, None)
     if isinstance(src, ArrayType) and isinstance(target, PtrType):
-        src = PtrType(src.elem, src.space, True)    # an array decays to a pointer to its elements
+        src = PtrType(array_scalar(src), src.space, True)    # an array decays to a pointer to its elements
     problem = bitcast_problem(src, target)
     if problem:
         help_ = None

@@ -14,7 +14,7 @@ ember.trampoline.
 
 from __future__ import annotations
 
-from ..ir.types import F32, I32, SCALARS, VOID, ArrayType, PtrType, ScalarType
+from ..ir.types import F32, I32, SCALARS, VOID, ArrayType, PtrType, ScalarType, array_scalar
 from . import ast as A
 from . import typed as T
 from .check_types import (ERROR, UNTYPED, UNTYPED_FLOAT, check_params, coerce, decays_to, error_expr, expect,
@@ -155,7 +155,7 @@ def _infer(ck, node, arg: T.TExpr, binding: dict, names: list, fn_name: str) -> 
             return False
         return True
     if isinstance(node, A.PtrTypeExpr):
-        elem = t.pointee if isinstance(t, PtrType) else t.elem if isinstance(t, ArrayType) else None
+        elem = t.pointee if isinstance(t, PtrType) else array_scalar(t) if isinstance(t, ArrayType) else None
         if elem is None:
             return True       # not a pointer: reported as a mismatch once instantiated
         return _infer(ck, node.pointee, T.TConst(arg.span, elem, None), binding, names, fn_name)

@@ -4,7 +4,7 @@ takes the checker as its explicit context `ck` (diagnostics, scopes, `ck.expr`).
 
 from __future__ import annotations
 
-from ..ir.types import BOOL, F32, I32, VOID, ArrayType, ScalarType, TupleType
+from ..ir.types import BOOL, F32, I32, VOID, ArrayType, ScalarType, TupleType, array_in
 from . import ast as A
 from . import typed as T
 from .check_exprs import check_index, expr, typed, undefined
@@ -76,7 +76,7 @@ def _var(ck, s: A.Var):
             yield expr(ck, s.value)
         return T.TArray(s.span, ck.declare(T.Symbol(s.name, "array", ERROR, s.name_span)))
     if isinstance(declared, ArrayType):
-        declared = ArrayType(declared.elem, declared.length, "local")
+        declared = array_in(declared, "local")
         if s.value is not None:
             yield expr(ck, s.value)
             ck.diags.error("E0217", "an array cannot be initialized from a value", s.value.span,
@@ -127,7 +127,7 @@ def _shared_decl(ck, s: A.SharedDecl, top: bool):
         ck.diags.error("E0214", "a `shared` declaration needs an array type `[T; N]`", s.type.span)
         t = ERROR
     if isinstance(t, ArrayType):
-        t = ArrayType(t.elem, t.length, "shared")
+        t = array_in(t, "shared")
         if ck.fn_kind == "kernel" and top:
             ck.count_array(s.name, t, s.span, shared=True)
     return T.TArray(s.span, ck.declare(T.Symbol(s.name, "shared", t, s.name_span)))
@@ -155,6 +155,10 @@ def _assign(ck, s: A.Assign):
     elif isinstance(target, A.Index):
         current = yield check_index(ck, target, store=True)
         tt = current.ty
+        if isinstance(tt, ArrayType):
+            ck.diags.error("E0302", f"cannot assign to a row (`{tt}`) of a multi-dimensional array", target.span,
+                           help="assign to its elements, one index per dimension: `a[i][j] = ...`")
+            tt = ERROR
     else:
         ck.diags.error("E0302", "cannot assign to this expression", target.span,
                        help="assign to a `var` or to an element `p[i]`")

@@ -7,7 +7,7 @@ from fractions import Fraction
 
 from .. import floats
 from ..ir.types import (ADDRESS_SPACES, BOOL, F32, I32, SCALARS, ArrayType, PtrType, ScalarType, TupleType,
-                        Type, natural_align)
+                        Type, array_scalar, natural_align)
 from . import ast as A
 from . import typed as T
 
@@ -40,8 +40,9 @@ def assignable(t: Type, want: Type) -> bool:
 
 
 def decays_to(t: Type, param: Type) -> bool:
-    """An array passed where a pointer to its elements (in its address space) is expected."""
-    return (isinstance(t, ArrayType) and isinstance(param, PtrType) and param.pointee == t.elem
+    """An array passed where a pointer to its elements (in its address space) is expected
+    (a multi-dimensional array: to its scalars, row after row)."""
+    return (isinstance(t, ArrayType) and isinstance(param, PtrType) and param.pointee == array_scalar(t)
             and param.space == t.space and param.mut)
 
 
@@ -85,14 +86,16 @@ def resolve_type(ck, node: A.Node, allow_array: bool = False, allow_tuple: bool 
             return ERROR
         return PtrType(pointee, node.space, node.mut)
     if isinstance(node, A.ArrayTypeExpr):
-        elem = resolve_type(ck, node.elem)
+        elem = resolve_type(ck, node.elem, allow_array=allow_array)   # `[[f32; 33]; 32]`: rows of 33
         n = ck.const_value(node.length, SCALARS["u32"], "an array length")
         if elem is ERROR or n is None:
             return ERROR
         if not allow_array:
             ck.diags.error("E0214", "array types are only allowed for `var` and `shared` arrays", node.span)
             return ERROR
-        if not isinstance(elem, ScalarType) or elem.is_bool:
+        if isinstance(elem, ArrayType):
+            pass
+        elif not isinstance(elem, ScalarType) or elem.is_bool:
             ck.diags.error("E0214", f"array elements must be non-bool scalars, not `{elem}`", node.elem.span)
             return ERROR
         if n <= 0:

@@ -19,7 +19,7 @@ from __future__ import annotations
 from ..diagnostics import Diagnostics
 from ..ir.builder import Builder
 from ..ir.core import Function, Module, Region, Value
-from ..ir.types import BOOL, F32, VOID, ArrayType, PtrType, ScalarType, TupleType
+from ..ir.types import BOOL, F32, VOID, ArrayType, PtrType, ScalarType, TupleType, array_elements, array_scalar
 from ..trampoline import run
 from . import typed as T
 from .operators import BINARY, COMPARE, UNARY
@@ -274,12 +274,13 @@ class FnGen:
 
     def stmt_TArray(self, s: T.TArray):
         t: ArrayType = s.sym.ty
+        n, elem = array_elements(t), array_scalar(t)      # a multi-dimensional array: row by row
         if s.sym.kind == "shared":
-            ptr = self.b.value("mem.shared", attrs={"length": t.length, "name": s.sym.name},
-                               type=PtrType(t.elem, "shared", True), hint=s.sym.name)
+            ptr = self.b.value("mem.shared", attrs={"length": n, "name": s.sym.name},
+                               type=PtrType(elem, "shared", True), hint=s.sym.name)
         else:
-            ptr = self.b.value("mem.alloca", attrs={"length": t.length},
-                               type=PtrType(t.elem, "local", True), hint=s.sym.name)
+            ptr = self.b.value("mem.alloca", attrs={"length": n},
+                               type=PtrType(elem, "local", True), hint=s.sym.name)
         self.env[s.sym] = ptr
         return
         yield
@@ -521,6 +522,10 @@ class FnGen:
     def expr_TLoad(self, e: T.TLoad):
         ptr = yield self.expr(e.base)
         idx = yield self.expr(e.index)
+        if isinstance(e.ty, ArrayType):     # a row of a multi-dimensional array: where it starts
+            return [self.b.value("mem.row", ptr, idx, attrs={"length": array_elements(e.ty),
+                                                              "rows": e.base.ty.length},
+                                 type=ptr.type.with_align(None))]
         return [self.b.value("mem.load", ptr, idx, type=e.ty)]
 
     def expr_TTuple(self, e: T.TTuple):

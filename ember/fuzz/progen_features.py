@@ -9,7 +9,7 @@ programs of their kind (ember.fuzz.progen mixes these into its Generator):
 - calls that fan out (each function calls the next twice);
 - long expressions and deep statement nests;
 - extreme literals (the limits of each type, negative minimums written with a suffix);
-- large per-thread and shared arrays;
+- large per-thread and shared arrays, and arrays of two and three dimensions;
 - atomics with an order and a scope (on a block's own shared array or a thread's own
   slot, where every scope is correct).
 
@@ -18,6 +18,8 @@ deciding a result), so any difference between two runs is a bug.
 """
 
 from __future__ import annotations
+
+import math
 
 from .vocab import BITS, FLOATS, FUZZ_SCOPES, INTS, NUMERIC, ORDERS
 
@@ -189,6 +191,29 @@ class Features:
         self.emit(f"for {i} in 0u32..{size}u32 {{ {a}[{i}] = {t}({i} % 7u32); }}")
         self.emit(f"{a}[({self.expr('u32', 1)}) % {size}u32] = {self.expr(t, 1)};")
         self.let(t, f"{a}[({self.expr('u32', 1)}) % {size}u32]")
+
+    def stmt_array_2d(self, allow_return, depth):
+        """A per-thread array of two or three dimensions, filled, updated and read at
+        in-bounds indices of each dimension (rows by mem.row: the simulator checks each)."""
+        t = self.choice(self.types)
+        dims = [self.choice([1, 2, 3, 5]) for _ in range(self.choice([2, 3]))]
+        a = self.fresh("grid")
+        ty = t
+        for n in reversed(dims):
+            ty = f"[{ty}; {n}]"
+        self.emit(f"var {a}: {ty};")
+        idx = [self.fresh("d") for _ in dims]
+        for k, (i, n) in enumerate(zip(idx, dims)):
+            self.emit("    " * k + f"for {i} in 0u32..{n}u32 {{")
+        flat = " + ".join(f"{i} * {math.prod(dims[k + 1:])}u32" for k, i in enumerate(idx))
+        self.emit("    " * len(dims) + f"{a}{''.join(f'[{i}]' for i in idx)} = {t}(({flat}) % 11u32);")
+        for k in range(len(dims) - 1, -1, -1):
+            self.emit("    " * k + "}")
+        self.emit(f"{a}{self.indices(dims)} = {self.expr(t, 1)};")
+        self.let(t, f"{a}{self.indices(dims)}")
+
+    def indices(self, dims: list) -> str:
+        return "".join(f"[({self.expr('u32', 1)}) % {n}u32]" for n in dims)
 
     def ordering(self) -> str:
         """An atomic's optional order and scope words (docs/memory_model.md): a block's

@@ -191,6 +191,28 @@ def natural_align(t: Type) -> int:
     raise TypeError(f"type {t} has no memory layout")
 
 
+def array_scalar(t: "ArrayType") -> Type:
+    """The scalar a (possibly multi-dimensional) array holds: f32 for `[[f32; 4]; 8]`."""
+    while isinstance(t, ArrayType):
+        t = t.elem
+    return t
+
+
+def array_elements(t: "ArrayType") -> int:
+    """How many scalars a (possibly multi-dimensional) array holds, laid out row by row."""
+    n = 1
+    while isinstance(t, ArrayType):
+        n *= t.length
+        t = t.elem
+    return n
+
+
+def array_in(t: "ArrayType", space: str) -> "ArrayType":
+    """The array type (and its rows') placed in `space`."""
+    elem = array_in(t.elem, space) if isinstance(t.elem, ArrayType) else t.elem
+    return ArrayType(elem, t.length, space)
+
+
 def size_of(t: Type) -> int:
     if isinstance(t, ScalarType):
         return t.nbytes

@@ -115,6 +115,14 @@ def _offset(L, op, args):
     return [element_address(L, op.operands[0], args[0], op.operands[1], args[1])]
 
 
+@lowers("mem.row")
+def _row(L, op, args):
+    idx = _index64(L, op.operands[1], args[1])
+    elem = lltype(op.operands[0].type.pointee)
+    start = L.b.mul(idx, ll.Constant(I64, op.attrs["length"]))
+    return [L.b.gep(args[0], [start], source_etype=elem)]
+
+
 @lowers("mem.alloca")
 def _alloca(L, op, args):
     t = op.results[0].type

@@ -17,7 +17,7 @@ from ..ir.interp import Machine
 from ..ir.types import ScalarType, VectorType
 from .async_copy import AsyncCopies, check_in_flight
 from .errors import SimError, thread_text
-from .memory import Memory, Ptr, element_bytes, from_array, huge, to_array
+from .memory import Memory, Ptr, Window, element_bytes, from_array, huge, to_array
 from .ordering import Location, Ordering, reaches
 
 
@@ -248,6 +248,11 @@ class SimMachine(Machine):
             if sel.size == 0:
                 continue
             a = addr[sel]
+            if ptr.window is not None:      # a row's own bounds first: the flat array may go on
+                past = ~wild[sel] & ptr.window.outside(sel, a, size)
+                if past.any():
+                    k = sel[np.argmax(past)]
+                    raise SimError("S0001", self.out_of_row(mem, ptr, addr, k, kind), op)
             bad = wild[sel] | (a < 0) | (a > mem.nbytes - size)
             if bad.any():
                 k = sel[np.argmax(bad)]
@@ -299,6 +304,29 @@ class SimMachine(Machine):
         if count > 1:
             text += f" (a {count}-element vector access of elements {first}..{first + count - 1})"
         return text
+
+    def out_of_row(self, mem: Memory, ptr: Ptr, addr: np.ndarray, lane: int, kind: str) -> str:
+        w = ptr.window
+        esize = max(ptr.elem.nbytes, 1)
+        col = (int(addr[lane]) - int(w.lo[lane])) // esize
+        length = (int(w.hi[lane]) - int(w.lo[lane])) // esize
+        return (f"out-of-bounds {'read' if kind == 'r' else 'write'} of {mem.describe()} by {self.who(lane)}: "
+                f"index {col} of row {int(w.row[lane])}, which has {length} elements (`{w.text}`)")
+
+    def row(self, op: Op, ptr: Ptr, index: np.ndarray, length: int, rows: int, text: str, mask: np.ndarray) -> Ptr:
+        """A pointer to row `index` of a multi-dimensional array (`rows` rows of `length`
+        elements) that may not leave that row (its window)."""
+        i = index.astype(np.int64) if index.dtype != np.uint64 else np.minimum(index, np.uint64(1 << 62)).astype(np.int64)
+        bad = mask & ((i < 0) | (i >= rows) | huge(index))
+        if bad.any():
+            k = int(np.argmax(bad))
+            mem = ptr.mems[ptr.mid[k]]
+            raise SimError("S0001", f"out-of-bounds row of {mem.describe()} by {self.who(k)}: row {int(index[k])} "
+                           f"of `{text}`, which has {rows} rows", op)
+        out = ptr.offset(np.where(mask, i, 0) * length)
+        lo = out.off.copy()
+        out.window = Window(lo, lo + length * ptr.elem.nbytes, np.where(mask, i, 0), text)
+        return out
 
     def track(self, op: Op, mem: Memory, sel: np.ndarray, rows: np.ndarray, cols: np.ndarray, kind: str) -> None:
         writer, wep, reader, rep, rmulti, wrc, rrc = mem.race_state()

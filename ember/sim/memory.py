@@ -87,17 +87,21 @@ def huge(index: np.ndarray) -> np.ndarray:
 
 class Ptr:
     """A pointer value: for each lane, a memory (by index into `mems`), a byte offset, and
-    whether the offset left the representable range (`wild`)."""
+    whether the offset left the representable range (`wild`). A pointer to one row of a
+    multi-dimensional array (`mem.row`) also has a `window`: per lane, the byte range
+    [lo, hi) of that row, and a description of it, so that an access past the row's end
+    is out of bounds even where the flat array goes on."""
 
-    __slots__ = ("mems", "mid", "off", "elem", "wild")
+    __slots__ = ("mems", "mid", "off", "elem", "wild", "window")
 
     def __init__(self, mems: tuple, mid: np.ndarray, off: np.ndarray, elem: ScalarType,
-                 wild: np.ndarray | None = None):
+                 wild: np.ndarray | None = None, window: "Window | None" = None):
         self.mems = mems
         self.mid = mid
         self.off = off
         self.elem = elem
         self.wild = wild if wild is not None else np.zeros(len(off), dtype=bool)
+        self.window = window
 
     @classmethod
     def to(cls, mem: Memory, lanes: int, elem: ScalarType) -> "Ptr":
@@ -108,19 +112,45 @@ class Ptr:
         with np.errstate(over="ignore"):
             off = self.off + index.astype(np.int64) * step
         wild = self.wild | huge(index) | (np.abs(off) > MAX_OFFSET)
-        return Ptr(self.mems, self.mid, np.where(wild, 0, off), self.elem, wild)
+        return Ptr(self.mems, self.mid, np.where(wild, 0, off), self.elem, wild, self.window)
 
     def reinterpret(self, t) -> "Ptr":
-        return Ptr(self.mems, self.mid, self.off, t.pointee, self.wild)
+        return Ptr(self.mems, self.mid, self.off, t.pointee, self.wild, self.window)
 
     @staticmethod
     def where(cond: np.ndarray, a: "Ptr", b: "Ptr") -> "Ptr":
         wild = np.where(cond, a.wild, b.wild)
+        window = Window.where(cond, a.window, b.window, len(a.off))
         if a.mems == b.mems:
-            return Ptr(a.mems, np.where(cond, a.mid, b.mid), np.where(cond, a.off, b.off), a.elem, wild)
+            return Ptr(a.mems, np.where(cond, a.mid, b.mid), np.where(cond, a.off, b.off), a.elem, wild, window)
         mems = a.mems + tuple(m for m in b.mems if m not in a.mems)
         remap = np.array([mems.index(m) for m in b.mems], dtype=np.int64)
-        return Ptr(mems, np.where(cond, a.mid, remap[b.mid]), np.where(cond, a.off, b.off), a.elem, wild)
+        return Ptr(mems, np.where(cond, a.mid, remap[b.mid]), np.where(cond, a.off, b.off), a.elem, wild, window)
+
+
+class Window:
+    """Per lane, the byte range [lo, hi) a row pointer may access (no bound: lo > hi),
+    the row's index and what the array is, for the message."""
+
+    __slots__ = ("lo", "hi", "row", "text")
+
+    def __init__(self, lo: np.ndarray, hi: np.ndarray, row: np.ndarray, text: str):
+        self.lo, self.hi, self.row, self.text = lo, hi, row, text
+
+    @staticmethod
+    def where(cond: np.ndarray, a: "Window | None", b: "Window | None", lanes: int) -> "Window | None":
+        if a is None and b is None:
+            return None
+        none = Window(np.ones(lanes, dtype=np.int64), np.zeros(lanes, dtype=np.int64),
+                      np.zeros(lanes, dtype=np.int64), "")
+        a, b = a or none, b or none
+        return Window(np.where(cond, a.lo, b.lo), np.where(cond, a.hi, b.hi), np.where(cond, a.row, b.row),
+                      a.text or b.text)
+
+    def outside(self, lanes: np.ndarray, addr: np.ndarray, size: int) -> np.ndarray:
+        """For the given lanes, at their byte addresses: whether `size` bytes leave the row."""
+        lo, hi = self.lo[lanes], self.hi[lanes]
+        return (lo <= hi) & ((addr < lo) | (addr + size > hi))
 
 
 def element_bytes(t) -> int:

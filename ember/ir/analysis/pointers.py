@@ -21,13 +21,15 @@ from .values import divisibility
 
 # Allocation alignment of arrays as lowering places them.
 SHARED_ALIGN = 16
+# The ops that make a pointer from another one (an offset, a row of an array, a cast).
+_DERIVING = ("mem.offset", "mem.row", "arith.bitcast")
 
 
 def root(p: Value) -> Value:
     """The value p was derived from by offsets and bit casts."""
     while True:
         op = p.op
-        if op is None or op.name not in ("mem.offset", "arith.bitcast"):
+        if op is None or op.name not in _DERIVING:
             return p
         p = op.operands[0]
 
@@ -37,14 +39,15 @@ def alignment(p: Value, memo: dict | None = None) -> int:
     chain = []
     while True:
         op = p.op
-        if op is None or op.name not in ("mem.offset", "arith.bitcast"):
+        if op is None or op.name not in _DERIVING:
             break
         chain.append(op)
         p = op.operands[0]
     align = _root_alignment(p)
     for op in reversed(chain):
-        if op.name == "mem.offset":
+        if op.name in ("mem.offset", "mem.row"):
             step = op.operands[0].type.pointee.nbytes * divisibility(op.operands[1], memo)
+            step *= op.attrs["length"] if op.name == "mem.row" else 1
             while align > 1 and step % align:
                 align //= 2
     return align

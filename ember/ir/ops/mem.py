@@ -59,6 +59,32 @@ defop("mem.offset", Operands(), operands="ptr: ptr, index: I", results="result: 
           "offset's (ember.ir.analysis.pointers), never inherited from the pointer's type.")
 
 
+def _row_verify(op):
+    want = op.ptr.type.with_align(None)
+    if op.result.type != want:
+        return f"result must be {want}"
+    if op.attrs["length"] <= 0 or op.attrs["rows"] <= 0:
+        return "length and rows must be positive"
+    return None
+
+
+def _row_text(op) -> str:
+    return f"[[{op.ptr.type.pointee}; {op.attrs['length']}]; {op.attrs['rows']}]"
+
+
+defop("mem.row", Operands(), operands="ptr: ptr, index: I", results="result: ptr",
+      attrs={"length": Attr("int", lo=1), "rows": Attr("int", lo=1)}, traits=(MAY_FAULT,),
+      verify=_row_verify, infer=lambda ts, attrs: [ts[0].with_align(None)] if isinstance(ts[0], PtrType) else None,
+      simulate=lambda m, op, args, mask: [m.row(op, args[0], args[1], op.attrs["length"], op.attrs["rows"],
+                                                _row_text(op), mask)],
+      example="%r = mem.row %p, %i {length = 33, rows = 32} : *mut shared f32",
+      example_args="%p: *mut shared f32, %i: u32",
+      doc="Row `index` of a multi-dimensional array laid out row by row: the pointer plus index x "
+          "length elements. The simulator checks 0 <= index < rows, and that accesses through the "
+          "result stay in the row (`a[r][c]` with c past the row is out of bounds, not the next row); "
+          "since a row out of range is an error there, it may fault and is never speculated.")
+
+
 def _array_verify(space: str):
     """mem.alloca and mem.shared: a `*mut SPACE T` to `length` (> 0) elements."""
     def verify(op):

@@ -3,7 +3,8 @@
 An op dominates the ops after it in its region and everything nested in them, so one
 scoped table (entries made inside a region leave with it) finds every redundant op.
 Merged: ops free to move (pure, cannot fault, no other thread involved, no memory read),
-and loads of memory that cannot change during the kernel (a read-only kernel parameter
+pure ops that may fault (`mem.row`: the earlier copy would have faulted first), and loads
+of memory that cannot change during the kernel (a read-only kernel parameter
 or a constant table: `ember.ir.analysis.pointers.unchanging`)."""
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from ..analysis.pointers import unchanging
 from ..core import Module, Op
 from ..rewrite import rewrite
 from . import register
-from .util import is_movable
+from .util import is_checked_value, is_movable
 
 
 @register("cse", "Merge identical computations (and loads of unchanging memory) within dominance scopes.")
@@ -52,7 +53,7 @@ def _key(op: Op):
                 str(op.results[0].type))
     if op.regions or not op.results:
         return None
-    if not (is_movable(op) or (op.name == "mem.load" and unchanging(op.operands[0]))):
+    if not (is_movable(op) or is_checked_value(op) or (op.name == "mem.load" and unchanging(op.operands[0]))):
         return None
     operands = [id(v) for v in op.operands]
     if op.opdef.commutative:

@@ -27,3 +27,11 @@ def is_movable(op: Op) -> bool:
     """Free to hoist or merge: pure, cannot fault, reads no memory, allocates nothing,
     takes no other thread part, and has no regions."""
     return op.opdef.speculatable and not op.regions
+
+
+def is_checked_value(op: Op) -> bool:
+    """A value that depends only on its operands but may fault (`mem.row`: a row out of
+    range): not to be hoisted or speculated, but a later copy may reuse an earlier one
+    that dominates it (had that one faulted, the program would not have got here)."""
+    d = op.opdef
+    return d.pure and not op.regions and not (d.reads_memory or d.allocates or d.convergent)
