@@ -91,6 +91,24 @@ def check_launch(kernel, grid, block) -> tuple[tuple, tuple]:
     return grid, block
 
 
+def launch_shared_bytes(kernel, args, limit: int | None) -> int:
+    """The dynamic shared memory of one launch: the kernel's fixed part, plus a shared
+    array sized at launch (`shared row: [f32; cols];`): its parameter's value times its
+    element's bytes, checked against `limit` (what a block may use on the device)."""
+    total = kernel.dynamic_shared
+    if not getattr(kernel, "sized_shared", None):
+        return total
+    index, elem, name = kernel.sized_shared
+    p = kernel.params[index]
+    n = int(args[index])
+    total += n * elem
+    if limit is not None and total > limit:
+        raise LaunchError(f"{kernel.name}: `{p.name}` = {n} makes shared array `{name}` {n * elem} bytes "
+                          f"({total} bytes of shared memory in all), above the {limit} bytes a block may use "
+                          f"on this device")
+    return total
+
+
 def _dims(d, what: str) -> tuple:
     """An int or a sequence of 1 to 3 ints (numpy integers too), as a 3-tuple."""
     import numbers

@@ -47,6 +47,9 @@ class KernelInfo:
     consts: dict = field(default_factory=dict)   # const parameters and their bound values
     dynamic_shared: int = 0      # bytes of dynamic shared memory each launch must give
                                  # (ember.ir.analysis.shared; known once the IR is optimized)
+    sized_shared: tuple | None = None   # a shared array sized at launch: (index of the parameter
+                                        # giving its length, bytes per element, its name); a
+                                        # launch gives dynamic_shared + length x bytes
 
     def signature(self) -> str:
         ps = ", ".join(f"{p.name}: {p.type}" for p in self.params)
@@ -327,10 +330,11 @@ def _compile(source_or_path, arch, defines, opt, ptx_version, name, passes, stop
     if remarks:
         result.remarks = _remarks(module.remarks, diags)
     stages["ir-opt"] = lambda: print_module(module)
-    from .ir.analysis.shared import dynamic_bytes
+    from .ir.analysis.shared import dynamic_bytes, sized
     for f in module.kernels:
         if f.name in result.kernels:
-            result.kernels[f.name] = replace(result.kernels[f.name], dynamic_shared=dynamic_bytes(f))
+            result.kernels[f.name] = replace(result.kernels[f.name], dynamic_shared=dynamic_bytes(f),
+                                             sized_shared=sized(f))
     if stop_after == "ir-opt":
         return result
 
@@ -397,6 +401,7 @@ def _kernel_json(k: KernelInfo) -> dict:
     from .ir.types import Type, to_json
     return {"name": k.name, "params": [[p.name, to_json(p.type)] for p in k.params],
             "block": list(k.block) if k.block else None, "dynamic_shared": k.dynamic_shared,
+            "sized_shared": list(k.sized_shared) if k.sized_shared else None,
             "consts": [[n, {"type": to_json(v)} if isinstance(v, Type) else v] for n, v in k.consts.items()]}
 
 
@@ -405,7 +410,7 @@ def _kernel_from_json(d: dict) -> KernelInfo:
     return KernelInfo(d["name"], tuple(ParamInfo(n, from_json(t)) for n, t in d["params"]),
                       tuple(d["block"]) if d["block"] else None,
                       {n: from_json(v["type"]) if isinstance(v, dict) else v for n, v in d["consts"]},
-                      d["dynamic_shared"])
+                      d["dynamic_shared"], tuple(d["sized_shared"]) if d.get("sized_shared") else None)
 
 
 def _to_cache(store, key: str, prog: Program, imported: list, edges: list) -> None:

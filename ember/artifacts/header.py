@@ -34,7 +34,9 @@ typedef struct ember_param {
 /* One kernel: the entry name for cuModuleGetFunction, its parameters in order, the block
    size it was compiled for ({0, 0, 0}: any), the shared memory it declares statically, and
    the dynamic shared memory every launch must give it (its arrays above 48 KB; the kernel
-   must first be allowed that much: CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES). */
+   must first be allowed that much: CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES). A
+   shared array sized at launch (`shared row: [f32; cols];`) adds the value of parameter
+   number sized_shared_param (-1: none) times sized_shared_elem_bytes to each launch's. */
 typedef struct ember_kernel {
     const char *name;
     unsigned num_params;
@@ -42,6 +44,8 @@ typedef struct ember_kernel {
     unsigned block[3];
     unsigned static_shared_bytes;
     unsigned dynamic_shared_bytes;
+    int sized_shared_param;
+    unsigned sized_shared_elem_bytes;
 } ember_kernel;
 
 #if defined(__cplusplus)
@@ -98,10 +102,11 @@ def render(prefix: str, image: bytes, image_kind: str, kernels: list, shared: di
     for k in kernels:
         params = f"{prefix}_{k.name}_params" if k.params else "NULL"
         block = ", ".join(map(str, k.block)) if k.block else "0, 0, 0"
+        sized = k.sized_shared or (-1, 0, "")
         out.append(f"    {{{_c_string(k.name)}, {len(k.params)}, {params}, {{{block}}}, {shared.get(k.name, 0)}, "
-                   f"{k.dynamic_shared}}},")
+                   f"{k.dynamic_shared}, {sized[0]}, {sized[1]}}},")
     if not kernels:
-        out.append("    {NULL, 0, NULL, {0, 0, 0}, 0, 0},")
+        out.append("    {NULL, 0, NULL, {0, 0, 0}, 0, 0, -1, 0},")
     out += ["};", f"static const unsigned {prefix}_num_kernels = {len(kernels)};", ""]
     out += _launchers(prefix, kernels)
     out += ["", f"#endif /* {guard} */", ""]
@@ -127,11 +132,19 @@ def _launchers(prefix: str, kernels: list) -> list:
                 f"static inline CUresult {prefix}_launch_{k.name}({sig}) {{"]
         if k.params:
             out.append("    void *params[] = {" + ", ".join(f"&a_{p.name}" for p in k.params) + "};")
-        if k.dynamic_shared:
+        shared = str(k.dynamic_shared)
+        if k.sized_shared:    # an array sized at launch: this launch's bytes (the driver checks the limit)
+            index, elem, _ = k.sized_shared
+            out += [f"    unsigned long long bytes = {k.dynamic_shared}ull + (unsigned long long)a_{k.params[index].name}"
+                    f" * {elem}ull;",
+                    "    if (bytes > 0x7fffffffull) return CUDA_ERROR_INVALID_VALUE;",
+                    "    unsigned shared = (unsigned)bytes;"]
+            shared = "shared"
+        if k.dynamic_shared or k.sized_shared:
             out += [f"    CUresult r = cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, "
-                    f"{k.dynamic_shared});",
+                    f"(int){shared});",
                     "    if (r != CUDA_SUCCESS) return r;"]
-        out.append(f"    return cuLaunchKernel(f, grid_x, grid_y, grid_z, {block}, {k.dynamic_shared}, stream, "
+        out.append(f"    return cuLaunchKernel(f, grid_x, grid_y, grid_z, {block}, {shared}, stream, "
                    f"{'params' if k.params else 'NULL'}, NULL);")
         out.append("}")
     out.append("#endif")

@@ -25,6 +25,8 @@ def record(job, progs: list, data, resources: dict) -> dict:
             "params": [{"name": p.name, "type": str(p.type)} for p in k.params],
             "block": list(k.block) if k.block else None,
             "dynamic_shared": k.dynamic_shared,
+            "sized_shared": ({"param": k.params[k.sized_shared[0]].name, "elem_bytes": k.sized_shared[1],
+                              "array": k.sized_shared[2]} if k.sized_shared else None),
             "consts": {n: str(v).lower() if isinstance(v, bool) else str(v) for n, v in k.consts.items()},
             "archs": {arch: _resources(res[k.name]) for arch, res in resources.items() if k.name in res},
         })

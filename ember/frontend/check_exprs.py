@@ -188,7 +188,7 @@ def check_index(ck, e: A.Index, store: bool):
                            help="declare the parameter `*mut " + f"{bt.space} {bt.pointee}`")
         return T.TLoad(e.span, bt.pointee, base, idx)
     if isinstance(bt, ArrayType):
-        if idx.const is not None and not 0 <= idx.const < bt.length:
+        if idx.const is not None and not bt.sized_by and not 0 <= idx.const < bt.length:
             ck.diags.error("E0216", f"index {idx.const} is out of bounds for `{bt}`", idx.span,
                            label=f"valid indices are 0..{bt.length - 1}")
         return T.TLoad(e.span, bt.elem, base, idx)

@@ -4,7 +4,7 @@ takes the checker as its explicit context `ck` (diagnostics, scopes, `ck.expr`).
 
 from __future__ import annotations
 
-from ..ir.types import BOOL, F32, I32, VOID, ArrayType, ScalarType, TupleType, array_in
+from ..ir.types import BOOL, F32, I32, U32, VOID, ArrayType, ScalarType, TupleType, array_in
 from . import ast as A
 from . import typed as T
 from .check_exprs import check_index, expr, typed, undefined
@@ -120,6 +120,9 @@ def _initial_value(ck, e: A.Expr, declared):
 
 
 def _shared_decl(ck, s: A.SharedDecl, top: bool):
+    sized = _launch_sized(ck, s, top)
+    if sized is not None:
+        return sized
     t = resolve_type(ck, s.type, allow_array=True)
     if ck.fn_kind != "kernel" or not top:
         ck.diags.error("E0307", "`shared` arrays are declared at the top level of a kernel body", s.span)
@@ -132,6 +135,39 @@ def _shared_decl(ck, s: A.SharedDecl, top: bool):
             ck.count_array(s.name, t, s.span, shared=True)
     return T.TArray(s.span, ck.declare(T.Symbol(s.name, "shared", t, s.name_span)))
     yield
+
+
+def _launch_sized(ck, s: A.SharedDecl, top: bool):
+    """`shared row: [f32; cols];` with `cols` a kernel parameter: an array sized at launch
+    (at most one per kernel, one-dimensional, at the kernel's top level); None when the
+    declaration is not of this form."""
+    node = s.type
+    if not (isinstance(node, A.ArrayTypeExpr) and isinstance(node.length, A.Name)):
+        return None
+    sym = ck.lookup(node.length.id)
+    if sym is None or sym.kind != "param":
+        return None
+    name_span = node.length.span
+    if ck.fn_kind != "kernel" or not top:
+        ck.diags.error("E0307", "`shared` arrays are declared at the top level of a kernel body", s.span)
+        return T.TArray(s.span, ck.declare(T.Symbol(s.name, "shared", ERROR, s.name_span)))
+    elem = resolve_type(ck, node.elem, allow_array=True)
+    t = ERROR
+    if sym.ty != U32:
+        ck.diags.error("E0214", f"a shared array sized at launch takes its length from a `u32` parameter; "
+                       f"`{sym.name}` is `{sym.ty}`", name_span)
+    elif elem is not ERROR and (not isinstance(elem, ScalarType) or elem.is_bool):
+        ck.diags.error("E0214", f"a shared array sized at launch holds non-bool scalars, not `{elem}`",
+                       node.elem.span, help="only its one dimension can be sized at launch")
+    elif ck.item.sized_shared:
+        ck.diags.error("E0214", f"kernel `{ck.fn_name}` already has a shared array sized at launch "
+                       f"(`{ck.item.sized_shared}`); it may have one", s.span,
+                       help="put both in one array, one after the other")
+    elif elem is not ERROR:
+        ck.item.sized_shared = s.name
+        t = ArrayType(elem, 0, "shared", sym.name)
+    length = T.TVar(name_span, sym.ty, sym)
+    return T.TArray(s.span, ck.declare(T.Symbol(s.name, "shared", t, s.name_span)), length)
 
 
 # ------------------------------------------------------------------ assignment

@@ -275,6 +275,11 @@ class FnGen:
     def stmt_TArray(self, s: T.TArray):
         t: ArrayType = s.sym.ty
         n, elem = array_elements(t), array_scalar(t)      # a multi-dimensional array: row by row
+        if s.length is not None:                          # sized at launch by a kernel parameter
+            self.env[s.sym] = self.b.value("mem.shared_sized", (yield self.expr(s.length)),
+                                           attrs={"name": s.sym.name}, type=PtrType(elem, "shared", True),
+                                           hint=s.sym.name)
+            return
         if s.sym.kind == "shared":
             ptr = self.b.value("mem.shared", attrs={"length": n, "name": s.sym.name},
                                type=PtrType(elem, "shared", True), hint=s.sym.name)

@@ -168,9 +168,11 @@ class TVarDecl(TStmt):
 
 @record(eq=False, slots=True)
 class TArray(TStmt):
-    """A per-thread (`var a: [T; N];`) or shared array."""
+    """A per-thread (`var a: [T; N];`) or shared array (`length`: the kernel parameter
+    that sizes a shared array at launch, `shared row: [f32; cols];`)."""
 
     sym: Symbol
+    length: "TExpr | None" = None
 
 
 @record(eq=False, slots=True)
@@ -252,6 +254,7 @@ class TKernel:
     calls: list = field(default_factory=list)    # [(callee name, span)]
     local_bytes: int = 0
     shared_bytes: int = 0     # static shared memory, as ptxas lays it out
+    sized_shared: str = ""    # the shared array sized at launch, if any
 
 
 @record(eq=False)

@@ -130,11 +130,13 @@ class ArrayType(Type):
     elem: Type
     length: int
     space: str | None = None      # "shared" or "local" for declared arrays
+    sized_by: str | None = None   # a shared array sized at launch: the kernel parameter that
+                                  # gives its length (`[f32; cols]`; `length` is then 0)
 
     is_array = True
 
     def __str__(self) -> str:
-        return f"[{self.elem}; {self.length}]"
+        return f"[{self.elem}; {self.sized_by or self.length}]"
 
 
 @record(frozen=True, slots=True)
@@ -210,7 +212,7 @@ def array_elements(t: "ArrayType") -> int:
 def array_in(t: "ArrayType", space: str) -> "ArrayType":
     """The array type (and its rows') placed in `space`."""
     elem = array_in(t.elem, space) if isinstance(t.elem, ArrayType) else t.elem
-    return ArrayType(elem, t.length, space)
+    return ArrayType(elem, t.length, space, t.sized_by)
 
 
 def size_of(t: Type) -> int:

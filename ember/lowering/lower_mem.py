@@ -8,7 +8,7 @@ from . import llvm_ir as ll
 
 from .registry import lowers
 from ..ir.analysis.pointers import streamed, unchanging
-from ..ir.analysis.shared import dynamic_bytes as dynamic_shared_bytes
+from ..ir.analysis.shared import uses_dynamic as uses_dynamic_shared
 from ..ir.analysis.shared import layout as shared_layout
 from ..ir.core import Value
 from ..ir.types import ADDRESS_SPACES, VectorType
@@ -155,14 +155,26 @@ def _global(L, op, args):
     return [L.L.globals[op.attrs["name"]]]
 
 
+def _in_dynamic(L, op):
+    """The op's place in the kernel's dynamic shared buffer, or None (a static array)."""
+    if L.dynamic_shared is None:
+        L.dynamic_shared = shared_layout(L.f)[0] if uses_dynamic_shared(L.f) else {}
+    if op not in L.dynamic_shared:
+        return None
+    return L.b.gep(L.L.dynamic_shared_base(), [ll.Constant(I32, L.dynamic_shared[op])], source_etype=I8)
+
+
+@lowers("mem.shared_sized")
+def _shared_sized(L, op, args):
+    return [_in_dynamic(L, op)]
+
+
 @lowers("mem.shared")
 def _shared(L, op, args):
     t = op.results[0].type
-    if L.dynamic_shared is None:
-        L.dynamic_shared = shared_layout(L.f)[0] if dynamic_shared_bytes(L.f) else {}
-    if op in L.dynamic_shared:       # more than a block may declare: in the dynamic buffer
-        return [L.b.gep(L.L.dynamic_shared_base(), [ll.Constant(I32, L.dynamic_shared[op])],
-                        source_etype=I8)]
+    placed = _in_dynamic(L, op)      # more than a block may declare, or beside a launch-sized array
+    if placed is not None:
+        return [placed]
     name = f"{L.f.name}.{op.attrs.get('name', 'shared')}"
     n = 0
     while name in L.L.ll.globals:

@@ -20,12 +20,13 @@ launch must live on the module's device.
 from __future__ import annotations
 
 import ctypes
+import functools
 import threading
 
 import numpy as np
 
 from ..abi import (Buffer, KernelTable, LaunchError, check_buffers, check_launch, elem_name_of_dtype,
-                   host_groups, require_contiguous, scalar_bytes)
+                   host_groups, launch_shared_bytes, require_contiguous, scalar_bytes)
 from .interop import borrow
 
 _lock = threading.Lock()
@@ -122,6 +123,14 @@ class Context:
     @property
     def arch(self) -> str:
         return f"sm_{self.compute_capability[0]}{self.compute_capability[1]}"
+
+    @functools.cached_property
+    def max_shared_bytes(self) -> int:
+        """The most shared memory a block may use once a kernel opts in (227 KB on an H100)."""
+        d = _driver()
+        dev = _check(d.cuDeviceGet(self.ordinal))
+        attr = d.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
+        return int(_check(d.cuDeviceGetAttribute(attr, dev)))
 
     def make_current(self) -> None:
         self.device.set_current()
@@ -310,11 +319,13 @@ class Kernel:
         self.name = info.name
         self.function = module.code.get_kernel(info.name)
         self.shared_bytes = getattr(info, "dynamic_shared", 0)
-        if self.shared_bytes:   # above 48 KB: the kernel opts in to this much dynamic shared memory
+        # above 48 KB the kernel opts in to its dynamic shared memory; a kernel with a shared
+        # array sized at launch, to all the device allows (each launch checks its own size)
+        opt_in = module.ctx.max_shared_bytes if getattr(info, "sized_shared", None) else self.shared_bytes
+        if opt_in:
             d = _driver()
             attr = d.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
-            _check(d.cuKernelSetAttribute(attr, self.shared_bytes, self.function.handle,
-                                          module.ctx.ordinal))
+            _check(d.cuKernelSetAttribute(attr, opt_in, self.function.handle, module.ctx.ordinal))
 
     def __call__(self, *args, grid, block=None, stream=None, sync: bool | None = None):
         """Launch. Buffers: DeviceArray, any DLPack / __cuda_array_interface__ CUDA array
@@ -371,7 +382,8 @@ class Kernel:
         bound = list(zip(info.params, bound))
         check_buffers(info, bound)
         values = [ctypes.c_uint64(b.ptr) if isinstance(b, Buffer) else _scalar_value(b) for _, b in bound]
-        return Launch(self, grid, block, values, staged, keep)
+        shared = launch_shared_bytes(info, args, self.module.ctx.max_shared_bytes)
+        return Launch(self, grid, block, values, staged, keep, shared)
 
 
 _BY_SIZE = {1: ctypes.c_uint8, 2: ctypes.c_uint16, 4: ctypes.c_uint32, 8: ctypes.c_uint64}
@@ -395,14 +407,14 @@ def _torch_stream(args, ctx: Context):
 class Launch:
     """A kernel launch with packed arguments; calling it enqueues the kernel."""
 
-    def __init__(self, kernel: Kernel, grid, block, values, staged, keep):
+    def __init__(self, kernel: Kernel, grid, block, values, staged, keep, shared_bytes: int):
         core = _core()
         self.kernel = kernel
         self.grid, self.block = grid, block
         self.values = values          # keeps the packed argument storage alive
         self.staged = staged
         self.keep = keep
-        self.config = core.LaunchConfig(grid=grid, block=block, shmem_size=kernel.shared_bytes)
+        self.config = core.LaunchConfig(grid=grid, block=block, shmem_size=shared_bytes)
         self._launch = core.launch
 
     def __call__(self, stream=None) -> None:

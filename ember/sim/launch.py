@@ -15,7 +15,7 @@ import numpy as np
 from ..ir import semantics as S
 from ..ir.core import Function, Module
 from ..abi import (Buffer, KernelTable, LaunchError, check_buffers, check_launch, elem_name_of_dtype,
-                  host_groups, require_contiguous, scalar_bytes)
+                  host_groups, launch_shared_bytes, require_contiguous, scalar_bytes)
 from .errors import SimError
 from ..ir.interp import Interpreter
 from .machine import SimMachine
@@ -32,11 +32,14 @@ SHARED_COST = 1 + 1 + 6 * 8 + 1
 
 
 class SimKernel:
-    def __init__(self, module: Module, fn: Function, info):
+    def __init__(self, module: Module, fn: Function, info, arch: str | None = None):
+        from ..targets import resolve
         self.module = module
         self.fn = fn
         self.info = info
         self.name = info.name
+        # what a block may use on the program's target (a bare IR module: no limit)
+        self.shared_limit = resolve(arch).max_shared_bytes if arch else None
 
     def __call__(self, *args, grid, block=None, stream=None, sync: bool | None = None,
                  step_limit: int = DEFAULT_STEP_LIMIT, check_races: bool = True, max_lanes: int = DEFAULT_MAX_LANES):
@@ -93,6 +96,8 @@ class SimKernel:
         T = block[0] * block[1] * block[2]
         nblocks = grid[0] * grid[1] * grid[2]
         local, shared = footprint(self.module, self.fn)
+        # a shared array sized at launch: checked as the GPU's launch checks it
+        shared += launch_shared_bytes(info, args, self.shared_limit) - info.dynamic_shared
         per_block = T * local + SHARED_COST * shared
         if per_block > MEMORY_BUDGET:
             raise SimError("S0008", f"simulating one block of `{info.name}` needs {per_block / 2**30:.1f} GiB of "
@@ -160,7 +165,9 @@ class SimModule(KernelTable):
         self.program = program
         self.module = module if module is not None else program.ir
         infos = kernels if kernels is not None else program.kernels
-        self.kernels = {name: SimKernel(self.module, self.module.get(name), info) for name, info in infos.items()}
+        arch = getattr(program, "arch", None)
+        self.kernels = {name: SimKernel(self.module, self.module.get(name), info, arch)
+                        for name, info in infos.items()}
 
 
 def load(program) -> SimModule:

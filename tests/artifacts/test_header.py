@@ -32,6 +32,14 @@ kernel roomy(y: *mut global f32) block(32) {
     barrier();
     y[thread_idx.x] = t[31 - thread_idx.x];
 }
+kernel sized(y: *mut global f64, n: u32) block(32) {
+    shared a: [u8; 3];
+    shared row: [f64; n];
+    row[thread_idx.x] = 1.0;
+    a[0] = 1u8;
+    barrier();
+    y[thread_idx.x] = row[31 - thread_idx.x];
+}
 """
 
 # Just enough of <cuda.h> for the launchers: cuLaunchKernel records what it is given.
@@ -43,6 +51,7 @@ typedef struct CUmod_st *CUmodule;
 typedef struct CUstream_st *CUstream;
 typedef unsigned long long CUdeviceptr;
 #define CUDA_SUCCESS 0
+#define CUDA_ERROR_INVALID_VALUE 1
 #define CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES 8
 static unsigned seen_block[3], seen_shared, seen_attribute;
 static void **seen_params;
@@ -70,7 +79,7 @@ HOST = """
 int main(void) {
     CUmodule m;
     if (k_load(&m) != 0) return 10;
-    if (k_num_kernels != 3 || strcmp(k_kernels[0].name, "scale") != 0) return 11;
+    if (k_num_kernels != 4 || strcmp(k_kernels[0].name, "scale") != 0) return 11;
     if (k_kernels[0].block[0] != 128 || k_kernels[1].block[0] != 0) return 12;
     if (k_kernels[0].num_params != 4 || strcmp(k_kernels[0].params[1].type, "*mut global f32") != 0) return 13;
     if (!k_kernels[0].params[1].writable || k_kernels[0].params[0].writable) return 14;
@@ -85,6 +94,12 @@ int main(void) {
     if (k_kernels[2].dynamic_shared_bytes != 80000 || k_kernels[0].dynamic_shared_bytes != 0) return 22;
     k_launch_roomy(0, 1, 1, 1, 0, 4000);
     if (seen_shared != 80000 || seen_attribute != 80000) return 23;
+    /* a shared array sized at launch: 16 bytes for `a` (aligned), then n f64 */
+    if (k_kernels[3].sized_shared_param != 1 || k_kernels[3].sized_shared_elem_bytes != 8) return 24;
+    if (k_kernels[2].sized_shared_param != -1) return 25;
+    k_launch_sized(0, 1, 1, 1, 0, 4000, 1000u);
+    if (seen_shared != 16 + 8000 || seen_attribute != 16 + 8000) return 26;
+    if (k_launch_sized(0, 1, 1, 1, 0, 4000, 0xffffffffu) == 0) return 27;
     printf("%zu", k_image_size);
     for (size_t i = 0; i < k_image_size; i++) printf(" %02x", k_image[i]);
     printf("\\n");

@@ -114,6 +114,29 @@ defop("mem.shared", Operands(), results="result: ptr", attrs={"length": Attr("in
       example="%t = mem.shared {length = 256, name = tile} : *mut shared f32",
       doc="A block's shared array of `length` elements (uninitialized), one per kernel declaration.")
 
+
+def _sized_verify(op):
+    t = op.results[0].type
+    if not (isinstance(t, PtrType) and t.space == "shared" and t.mut and isinstance(t.pointee, ScalarType)):
+        return "result must be a `*mut shared T` pointer"
+    return None
+
+
+def _sized_sim(m, op, args, mask):
+    n = args[0][mask]
+    if n.size and (n != n[0]).any():
+        m.fail("S0001", "a launch-sized shared array needs one length for the whole block", op)
+    length = int(n[0]) if n.size else 0
+    return [m.allocate(op, "shared", op.results[0].type.pointee, length, op.attrs.get("name"))]
+
+
+defop("mem.shared_sized", Operands(), operands="length: u32", results="result: ptr",
+      attrs={"name": Attr("symbol")}, traits=(ALLOCATES,), verify=_sized_verify, simulate=_sized_sim,
+      example="%row = mem.shared_sized %n {name = row} : *mut shared f32", example_args="%n: u32",
+      doc="A block's shared array of `length` elements sized at launch: `length` is a kernel "
+          "parameter, the array lies after the kernel's other shared arrays in its dynamic shared "
+          "memory, and each launch gives the bytes for the length it passes (at most one per kernel).")
+
 # Atomic read-modify-write operations: kind -> (the arith op that combines the old value
 # with the operand, or None for exchange; the element types it is defined for).
 _INTS = ("i32", "u32", "i64", "u64")
