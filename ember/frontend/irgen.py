@@ -528,9 +528,8 @@ class FnGen:
         ptr = yield self.expr(e.base)
         idx = yield self.expr(e.index)
         if isinstance(e.ty, ArrayType):     # a row of a multi-dimensional array: where it starts
-            return [self.b.value("mem.row", ptr, idx, attrs={"length": array_elements(e.ty),
-                                                              "rows": e.base.ty.length},
-                                 type=ptr.type.with_align(None))]
+            rows = {"length": array_elements(e.ty), "rows": e.base.ty.length}
+            return [self.b.value("mem.row", ptr, idx, attrs=rows, type=ptr.type.with_align(None))]
         return [self.b.value("mem.load", ptr, idx, type=e.ty)]
 
     def expr_TTuple(self, e: T.TTuple):
