@@ -1,0 +1,111 @@
+"""The Q6_K GEMV (kernels_src/q6k_gemv.ember, f32 activations) on the GPU against the
+copy ceiling and torch, same data, same GPU, one run.
+
+Shapes N x K: Llama-3-8B's tensors that a Q4_K_M file keeps in 6 bits - the FFN down
+projection (4096 x 14336) and the attention value projection (1024 x 4096) - and the
+transposed FFN shape (14336 x 4096); M = 1 and 8 activation rows; ROWS (output rows per
+warp) 1 and 2. Weights rotate among copies (>= 200 MB in all) so each launch reads DRAM;
+`of copy` is weight bytes per second against bench.gpu_timing.copy_ceiling of the same
+bytes in the same run. torch bf16 dense: cuBLAS on the dequantised weights in bf16 (2.4x
+the bytes: a reference point, not the same operation). Parity: cosine and max |diff| /
+max |ref| against the f64 product of the dequantised weights (ember.reference.q6k).
+There is no hand-written PTX baseline of Q6_K (the seeds have none). The PTX becomes SASS
+through nvJitLink (Ember's runtime). Writes q6k_ab.json / .md."""
+
+from __future__ import annotations
+
+import datetime
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+SHAPES = [(4096, 14336), (14336, 4096), (1024, 4096)]
+MS = [1, 8]
+ROWS = (1, 2)
+WARPS = 4
+ROTATE_BYTES = 200e6
+
+
+def run_shape(n: int, k: int, arch: str, quick: bool, rng) -> list:
+    import torch
+
+    import ember
+    from bench.gpu_timing import copy_ceiling, ember_on_torch_stream, time_torch_graph
+    from bench.q4k_ab import rotating, score
+    from ember.reference import q6k as R
+    from ember.runtime import cuda
+    kw = {"warmup": 5, "rounds": 3, "iters": 20} if quick else {}
+    w_host = R.random_q6k(rng, n, k)
+    wbytes = w_host.nbytes
+    copies = max(2, math.ceil(ROTATE_BYTES / wbytes))
+    ws = [torch.from_numpy(w_host).cuda() for _ in range(copies)]
+    w_f64 = R.dequantize_q6k(w_host)
+    dense = torch.from_numpy(w_f64).to(torch.bfloat16).cuda()
+    ceil = copy_ceiling(wbytes, rotate_bytes=ROTATE_BYTES, **kw)
+    out = [{"shape": f"{n}x{k}", "M": 0, "side": "copy ceiling", "weight_bytes": wbytes, **ceil}]
+
+    def record(name, m, fn, got, ref):
+        fn()
+        torch.cuda.synchronize()
+        p = score(got().float().cpu().numpy(), ref)
+        t = time_torch_graph(fn, **kw)
+        tbps = wbytes / (t["median_us"] * 1e-6) / 1e12
+        out.append({"shape": f"{n}x{k}", "M": m, "side": name, "us": t["median_us"], "rounds_us": t["rounds_us"],
+                    "TBps": tbps, "of_copy": tbps / ceil["TBps"], **p})
+
+    for m in MS:
+        x_host = (rng.standard_normal((m, k)) * rng.uniform(0.5, 2.0, (m, 1))).astype(np.float32)
+        x = torch.from_numpy(x_host).cuda()
+        ref = x_host.astype(np.float64) @ w_f64.T
+        y = torch.zeros(m, n, device="cuda")
+        for rows in ROWS:
+            mod = cuda.load(ember.compile(ROOT / "kernels_src" / "q6k_gemv.ember", arch=arch,
+                                          defines={"M": m, "WARPS": WARPS, "ROWS": rows}))
+            grid = (n + WARPS * rows - 1) // (WARPS * rows)
+            launches = [ember_on_torch_stream(mod.q6k_gemv.prepare(wi.view(torch.uint16), x, y, n, k, grid=grid))
+                        for wi in ws]
+            record(f"ember f32 (ROWS {rows})", m, rotating(launches), lambda y=y: y, ref)
+        xb = x.to(torch.bfloat16)
+        yb = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
+        record("torch bf16 dense (cuBLAS)", m, lambda: torch.matmul(xb, dense.T, out=yb), lambda: yb, ref)
+    return out
+
+
+def markdown(result: dict) -> str:
+    lines = ["# Q6_K GEMV: Ember vs the copy ceiling and torch", "",
+             f"Device: {result['device']}, {result['date']}; PTX to SASS by nvJitLink. One run; median of 5 "
+             "replays of a CUDA graph of 100 launches; weights rotate among copies (>= 200 MB). `of copy`: "
+             "weight bytes per second against the copy ceiling (read + written bytes per second of the fastest "
+             "of a memcpy and a copy kernel moving the weight bytes, same run).", "",
+             "| shape N x K | M | side | us | weight TB/s | of copy | cosine | max diff / max ref |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in result["rows"]:
+        if r["side"] == "copy ceiling":
+            lines.append(f"| {r['shape']} | | copy ceiling ({r['weight_bytes'] / 1e6:.1f} MB each way) "
+                         f"| {r['us']:.2f} | {r['TBps']:.2f} (read + write) | 100% | | |")
+        else:
+            lines.append(f"| {r['shape']} | {r['M']} | {r['side']} | {r['us']:.2f} | {r['TBps']:.2f} "
+                         f"| {100 * r['of_copy']:.0f}% | {r['cosine']:.7f} | {r['max_diff_rel']:.2g} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(out_dir: str, quick: bool = False) -> int:
+    import torch
+    from ember.runtime import cuda
+    ctx = cuda.context()
+    rng = np.random.default_rng(2026)
+    result = {"benchmark": "q6k_ab", "device": torch.cuda.get_device_name(), "arch": ctx.arch,
+              "date": datetime.date.today().isoformat(), "rows": []}
+    for n, k in SHAPES:
+        result["rows"] += run_shape(n, k, ctx.arch, quick, rng)
+    from bench.report import save
+    save(out_dir, "q6k_ab", result, markdown(result))
+    print(markdown(result), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1] if len(sys.argv) > 1 else "bench/results"))
