@@ -19,3 +19,4 @@ def test_q6k_gemv(m, n, k, rows):
     y = np.full((m, n), np.nan, np.float32)
     mod.q6k_gemv(w.view(np.uint16), x, y, n, k, grid=(n + WARPS * rows - 1) // (WARPS * rows))
     check(y, w, x)
+

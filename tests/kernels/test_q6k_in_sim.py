@@ -61,3 +61,4 @@ def test_q6k_gemv_f32(m, n, k, rows):
     y = np.zeros((m, n), np.float32)
     mod.q6k_gemv(w.view(np.uint16), x, y, n, k, grid=(n + WARPS * rows - 1) // (WARPS * rows))
     check(y, w, x)
+
