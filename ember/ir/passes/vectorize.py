@@ -115,14 +115,59 @@ def _merge(region: Region, kind: str, memo: dict, remarks: list | None = None) -
                 used.update(id(r[1]) for r in run)
                 why = None
                 break
-            if why is not None and remarks is not None and id(op) not in used:
+            if why is not None and remarks is not None and id(op) not in used and not _per_thread(op, ptr_i):
                 width, reason, help_ = why
                 size = op.operands[ptr_i].type.pointee.nbytes
                 remarks.append((op.loc, f"{width} {kind}s of {size}-byte elements here were not merged into one "
                                         f"{width * size}-byte {kind}: {reason}", help_))
+    if remarks is not None:
+        _hidden_offsets(ops, name, ptr_i, used, remarks)
     if plans:
         _apply(region, plans)
     return bool(plans)
+
+
+def _per_thread(op, ptr_i: int) -> bool:
+    """An access to a per-thread array: it lives in registers once its indices are
+    constants, so whether it is merged does not matter (no remark)."""
+    root = op.operands[ptr_i]
+    while root.op is not None and root.op.name in ("mem.offset", "mem.row", "arith.bitcast"):
+        root = root.op.operands[0]
+    return root.op is not None and root.op.name == "mem.alloca"
+
+
+def _hidden_offsets(ops: list, name: str, ptr_i: int, used: set, remarks: list) -> None:
+    """Accesses whose indices are conversions of `j + 0`, `j + 1`, ... (`w[u64(j + v)]`):
+    adjacent, but a widening conversion of a sum is not the sum of the conversions (the
+    narrow sum may wrap), so nothing can merge them; say how to write the index instead."""
+    groups: dict = {}
+    for op in ops:
+        if op.name != name or id(op) in used or _per_thread(op, ptr_i):
+            continue
+        conv = op.operands[ptr_i + 1].op
+        if conv is None or conv.name != "arith.cast":
+            continue
+        inner = conv.operands[0]
+        if not (isinstance(inner.type, ScalarType) and inner.type.is_int):
+            continue
+        base, off = split(inner)
+        if base is not None:
+            groups.setdefault((id(op.operands[ptr_i]), id(base)), []).append((off, op))
+    for group in groups.values():
+        offsets = {off for off, _ in group}
+        first = min(group, key=lambda g: g[0])
+        if len(offsets) < 2 or first[0] + 1 not in offsets:
+            continue
+        op = first[1]
+        run = 1
+        while first[0] + run in offsets:
+            run += 1
+        kind = "load" if name == "mem.load" else "store"
+        wide = op.operands[ptr_i + 1].type
+        remarks.append((op.loc, f"{run} adjacent {kind}s here were not merged: each index converts a sum "
+                                f"(`{wide}(j + k)`), and a conversion of a sum is not the sum of the conversions "
+                                f"(the narrow sum may wrap), so they are not known to be adjacent",
+                        f"convert before adding: `{wide}(j) + {wide}(k)`"))
 
 
 def _widths(op, ptr_i: int) -> tuple:

@@ -44,3 +44,28 @@ def test_remarks_on_the_command_line(tmp_path, capsys):
     assert main(["compile", str(f), "--remarks", "-o", str(tmp_path / "s.ptx")]) == 0
     err = capsys.readouterr().err
     assert err.count("remark[R0001]") == 3
+
+
+def test_a_conversion_of_a_sum_hides_the_adjacency_and_is_named():
+    """`w[u64(j + v)]` for v = 0..3: adjacent, but not provably (the u32 sum may wrap);
+    found in the Q6_K kernel's staging loop, where the loads stayed 4-byte and nothing
+    was said."""
+    src = ("kernel k(w: *global u32 align(16), y: *mut global u32, c: u32) block(32) {\n"
+           "    var s = 0u32;\n"
+           "    unroll for v in 0u32..4u32 { s += w[u64(c * 4u32 + v)]; }\n"
+           "    y[thread_idx.x] = s;\n}\n")
+    prog = ember.compile(src, remarks=True, cache=False)
+    assert [(r.span.line_col[0], r.help) for r in prog.remarks] == [(3, "convert before adding: `u64(j) + u64(k)`")]
+    assert "4 adjacent loads here were not merged: each index converts a sum" in prog.remarks[0].message
+    fixed = ember.compile(src.replace("u64(c * 4u32 + v)", "u64(c * 4u32) + u64(v)"), remarks=True, cache=False)
+    assert fixed.remarks == [] and fixed.ptx.count("ld.global.nc.v4.b32") == 1
+
+
+def test_per_thread_arrays_get_no_remarks():
+    """They live in registers once their indices are constants: merging them means nothing."""
+    src = ("kernel k(w: *global u32, y: *mut global u32) block(32) {\n"
+           "    var a: [u32; 4];\n"
+           "    unroll for v in 0u32..4u32 { a[v] = w[thread_idx.x * 7u32 + v]; }\n"
+           "    y[thread_idx.x] = a[0] + a[3];\n}\n")
+    prog = ember.compile(src, remarks=True, cache=False)
+    assert not any("`a`" in (r.help or "") for r in prog.remarks)
