@@ -143,8 +143,11 @@ CODES: dict[str, tuple[str, str]] = {
     'S0003': ('read of uninitialized shared memory',
               '(simulator) A thread reads a shared element no thread of its block has written.'),
     'S0004': ('data race',
-              '(simulator) Two threads touch one element, at least one writing, in one block with '
-              'no `barrier()` between, or in different blocks. Atomics are not races.'),
+              '(simulator) Two threads touch one element, at least one writing, and nothing orders '
+              'them: no `barrier()` of their block between them, and no release that the second '
+              'thread acquired (a missing fence or a scope too narrow: docs/memory_model.md); or '
+              'atomics of one element by different blocks at `cta` scope. Atomics are not races '
+              'with each other.'),
     'S0005': ('divergent barrier',
               '(simulator) Some threads of a block reach a `barrier()` that others (not finished '
               'with `return`) do not.'),
@@ -168,8 +171,10 @@ CODES: dict[str, tuple[str, str]] = {
               '(remark, with `--remarks`) Contiguous loads or stores that the vectorize pass did not '
               'merge into one 64- or 128-bit access, and why: the pointer or the index is not '
               'provably aligned (promise `align(16)` on the parameter, or write the index as a '
-              'visible multiple), the accesses are out of order, or something between them may '
-              'write the same memory.'),
+              'visible multiple), the accesses are out of order, something between them may '
+              'write the same memory, or each index converts a sum (`u64(j + k)`: the narrow sum '
+              'may wrap, so the accesses are not known to be adjacent; write `u64(j) + u64(k)`). '
+              'Accesses to per-thread arrays get none (they live in registers).'),
     'W0001': ('unused definition from the command line',
               'A `-D NAME` that no kernel declares (often a typo).'),
     'W0002': ('unreachable code',
