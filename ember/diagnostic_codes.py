@@ -159,14 +159,20 @@ CODES: dict[str, tuple[str, str]] = {
     'S0008': ('kernel too large to simulate',
               "(simulator) One block's per-thread and shared arrays (with their race-tracking "
               "state) need more than the simulator's 2 GiB of host memory."),
-    'S0009': ('access to memory a cp.async is still copying',
+    'S0009': ('access to memory an asynchronous copy is still writing',
               '(simulator) A thread reads or writes shared bytes that a `cp_async_*` copy will '
-              'write when its group is waited for (`cp_async_wait`); wait for the group first, and '
-              '`barrier()` after the wait when another thread reads them.'),
+              'write when its group is waited for (`cp_async_wait`): wait for the group first, and '
+              '`barrier()` after the wait when another thread reads them; or reads bytes a '
+              '`cp_async_bulk` copy delivers on an mbarrier phase the thread has not waited for '
+              '(`mbarrier_try_wait` of its parity).'),
     'S0010': ('warp-wide op run by part of a warp',
               '(simulator) `mma_m16n8k16` or `ldmatrix_*` executed by some lanes of a warp and not '
               'others (inside a divergent branch, or in a block whose size is not a multiple of '
               '32): tensor-core ops are executed by the whole warp together.'),
+    'S0011': ('mbarrier deadlock or extra arrival',
+              '(simulator) A wait on an mbarrier phase that nothing running can complete: it lacks '
+              'arrivals, or transaction bytes no bulk copy delivers (the message says which); or an '
+              'arrival on a phase that already had all it was initialized for.'),
     'R0001': ('memory access not widened',
               '(remark, with `--remarks`) Contiguous loads or stores that the vectorize pass did not '
               'merge into one 64- or 128-bit access, and why: the pointer or the index is not '

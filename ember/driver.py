@@ -251,7 +251,8 @@ def _compile(source_or_path, arch, defines, opt, ptx_version, name, passes, stop
         else None
     if store is not None:
         t0 = time.perf_counter()
-        key = _cache_key(file, target, opt, llvm_pipeline, defines, kernels, search, bool(line_info))
+        key = _cache_key(file, target, opt, llvm_pipeline, defines, kernels, search, bool(line_info),
+                         ptx_version is not None)
         hit = _from_cache(store.get(key), file, target, opt, search)
         if hit is not None:
             hit._full = lambda only=kernels: compile(file, arch, defines, opt, ptx_version, name, kernels=only,
@@ -338,6 +339,8 @@ def _compile(source_or_path, arch, defines, opt, ptx_version, name, passes, stop
     if stop_after == "ir-opt":
         return result
 
+    target = _ptx_for_ops(module, target, ptx_version)
+    result.ptx_version = target.ptx_text
     from .lowering import library, llvm_lower, ptx as ptxmod
     lowered = timed("lower", llvm_lower.lower_module, module, target, ptxmod.data_layout(target),
                     line_info=bool(line_info))
@@ -389,9 +392,11 @@ def _cache_for(cache):
 
 
 def _cache_key(file: SourceFile, target, opt: int, llvm_pipeline: str, defines: dict, kernels, search,
-               line_info: bool) -> str:
+               line_info: bool, ptx_asked: bool) -> str:
     from .cache import make_key
-    options = {"arch": target.arch, "ptx": target.ptx_text, "opt": opt, "llvm": llvm_pipeline,
+    # a PTX version asked for is not the architecture's default one, which the ops may raise
+    ptx = target.ptx_text if ptx_asked else f"default {target.ptx_text}"
+    options = {"arch": target.arch, "ptx": ptx, "opt": opt, "llvm": llvm_pipeline,
                "defines": sorted(defines.items()), "kernels": None if kernels is None else sorted(kernels),
                "search": list(search), "line_info": line_info}
     return make_key("ptx", options, file.text.encode("utf-8"))
@@ -420,6 +425,29 @@ def _to_cache(store, key: str, prog: Program, imported: list, edges: list) -> No
     store.put(key, meta, {"ptx": prog.ptx.encode()})
 
 
+def _ptx_for_ops(module, target, asked):
+    """The target with the PTX ISA version the module's ops need (PTX 8.0 for sm_90's bulk
+    copies and mbarrier transaction counts): raised from the architecture's default when
+    no version was asked for; an asked-for version that is too old is an error."""
+    from . import targets
+    from .ir.ops import OPS
+    need, first = target.ptx, None
+    for f in module.functions:
+        for op in f.walk():
+            v = OPS[op.name].min_ptx
+            if v is not None and v > need:
+                need, first = v, op
+    if first is None:
+        return target
+    if asked is not None:
+        diags = Diagnostics()
+        diags.error("E0501", f"this operation (`{first.name}`) needs PTX ISA {need[0]}.{need[1]}; --ptx-version "
+                    f"asked for {target.ptx_text}", first.loc,
+                    help=f"drop --ptx-version, or ask for {need[0]}.{need[1]}")
+        raise CompileError(diags)
+    return targets.resolve(target.arch, need)
+
+
 def _from_cache(entry, file: SourceFile, target, opt: int, search: list) -> Program | None:
     from .cache import check_imports
     if entry is None:
@@ -429,7 +457,8 @@ def _from_cache(entry, file: SourceFile, target, opt: int, search: list) -> Prog
         return None
     kernels = {d["name"]: _kernel_from_json(d) for d in entry.meta["kernels"]}
     ptx = entry.blobs["ptx"].decode()
-    return Program(file.name, target.arch, target.ptx_text, opt, ptx, kernels, [], {}, None, {"ptx": ptx},
+    version = next((line.split()[1] for line in ptx.splitlines() if line.startswith(".version ")), target.ptx_text)
+    return Program(file.name, target.arch, version, opt, ptx, kernels, [], {}, None, {"ptx": ptx},
                    [file.path or file.name] + imports, cached=True)
 
 

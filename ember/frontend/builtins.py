@@ -136,6 +136,15 @@ def _table() -> dict[str, Builtin]:
     rows.append(from_op("cp_async_wait", "mem.cp_async_wait",
                         "wait until at most N (a constant) of this thread's committed groups are in flight "
                         "(sm_80+)", const_attrs=(("pending", "the number of groups left in flight"),)))
+    rows.append(from_op("mbarrier_init", "mem.mbarrier_init", "sm_90: make bar[i] (a shared u64) an mbarrier "
+                        "expecting `count` arrivals per phase, in phase 0"))
+    rows.append(from_op("mbarrier_arrive", "mem.mbarrier_arrive", "sm_90: arrive on the mbarrier bar[i], "
+                        "first announcing `tx_bytes` transaction bytes (0: none) its current phase also waits for"))
+    rows.append(from_op("mbarrier_try_wait", "mem.mbarrier_try_wait", "sm_90: whether the mbarrier's phase of "
+                        "parity `parity` has completed; then what it delivered is visible to this thread"))
+    rows.append(from_op("cp_async_bulk", "mem.cp_async_bulk", "sm_90: start copying `bytes` (a multiple of 16, "
+                        "16-byte aligned) from the global src[j] to the shared dst[i] with the copy engine, "
+                        "delivered as transaction bytes of the mbarrier bar[k]"))
     for n in (1, 2, 4):
         for trans in (False, True):
             rows.append(from_op(f"ldmatrix_x{n}" + ("_trans" if trans else ""), "gpu.ldmatrix",

@@ -217,6 +217,8 @@ class OpDef:
     expanded_by: str | None = None         # the pass that can replace it by its expansion
     rules: tuple = ()                      # signature.Rule: variables the others decide
     min_sm: int = 0
+    min_ptx: tuple | None = None           # the oldest PTX ISA version (major, minor) that has it
+                                           # (a module using it is compiled for at least that)
     min_sm_for: Callable | None = None     # attrs -> the oldest architecture those attribute
                                            # values need (a cluster scope: sm_90), beyond min_sm
     approx: Approx | None = None

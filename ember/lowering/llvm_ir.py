@@ -479,6 +479,9 @@ class IRBuilder:
     def not_(self, a):
         return self._value(a.type, f"xor {a.type} {a.ref}, {'true' if a.type == I1 else -1}")
 
+    def ptrtoint(self, v: Value, t: Type) -> Instruction:
+        return self._value(t, f"ptrtoint {v.typed()} to {t}")
+
     def icmp_signed(self, pred, a, b):
         return self._value(I1, f"icmp {_ICMP_S[pred]} {a.type} {a.ref}, {b.ref}")
 

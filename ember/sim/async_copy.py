@@ -91,13 +91,15 @@ class AsyncCopies:
 
 
 def check_in_flight(m, op, mem, sel: np.ndarray, rows: np.ndarray, cols: np.ndarray, kind: str) -> None:
-    """S0009 when an access touches bytes a cp.async has not landed yet."""
+    """S0009 when an access touches bytes an asynchronous copy (cp.async, or a bulk copy:
+    ember.sim.mbarrier) has not landed yet."""
     hit = mem.in_flight[rows[:, None], cols] > 0
     if hit.any():
         lane = sel[int(np.argmax(hit.any(axis=1)))]
         byte = int(cols.reshape(-1)[int(np.argmax(hit.reshape(-1)))])
         size = mem.elem.nbytes if mem.elem is not None else 1
         what = "reads" if kind == "r" else "writes"
-        raise SimError("S0009", f"{m.who(lane)} {what} element {byte // size} of {mem.describe()}, which a "
-                       "cp.async is still copying: wait for its group (cp_async_wait) first, and "
-                       "barrier() when another thread started it", op)
+        raise SimError("S0009", f"{m.who(lane)} {what} element {byte // size} of {mem.describe()}, which an "
+                       "asynchronous copy is still writing: wait for it first (a cp.async: its group, with "
+                       "cp_async_wait, and barrier() when another thread started it; a bulk copy: the "
+                       "phase of its mbarrier)", op)

@@ -18,6 +18,7 @@ from ..ir.types import ScalarType, VectorType
 from .async_copy import AsyncCopies, check_in_flight
 from .errors import SimError, thread_text
 from .memory import Memory, Ptr, Window, element_bytes, from_array, huge, to_array
+from .mbarrier import MBarriers
 from .ordering import Location, Ordering, reaches
 
 
@@ -39,6 +40,7 @@ class SimMachine(Machine):
         self.allocations: dict[Op, Memory] = {}
         self.async_copies = AsyncCopies(self)
         self.ordering = Ordering(self)
+        self.mbarriers = MBarriers(self)
 
     # -- identities
     def coords(self, lin: np.ndarray, dims: tuple) -> list:
@@ -271,6 +273,11 @@ class SimMachine(Machine):
             cols = a[:, None] + np.arange(size)
             if mem.in_flight is not None:
                 check_in_flight(self, op, mem, sel, rows, cols, kind)
+            if mem.bulk_phase is not None:
+                if kind == "r":
+                    self.mbarriers.check_read(op, mem, sel, rows, cols)
+                else:
+                    mem.bulk_phase[rows[:, None], cols, 0] = -1     # a thread's own write now
             if kind == "r":
                 if mem.init is not None:
                     ok = mem.init[rows[:, None], cols].all(axis=1)

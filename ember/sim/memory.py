@@ -36,6 +36,8 @@ class Memory:
         self.base = 0            # byte offset of this memory in its allocation (alignment)
         self.aliases: list[str] = []
         self.locations: dict = {}    # (row, byte of the allocation) -> ember.sim.ordering.Location
+        self.bulk_phase = None       # per byte: (barrier, phase) of the bulk copy that wrote it, or -1
+        self.bulk_keys: list = []    # (ember.sim.mbarrier)
 
     def race_state(self):
         """Per byte: writer, its epoch, reader, its epoch, several readers, the writer's and

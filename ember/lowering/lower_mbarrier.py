@@ -1,0 +1,53 @@
+"""Lowering of the mbarrier ops and bulk copies (ember.ir.ops.mbarrier) to inline PTX
+(sm_90): LLVM has intrinsics for some of them, but the same text for all keeps the four
+in one place, and the memory clobber keeps LLVM from moving shared-memory accesses across
+them (what they synchronize)."""
+
+from __future__ import annotations
+
+from . import llvm_ir as ll
+from .llvm_lower import I32, I64
+from .lower_mem import element_address
+from .registry import lowers
+
+
+def _shared32(L, op, ptr_i: int, args):
+    """The shared-memory address of operand ptr_i[ptr_i + 1] as a 32-bit value."""
+    addr = element_address(L, op.operands[ptr_i], args[ptr_i], op.operands[ptr_i + 1], args[ptr_i + 1])
+    return L.b.ptrtoint(addr, I32)
+
+
+def _asm(L, text: str, constraints: str, args: list, ret=None):
+    ftype = ll.FunctionType(ret or ll.VoidType(), [a.type for a in args])
+    return L.b.asm(ftype, text, constraints + ",~{memory}", args, True)
+
+
+@lowers("mem.mbarrier_init")
+def _init(L, op, args):
+    _asm(L, "mbarrier.init.shared::cta.b64 [$0], $1;", "r,r", [_shared32(L, op, 0, args), args[2]])
+    return []
+
+
+@lowers("mem.mbarrier_arrive")
+def _arrive(L, op, args):
+    _asm(L, "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;", "r,r", [_shared32(L, op, 0, args), args[2]])
+    return []
+
+
+@lowers("mem.mbarrier_try_wait")
+def _try_wait(L, op, args):
+    text = ("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [$1], $2; selp.u32 $0, 1, 0, p; }")
+    done = _asm(L, text, "=r,r,r", [_shared32(L, op, 0, args), args[2]], I32)
+    return [L.b.icmp_unsigned("!=", done, ll.Constant(I32, 0))]
+
+
+@lowers("mem.cp_async_bulk")
+def _bulk(L, op, args):
+    dst = _shared32(L, op, 0, args)
+    src = element_address(L, op.operands[2], args[2], op.operands[3], args[3])
+    src = L.b.ptrtoint(src, I64)
+    bar = _shared32(L, op, 5, args)
+    _asm(L, "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [$0], [$1], $2, [$3];",
+         "r,l,r,r", [dst, src, args[4], bar])
+    return []
+

@@ -1,0 +1,187 @@
+"""mbarriers and bulk copies in the simulator (the ops are in ember/ir/ops/mbarrier.py).
+
+Each initialized mbarrier (by its shared-memory element) keeps: the arrivals a phase needs,
+the arrivals and transaction bytes still missing in the current phase, and how many
+phases have completed. Lanes arrive in lane order. A bulk copy reads its source when it
+starts (bounds and alignment checked there), counts its bytes as delivered, and holds
+them, the destination bytes marked in flight (S0009 for any access), until its phase
+completes; they are then written, tagged with that phase. A thread may read tagged bytes
+only once it has seen the phase complete (a try_wait of its parity that returned true):
+reading them earlier is S0009 too, as on the GPU it may see old bytes.
+
+A wait that nothing can end - its phase lacks arrivals or bytes, and the barrier has not
+changed while the waiting threads spun - is S0011, with what the phase lacks. Threads of
+a block run in lockstep here, so a wait in one branch of an `if` cannot be ended by the
+other branch (warp-specialised producers and consumers are not simulated yet).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir.types import U32, U64, VectorType
+from .errors import SimError
+
+# failed waits on one barrier with no change in between before it is called a deadlock
+SPIN_LIMIT = 1000
+
+
+class _Barrier:
+    __slots__ = ("expected", "arrivals", "tx", "done", "copies", "version", "spins", "name")
+
+    def __init__(self, expected: int, name: str):
+        self.expected = expected       # arrivals per phase
+        self.arrivals = expected       # still missing in the current phase
+        self.tx = 0                    # transaction bytes announced and not yet delivered
+        self.done = 0                  # phases completed
+        self.copies: list = []         # bulk copies waiting for the current phase
+        self.version = 0               # changes with every arrival, delivery and completion
+        self.spins = (0, 0)            # (version, failed waits at that version)
+        self.name = name
+
+
+class MBarriers:
+    def __init__(self, machine):
+        self.m = machine
+        self.state: dict = {}          # (id of the memory's data, row, byte) -> _Barrier
+        self.seen: dict = {}           # (lane, barrier key) -> phases the lane has seen complete
+
+    # -- addressing
+    def _keys(self, op, bar, mask) -> list:
+        """(lane, key, description) for each active lane, after checking bounds and alignment."""
+        m = self.m
+        zero = np.zeros(m.lanes, dtype=np.int64)
+        m.access(op, bar, zero, mask, U64, "c")
+        out = []
+        for lane in np.nonzero(mask)[0].tolist():
+            mem = bar.mems[bar.mid[lane]]
+            byte = int(bar.off[lane])
+            row = int(m.row_of(mem)[lane])
+            out.append((lane, (id(mem), row, mem.base + byte), f"mbarrier `{mem.name}`[{byte // 8}]"))
+        return out
+
+    def _barrier(self, op, key, what, lane) -> _Barrier:
+        b = self.state.get(key)
+        if b is None:
+            raise SimError("S0003", f"{self.m.who(lane)} uses {what}, which no thread has initialized "
+                           "(mbarrier_init)", op)
+        return b
+
+    # -- operations
+    def init(self, op, bar, count, mask) -> None:
+        m = self.m
+        m.access(op, bar, np.zeros(m.lanes, dtype=np.int64), mask, U64, "w",
+                 np.zeros((m.lanes, 8), dtype=np.uint8))   # the init is a write (race-checked)
+        for lane, key, what in self._keys(op, bar, mask):
+            self.state[key] = _Barrier(int(count[lane]), what)
+
+    def arrive(self, op, bar, tx_bytes, mask) -> None:
+        for lane, key, what in self._keys(op, bar, mask):
+            b = self._barrier(op, key, what, lane)
+            b.tx += int(tx_bytes[lane])
+            b.arrivals -= 1
+            if b.arrivals < 0:
+                raise SimError("S0011", f"{self.m.who(lane)} arrives on {what} in a phase that has had all "
+                               f"{b.expected} arrivals it was initialized for", op)
+            self._progress(key, b)
+
+    def bulk_copy(self, op, dst, src, nbytes, bar, mask) -> None:
+        m = self.m
+        keys = self._keys(op, bar, mask)
+        for lane, key, what in keys:
+            n = int(nbytes[lane])
+            one = np.zeros(m.lanes, dtype=bool)
+            one[lane] = True
+            zero = np.zeros(m.lanes, dtype=np.int64)
+            chunk = VectorType(U32, 4)
+            for k in range(n // 16):     # each 16-byte piece: bounds and alignment (16) at this line
+                m.access(op, dst.offset(zero + 4 * k, 4), zero, one, chunk, "c")
+            data = np.concatenate([m.access(op, src.offset(zero + 4 * k, 4), zero, one, chunk, "r")[lane]
+                                   for k in range(n // 16)]) if n else np.zeros(0, np.uint8)
+            b = self._barrier(op, key, what, lane)
+            mem = dst.mems[dst.mid[lane]]
+            row, start = int(m.row_of(mem)[lane]), int(dst.off[lane])
+            _mark(mem, row, start, n, 1)
+            b.copies.append((mem, row, start, data))
+            b.tx -= n
+            self._progress(key, b)
+
+    def try_wait(self, op, bar, parity, mask) -> np.ndarray:
+        out = np.zeros(self.m.lanes, dtype=bool)
+        for lane, key, what in self._keys(op, bar, mask):
+            b = self._barrier(op, key, what, lane)
+            # the phase of this parity has completed when the barrier's current phase has the other one
+            ok = b.done > 0 and (b.done & 1) != (int(parity[lane]) & 1)
+            out[lane] = ok
+            if ok:
+                self.seen[(lane, key)] = b.done
+                continue
+            version, spins = b.spins
+            b.spins = (b.version, spins + 1 if version == b.version else 1)
+            if b.spins[1] > SPIN_LIMIT:
+                lacks = []
+                if b.arrivals:
+                    lacks.append(f"{b.arrivals} of its {b.expected} arrival(s)")
+                if b.tx > 0:
+                    lacks.append(f"{b.tx} transaction byte(s) no bulk copy is delivering")
+                if b.tx < 0:
+                    lacks.append(f"an expect_tx for {-b.tx} byte(s) delivered beyond those announced")
+                raise SimError("S0011", f"deadlock: {self.m.who(lane)} waits for phase {b.done} of {what} "
+                               f"(parity {int(parity[lane]) & 1}), which lacks {' and '.join(lacks) or 'nothing'}"
+                               f", and no running thread will give it", op,
+                               notes=["threads of a block run in lockstep in the simulator: a branch that would "
+                                      "arrive later cannot run while another branch spins"])
+        return out
+
+    def check_read(self, op, mem, sel, rows, cols) -> None:
+        """S0009 when a lane reads bytes a bulk copy delivered in a phase it has not seen complete."""
+        tags = mem.bulk_phase
+        if tags is None:
+            return
+        t = tags[rows[:, None], cols]
+        hit = t[:, :, 0] >= 0
+        if not hit.any():
+            return
+        for i in np.nonzero(hit.any(axis=1))[0].tolist():
+            lane = int(sel[i])
+            j = int(np.argmax(hit[i]))
+            key = mem.bulk_keys[int(t[i, j, 0])]
+            phase = int(t[i, j, 1])
+            if self.seen.get((lane, key), 0) < phase:
+                b = self.state.get(key)
+                what = b.name if b is not None else "its mbarrier"
+                raise SimError("S0009", f"{self.m.who(lane)} reads element {int(cols[i, j]) // max(mem.elem.nbytes, 1)} "
+                               f"of {mem.describe()}, which a bulk copy delivered in phase {phase - 1} of {what}: "
+                               "this thread has not waited for that phase (mbarrier_try_wait of its parity)", op)
+
+    # -- completion
+    def _progress(self, key, b: _Barrier) -> None:
+        b.version += 1
+        if b.arrivals or b.tx:
+            return
+        b.done += 1
+        for mem, row, start, data in b.copies:
+            _mark(mem, row, start, len(data), -1)
+            mem.data[row, start:start + len(data)] = data
+            if mem.init is not None:
+                mem.init[row, start:start + len(data)] = True
+            if mem.track and mem._race is not None:
+                mem._race[0][row, start:start + len(data)] = -1     # no thread's write: the copy engine's
+            _tag(mem, row, start, len(data), key, b.done)
+        b.copies = []
+        b.arrivals = b.expected
+
+
+def _mark(mem, row: int, start: int, n: int, delta: int) -> None:
+    if mem.in_flight is None:
+        mem.in_flight = np.zeros(mem.data.shape, dtype=np.int16)
+    mem.in_flight[row, start:start + n] += delta
+
+
+def _tag(mem, row: int, start: int, n: int, key, phase: int) -> None:
+    if mem.bulk_phase is None:
+        mem.bulk_phase = np.full(mem.data.shape + (2,), -1, dtype=np.int64)
+    if key not in mem.bulk_keys:
+        mem.bulk_keys.append(key)
+    mem.bulk_phase[row, start:start + n, 0] = mem.bulk_keys.index(key)
+    mem.bulk_phase[row, start:start + n, 1] = phase

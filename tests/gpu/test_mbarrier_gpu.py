@@ -1,0 +1,24 @@
+"""Bulk copies on mbarriers on the GPU: the pipeline of tests/sim/mbarrier_programs.py gives
+what the simulator gives (the data doubled), stages reused over several rounds."""
+
+import numpy as np
+import pytest
+
+import ember
+from tests.sim.mbarrier_programs import PIPELINE
+
+pytestmark = pytest.mark.gpu
+
+
+@pytest.mark.parametrize("stages, rounds", [(2, 3), (3, 5), (1, 4)])
+def test_a_pipeline_of_bulk_copies(stages, rounds):
+    from ember.runtime import cuda
+    if cuda.context().compute_capability < (9, 0):
+        pytest.skip("bulk copies need sm_90")
+    prog = ember.compile(PIPELINE, name="pipeline.ember", arch=cuda.context().arch, cache=False,
+                         defines={"STAGES": stages, "ROUNDS": rounds})
+    blocks = 264
+    x = np.random.default_rng(stages + rounds).standard_normal(blocks * stages * rounds * 512).astype(np.float32)
+    y = np.zeros_like(x)
+    ember.runtime.load(prog, device="cuda").doubled(x, y, grid=blocks)
+    np.testing.assert_array_equal(y, 2 * x)
