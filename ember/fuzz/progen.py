@@ -288,11 +288,11 @@ class Generator(Features, GenericFeatures, TensorCoreFeatures):
         # (mma, ldmatrix and cp.async need sm_80+: programs are compiled for sm_90)
         kind = self.weighted([("plain", 3), ("shuffle", 3), ("vote", 2), ("shared", 2), ("atomic", 2),
                               ("cast_shared", 1), ("big_shared", 1), ("std_reduce", 1), ("mma", 1),
-                              ("ldmatrix", 1), ("cp_async", 1)])
+                              ("ldmatrix", 1), ("cp_async", 1), ("bulk", 1)])
         self.statements += 1
         if kind == "plain":
             self.statement(allow_return=False)
-        elif kind in ("cast_shared", "big_shared", "std_reduce", "mma", "ldmatrix", "cp_async"):
+        elif kind in ("cast_shared", "big_shared", "std_reduce", "mma", "ldmatrix", "cp_async", "bulk"):
             getattr(self, f"collective_{kind}")()
         elif kind == "shuffle":
             t = self.choice(self.types)

@@ -82,6 +82,30 @@ class TensorCoreFeatures:
         for i in sorted({self.integer(extra, extra + 2 * count - 1) for _ in range(self.integer(1, 3))}):
             self.store(t, f"{dst}[{i}]")
 
+    def collective_bulk(self) -> None:
+        """One thread's bulk copy (the copy engine) of a piece of an input into a shared
+        array, completing on an mbarrier that every thread waits for before reading it."""
+        t = self.choice([u for u in NUMERIC if BITS[u] >= 16])
+        most = min(8, self.length * BITS[t] // 8 // 16)        # 16-byte pieces, within the input
+        if most < 1:
+            return
+        nbytes = 16 * self.integer(1, most)
+        per = nbytes * 8 // BITS[t]
+        if not self.take_shared(nbytes + 8):
+            return
+        sh, bar = self.fresh("bulk"), self.fresh("bar")
+        self.emit(f"shared {sh}: [{t}; {per}];")
+        self.emit(f"shared {bar}: [u64; 1];")
+        self.emit(f"if tid == 0u32 {{ mbarrier_init({bar}, 0, 1u32); }}")
+        self.emit("barrier();")
+        src = f"(({self.expr('u32', 1)}) % {self.length // per}u32) * {per}u32"   # 16-byte aligned
+        self.emit("if tid == 0u32 {")
+        self.emit(f"    mbarrier_arrive({bar}, 0, {nbytes}u32);")
+        self.emit(f"    cp_async_bulk({sh}, 0, in_{t}, {src}, {nbytes}u32, {bar}, 0);")
+        self.emit("}")
+        self.emit(f"while !mbarrier_try_wait({bar}, 0, 0u32) {{}}")
+        self.let(t, f"{sh}[({self.expr('u32', 1)}) % {per}u32]")
+
     def collective_cp_async(self) -> None:
         """Copies from the inputs into this thread's chunks of a shared array, in groups;
         a wait covering the groups read, then a barrier before reading other threads'."""
