@@ -25,38 +25,65 @@ from __future__ import annotations
 from types import GeneratorType
 
 
+# Yielded by a computation that cannot go on for now (a thread group spinning on a barrier
+# that another group must complete): a Task stops there, to be stepped again later; `run`
+# just goes on (there is nothing else to run).
+SUSPEND = object()
+
+
+class Task:
+    """A generator-based computation that can stop at a SUSPEND and go on later: `step()`
+    runs it until it suspends (False) or ends (True, its value in `result`)."""
+
+    def __init__(self, gen):
+        self.stack = [gen]
+        self.done = False
+        self.result = None
+        self._value = None
+        self._error = None
+
+    def step(self) -> bool:
+        stack = self.stack
+        send = stack[-1].send
+        value, error = self._value, self._error
+        while True:
+            try:
+                if error is None:
+                    sub = send(value)
+                else:
+                    exc, error = error, None
+                    sub = stack[-1].throw(exc)
+            except StopIteration as stop:
+                stack.pop()
+                if not stack:
+                    self.done, self.result = True, stop.value
+                    return True
+                send = stack[-1].send
+                value = stop.value
+                continue
+            except BaseException as exc:   # propagate into the caller's generator
+                stack.pop()
+                if not stack:
+                    raise
+                send = stack[-1].send
+                error = exc
+                continue
+            if sub is SUSPEND:
+                self._value, self._error = None, None
+                return False
+            if isinstance(sub, GeneratorType):
+                stack.append(sub)
+                send = sub.send
+                value = None
+            else:
+                value = sub
+
+
 def run(gen):
     """Run a generator-based recursive computation to its result."""
     if not isinstance(gen, GeneratorType):
         return gen
-    stack = [gen]
-    send = stack[-1].send
-    value = None
-    error = None
-    while True:
-        try:
-            if error is None:
-                sub = send(value)
-            else:
-                exc, error = error, None
-                sub = stack[-1].throw(exc)
-        except StopIteration as stop:
-            stack.pop()
-            if not stack:
-                return stop.value
-            send = stack[-1].send
-            value = stop.value
-            continue
-        except BaseException as exc:   # propagate into the caller's generator
-            stack.pop()
-            if not stack:
-                raise
-            send = stack[-1].send
-            error = exc
-            continue
-        if isinstance(sub, GeneratorType):
-            stack.append(sub)
-            send = sub.send
-            value = None
-        else:
-            value = sub
+    task = Task(gen)
+    while not task.step():
+        pass
+    return task.result

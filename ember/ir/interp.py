@@ -20,7 +20,7 @@ from functools import lru_cache
 from ..lazy_numpy import np
 
 from ..diagnostics import Diagnostic
-from ..trampoline import run
+from ..trampoline import SUSPEND, Task, run
 from .core import Function, Module, Op, Region, Value
 
 
@@ -69,12 +69,15 @@ class Machine:
       `atomic(op, ptr, index, type, mask, update)` (update(old, lane) -> new, applied
       lane by lane);
     - `fail(code, message, op, notes)` reports an error at the op; `who(lane)` names a
-      thread. Pointer values offer `.offset(index)` and `.reinterpret(type)`.
+      thread. Pointer values offer `.offset(index)` and `.reinterpret(type)`;
+    - `suspend`: set by an op whose threads cannot go on until others act (a failed wait
+      on an mbarrier): the interpreter then lets the other branch of a divergent `if` run.
     """
 
     def __init__(self, tables: dict | None = None, lanes: int = 1):
         self.tables = tables or {}
         self.lanes = lanes
+        self.suspend = False
 
     def table(self, name: str, elem) -> "TableRef":
         return TableRef(name, self.lanes)
@@ -119,6 +122,7 @@ class Interpreter:
         self.lanes = lanes
         self.machine = machine or Machine(lanes=lanes)
         self.step_limit = step_limit
+        self.waits: dict = {}         # `if` op -> whether it waits on an mbarrier
 
     def call(self, f: Function, args: list, mask: np.ndarray | None = None) -> list:
         if mask is None:
@@ -145,6 +149,12 @@ class Interpreter:
                     results = yield getattr(self, STRUCTURED[op.name])(op, args, env, mask)
                 elif d.simulate is not None:
                     results = d.simulate(machine, op, args, mask)
+                    if machine.suspend:           # spinning on another thread group: let it run
+                        machine.suspend = False
+                        for res, val in zip(op.results, results):
+                            env[res] = val
+                        yield SUSPEND
+                        continue
                 elif d.eval is not None:
                     results = d.eval(op, *args)
                 elif d.expanded_by is not None:
@@ -163,8 +173,11 @@ class Interpreter:
         cond = args[0]
         then_mask = mask & cond
         else_mask = mask & ~cond
-        then_vals = (yield self.region(op.regions[0], dict(env), then_mask)) if then_mask.any() else None
-        else_vals = (yield self.region(op.regions[1], dict(env), else_mask)) if else_mask.any() else None
+        if then_mask.any() and else_mask.any() and self._waits(op):
+            then_vals, else_vals = yield self.concurrently(op, env, then_mask, else_mask)
+        else:
+            then_vals = (yield self.region(op.regions[0], dict(env), then_mask)) if then_mask.any() else None
+            else_vals = (yield self.region(op.regions[1], dict(env), else_mask)) if else_mask.any() else None
         out = []
         for i, r in enumerate(op.results):
             if then_vals is None:
@@ -174,6 +187,27 @@ class Interpreter:
             else:
                 out.append(merge(cond, then_vals[i], else_vals[i]))
         return out
+
+    def _waits(self, op: Op) -> bool:
+        """Whether an `if` holds a wait on an mbarrier (memoized per op)."""
+        got = self.waits.get(op)
+        if got is None:
+            got = self.waits[op] = any(inner.name == "mem.mbarrier_try_wait" for r in op.regions for inner in r.walk())
+        return got
+
+    def concurrently(self, op: Op, env: dict, then_mask: np.ndarray, else_mask: np.ndarray):
+        """Both branches of a divergent `if` that waits on mbarriers, switching whenever one
+        spins: the other may be what ends the wait (warp-specialised producers and
+        consumers). Within a branch the threads still run in lockstep."""
+        tasks = [Task(self.region(op.regions[0], dict(env), then_mask)),
+                 Task(self.region(op.regions[1], dict(env), else_mask))]
+        while True:
+            for t in tasks:
+                if not t.done:
+                    t.step()
+            if all(t.done for t in tasks):
+                return tasks[0].result, tasks[1].result
+            yield SUSPEND       # both spin: an enclosing branch may go on (else the spin limit ends it)
 
     def for_(self, op: Op, args: list, env: dict, mask: np.ndarray):
         lo, hi, step, *carried = args

@@ -336,15 +336,16 @@ class SimMachine(Machine):
         return out
 
     def track(self, op: Op, mem: Memory, sel: np.ndarray, rows: np.ndarray, cols: np.ndarray, kind: str) -> None:
-        writer, wep, reader, rep, rmulti, wrc, rrc = mem.race_state()
+        writer, wep, reader, rep, rmulti = mem.race_state()
+        counted = self.ordering.released         # release counts matter once a thread released
+        wrc, rrc = mem.release_counts() if counted else (None, None)
         size = cols.shape[1]
         r = np.repeat(rows, size)
         c = cols.reshape(-1)
-        lane_of = np.repeat(sel, size)
-        th = self.gtid[lane_of]
+        th = np.repeat(self.gtid[sel], size)
         blk = th // self.T
-        ep = self.epoch[self.block_in_batch[lane_of]]
-        rc = self.ordering.rc[lane_of]
+        ep = np.repeat(self.epoch[self.block_in_batch[sel]], size)
+        rc = np.repeat(self.ordering.rc[sel], size) if counted else None
 
         def conflict(other_thread, other_epoch, other_rc):
             """Accesses of another thread that neither a barrier of their block nor a
@@ -353,11 +354,11 @@ class SimMachine(Machine):
             bad = (other_thread >= 0) & (other_thread != th) & ((other_blk != blk) | (other_epoch == ep))
             if bad.any() and self.ordering.any:
                 at = np.nonzero(bad)[0]
-                bad[at] = ~self.ordering.ordered(lane_of[at], other_thread[at], other_epoch[at], other_rc[at])
+                bad[at] = ~self.ordering.ordered(sel[at // size], other_thread[at], other_epoch[at], other_rc[at])
             return bad
 
         w_prev, we_prev = writer[r, c], wep[r, c]
-        bad = conflict(w_prev, we_prev, wrc[r, c])
+        bad = conflict(w_prev, we_prev, wrc[r, c] if counted else np.zeros(len(r), np.int64))
         if bad.any():
             i = int(np.argmax(bad))
             lane = sel[i // size]
@@ -367,7 +368,8 @@ class SimMachine(Machine):
                            op, notes=self.ordering.notes(lane))
         if kind == "w":
             r_prev, re_prev = reader[r, c], rep[r, c]
-            bad = conflict(r_prev, re_prev, rrc[r, c]) | (rmulti[r, c] & (re_prev == ep) & (r_prev >= 0))
+            bad = conflict(r_prev, re_prev, rrc[r, c] if counted else np.zeros(len(r), np.int64)) | \
+                (rmulti[r, c] & (re_prev == ep) & (r_prev >= 0))
             if bad.any():
                 i = int(np.argmax(bad))
                 lane = sel[i // size]
@@ -384,7 +386,9 @@ class SimMachine(Machine):
                 if len(set(self.gtid[lanes].tolist())) > 1:
                     raise SimError("S0004", f"data race on {mem.describe()}: {self.who(lanes[0])} and "
                                    f"{self.who(lanes[1])} write {_elem(mem, c[who[0]])} at the same time", op)
-            writer[r, c], wep[r, c], wrc[r, c] = th, ep, rc
+            writer[r, c], wep[r, c] = th, ep
+            if counted:
+                wrc[r, c] = rc
             reader[r, c] = -1
             rmulti[r, c] = False
         else:
@@ -394,7 +398,8 @@ class SimMachine(Machine):
             rmulti[r[other], c[other]] = True
             reader[r[fresh], c[fresh]] = th[fresh]
             rep[r[fresh], c[fresh]] = ep[fresh]
-            rrc[r[fresh], c[fresh]] = rc[fresh]
+            if counted:
+                rrc[r[fresh], c[fresh]] = rc[fresh]
             rmulti[r[fresh], c[fresh]] = False
             flat = r * mem.data.shape[1] + c
             uniq, inv, counts = np.unique(flat, return_inverse=True, return_counts=True)

@@ -10,9 +10,14 @@ only once it has seen the phase complete (a try_wait of its parity that returned
 reading them earlier is S0009 too, as on the GPU it may see old bytes.
 
 A wait that nothing can end - its phase lacks arrivals or bytes, and the barrier has not
-changed while the waiting threads spun - is S0011, with what the phase lacks. Threads of
-a block run in lockstep here, so a wait in one branch of an `if` cannot be ended by the
-other branch (warp-specialised producers and consumers are not simulated yet).
+changed while the waiting threads spun - is S0011, with what the phase lacks and every
+other wait stuck with it. A failed wait suspends its thread group (`machine.suspend`), and
+the two branches of an `if` that waits on mbarriers run concurrently, each in lockstep
+(ember.ir.interp), so a warp-specialised producer and its consumers take turns as on the
+GPU. Arrivals release and successful waits acquire (ember.sim.ordering), so what a thread
+wrote before arriving is ordered before what a waiter reads after; a bulk copy overwriting
+bytes that other threads read without such an order is a race (S0004), checked when it
+starts.
 """
 
 from __future__ import annotations
@@ -21,13 +26,14 @@ import numpy as np
 
 from ..ir.types import U32, U64, VectorType
 from .errors import SimError
+from .ordering import Location
 
 # failed waits on one barrier with no change in between before it is called a deadlock
 SPIN_LIMIT = 1000
 
 
 class _Barrier:
-    __slots__ = ("expected", "arrivals", "tx", "done", "copies", "version", "spins", "name")
+    __slots__ = ("expected", "arrivals", "tx", "done", "copies", "version", "spins", "name", "loc")
 
     def __init__(self, expected: int, name: str):
         self.expected = expected       # arrivals per phase
@@ -38,6 +44,7 @@ class _Barrier:
         self.version = 0               # changes with every arrival, delivery and completion
         self.spins = (0, 0)            # (version, failed waits at that version)
         self.name = name
+        self.loc = Location()          # arrivals release, successful waits acquire (ember.sim.ordering)
 
 
 class MBarriers:
@@ -45,6 +52,7 @@ class MBarriers:
         self.m = machine
         self.state: dict = {}          # (id of the memory's data, row, byte) -> _Barrier
         self.seen: dict = {}           # (lane, barrier key) -> phases the lane has seen complete
+        self.waiting: dict = {}        # barrier key -> (a lane whose last wait on it failed, parity)
 
     # -- addressing
     def _keys(self, op, bar, mask) -> list:
@@ -78,6 +86,7 @@ class MBarriers:
     def arrive(self, op, bar, tx_bytes, mask) -> None:
         for lane, key, what in self._keys(op, bar, mask):
             b = self._barrier(op, key, what, lane)
+            self.m.ordering.atomic(lane, b.loc, "release", "cta", op, reads=False, writes=True, rmw=True)
             b.tx += int(tx_bytes[lane])
             b.arrivals -= 1
             if b.arrivals < 0:
@@ -101,6 +110,12 @@ class MBarriers:
             b = self._barrier(op, key, what, lane)
             mem = dst.mems[dst.mid[lane]]
             row, start = int(m.row_of(mem)[lane]), int(dst.off[lane])
+            if mem.track and m.check_races and n:
+                # overwriting bytes other threads read, with nothing ordering their reads before
+                # this copy (a stage refilled before its readers released it), is a race
+                sel = np.array([lane])
+                m.track(op, mem, sel, np.array([row]), np.arange(start, start + n)[None, :], "w")
+                mem.race_state()[0][row, start:start + n] = -1     # written by the copy engine, later
             _mark(mem, row, start, n, 1)
             b.copies.append((mem, row, start, data))
             b.tx -= n
@@ -110,27 +125,27 @@ class MBarriers:
         out = np.zeros(self.m.lanes, dtype=bool)
         for lane, key, what in self._keys(op, bar, mask):
             b = self._barrier(op, key, what, lane)
-            # the phase of this parity has completed when the barrier's current phase has the other one
-            ok = b.done > 0 and (b.done & 1) != (int(parity[lane]) & 1)
+            # the phase of this parity has completed when the barrier's current phase has the
+            # other one (on a fresh barrier, parity 1 names the phase before the first: done)
+            ok = (b.done & 1) != (int(parity[lane]) & 1)
             out[lane] = ok
             if ok:
                 self.seen[(lane, key)] = b.done
+                self.m.ordering.atomic(lane, b.loc, "acquire", "cta", op, reads=True, writes=False, rmw=False)
                 continue
+            self.m.suspend = True         # let another thread group run (it may end this wait)
             version, spins = b.spins
             b.spins = (b.version, spins + 1 if version == b.version else 1)
+            self.waiting[key] = (lane, int(parity[lane]) & 1)
             if b.spins[1] > SPIN_LIMIT:
-                lacks = []
-                if b.arrivals:
-                    lacks.append(f"{b.arrivals} of its {b.expected} arrival(s)")
-                if b.tx > 0:
-                    lacks.append(f"{b.tx} transaction byte(s) no bulk copy is delivering")
-                if b.tx < 0:
-                    lacks.append(f"an expect_tx for {-b.tx} byte(s) delivered beyond those announced")
+                others = [f"also stuck: {self.m.who(w)} waits for phase {o.done} of {o.name}, which lacks "
+                          f"{_lacks(o)}" for k, (w, _) in self.waiting.items()
+                          if k != key and (o := self.state[k]).spins[1] > 0 and o.spins[0] == o.version]
                 raise SimError("S0011", f"deadlock: {self.m.who(lane)} waits for phase {b.done} of {what} "
-                               f"(parity {int(parity[lane]) & 1}), which lacks {' and '.join(lacks) or 'nothing'}"
-                               f", and no running thread will give it", op,
-                               notes=["threads of a block run in lockstep in the simulator: a branch that would "
-                                      "arrive later cannot run while another branch spins"])
+                               f"(parity {int(parity[lane]) & 1}), which lacks {_lacks(b)}, and no running "
+                               f"thread will give it", op,
+                               notes=others + ["the branches of an `if` that waits on mbarriers run "
+                                               "concurrently in the simulator, each in lockstep"])
         return out
 
     def check_read(self, op, mem, sel, rows, cols) -> None:
@@ -170,6 +185,17 @@ class MBarriers:
             _tag(mem, row, start, len(data), key, b.done)
         b.copies = []
         b.arrivals = b.expected
+
+
+def _lacks(b: _Barrier) -> str:
+    lacks = []
+    if b.arrivals:
+        lacks.append(f"{b.arrivals} of its {b.expected} arrival(s)")
+    if b.tx > 0:
+        lacks.append(f"{b.tx} transaction byte(s) no bulk copy is delivering")
+    if b.tx < 0:
+        lacks.append(f"an expect_tx for {-b.tx} byte(s) delivered beyond those announced")
+    return " and ".join(lacks) or "nothing"
 
 
 def _mark(mem, row: int, start: int, n: int, delta: int) -> None:

@@ -33,6 +33,7 @@ class Memory:
         self.init = np.zeros((rows, nbytes), dtype=bool) if track_init else None
         self.in_flight = None    # per byte, the cp.async copies not yet landed (ember.sim.async_copy)
         self._race = None
+        self._rc = None
         self.base = 0            # byte offset of this memory in its allocation (alignment)
         self.aliases: list[str] = []
         self.locations: dict = {}    # (row, byte of the allocation) -> ember.sim.ordering.Location
@@ -40,15 +41,21 @@ class Memory:
         self.bulk_keys: list = []    # (ember.sim.mbarrier)
 
     def race_state(self):
-        """Per byte: writer, its epoch, reader, its epoch, several readers, the writer's and
-        the reader's release counts."""
+        """Per byte: writer, its epoch, reader, its epoch, several readers."""
         if self._race is None:
             shape = self.data.shape
             self._race = (np.full(shape, -1, dtype=np.int64), np.zeros(shape, dtype=np.int64),
                           np.full(shape, -1, dtype=np.int64), np.zeros(shape, dtype=np.int64),
-                          np.zeros(shape, dtype=bool), np.zeros(shape, dtype=np.int64),
-                          np.zeros(shape, dtype=np.int64))
+                          np.zeros(shape, dtype=bool))
         return self._race
+
+    def release_counts(self):
+        """Per byte: the writer's and the reader's release counts (ember.sim.ordering), made
+        when a thread first releases: until then every count is 0."""
+        if self._rc is None:
+            shape = self.data.shape
+            self._rc = (np.zeros(shape, dtype=np.int64), np.zeros(shape, dtype=np.int64))
+        return self._rc
 
     def view(self, name: str, offset: int, nbytes: int, elem: ScalarType) -> "Memory":
         """Bytes [offset, offset + nbytes) of this memory as a memory of its own (for a
@@ -60,6 +67,7 @@ class Memory:
             v.init = self.init[:, offset:offset + nbytes]
         if self.track:
             v._race = tuple(a[:, offset:offset + nbytes] for a in self.race_state())
+            v._rc = tuple(a[:, offset:offset + nbytes] for a in self.release_counts())
         v.base = self.base + offset
         v.locations = self.locations
         return v

@@ -69,6 +69,7 @@ class Ordering:
         self.fenced: dict[int, Release] = {}               # lane -> its last release fence's snapshot
         self.narrow: dict[int, Release] = {}               # lane -> a release it could not acquire (scope)
         self.any = False                                   # any knowledge at all (the fast path)
+        self.released = False                              # any release yet (release counts kept)
 
     # -- knowledge
     def knows(self, lane: int, key) -> int:
@@ -96,6 +97,7 @@ class Ordering:
         block = int(m.block_lin[lane])
         merge(facts, {("b", block): int(m.epoch[b]), ("t", int(m.gtid[lane])): int(self.rc[lane]) + 1})
         self.rc[lane] += 1
+        self.released = True
         return Release(facts, block, scope, op)
 
     def _acquire(self, lane: int, releases, scope: str) -> None:

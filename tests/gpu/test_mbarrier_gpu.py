@@ -1,11 +1,12 @@
-"""Bulk copies on mbarriers on the GPU: the pipeline of tests/sim/mbarrier_programs.py gives
-what the simulator gives (the data doubled), stages reused over several rounds."""
+"""Bulk copies on mbarriers on the GPU: the pipelines of tests/sim/mbarrier_programs.py give
+what the simulator gives (the data doubled), stages reused over several rounds, with all
+threads waiting and with a warp-specialised producer and consumers."""
 
 import numpy as np
 import pytest
 
 import ember
-from tests.sim.mbarrier_programs import PIPELINE
+from tests.sim.mbarrier_programs import PIPELINE, SPECIALISED
 
 pytestmark = pytest.mark.gpu
 
@@ -22,3 +23,18 @@ def test_a_pipeline_of_bulk_copies(stages, rounds):
     y = np.zeros_like(x)
     ember.runtime.load(prog, device="cuda").doubled(x, y, grid=blocks)
     np.testing.assert_array_equal(y, 2 * x)
+
+
+@pytest.mark.parametrize("stages, tiles", [(2, 6), (3, 50), (1, 3)])
+def test_warp_specialised_producer_and_consumers(stages, tiles):
+    from ember.runtime import cuda
+    if cuda.context().compute_capability < (9, 0):
+        pytest.skip("bulk copies need sm_90")
+    prog = ember.compile(SPECIALISED, name="specialised.ember", arch=cuda.context().arch, cache=False,
+                         defines={"STAGES": stages, "TILES": tiles})
+    blocks = 264
+    x = np.random.default_rng(stages * 7 + tiles).standard_normal(blocks * tiles * 256).astype(np.float32)
+    y = np.zeros_like(x)
+    for _ in range(3):
+        ember.runtime.load(prog, device="cuda").specialised(x, y, grid=blocks)
+        np.testing.assert_array_equal(y, 2 * x)

@@ -28,3 +28,46 @@ kernel doubled<const STAGES: u32 = 2, const ROUNDS: u32 = 3, const TILE: u32 = 5
     }
 }
 """
+
+# Warp specialisation: warp 0's thread 0 fills a ring of STAGES stages with the copy engine,
+# each time waiting until the consumers released the stage's previous use; warps 1..3 wait
+# for a stage to be full, use it and release it (96 arrivals). In the simulator the two
+# branches run concurrently, switching whenever one spins on an mbarrier.
+SPECIALISED = """
+import "std/mbarrier.ember";
+
+kernel specialised<const STAGES: u32 = 2, const TILES: u32 = 6, const TILE: u32 = 256>(
+        x: *global f32 align(16), y: *mut global f32) block(128) {
+    shared tile: [[f32; TILE]; STAGES];
+    shared full: [u64; STAGES];
+    shared empty: [u64; STAGES];
+    if thread_idx.x == 0u32 {
+        for s in 0u32..STAGES {
+            mbarrier_init(full, s, 1u32);
+            mbarrier_init(empty, s, 96u32);
+        }
+    }
+    barrier();
+    let base = block_idx.x * TILES * TILE;
+    if warp_id == 0u32 {
+        if lane_id == 0u32 {
+            for k in 0u32..TILES {
+                let s = k % STAGES;
+                mbarrier_wait(empty, s, stage_parity(k, STAGES) ^ 1u32);
+                mbarrier_arrive(full, s, TILE * 4u32);
+                cp_async_bulk(tile[s], 0, x, base + k * TILE, TILE * 4u32, full, s);
+            }
+        }
+    } else {
+        let c = thread_idx.x - 32u32;
+        for k in 0u32..TILES {
+            let s = k % STAGES;
+            mbarrier_wait(full, s, stage_parity(k, STAGES));
+            for i in c..TILE step 96u32 {
+                y[base + k * TILE + i] = 2.0 * tile[s][i];
+            }
+            mbarrier_arrive(empty, s, 0u32);
+        }
+    }
+}
+"""

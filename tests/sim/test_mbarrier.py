@@ -76,3 +76,41 @@ def test_the_ptx_is_isa_8_and_the_target_checked():
         ember.compile(PIPELINE, name="pipeline.ember", arch="sm_80", cache=False)
     with pytest.raises(CompileError, match="needs PTX ISA 8.0; --ptx-version asked for 7.8"):
         ember.compile(PIPELINE, name="pipeline.ember", ptx_version="7.8", cache=False)
+
+
+def _specialised(src: str, x, **defines):
+    from .mbarrier_programs import SPECIALISED  # noqa: F401 (the source is passed in)
+    prog = ember.compile(src, name="specialised.ember", defines=defines, stop_after="ir-opt", cache=False)
+    y = np.zeros_like(x)
+    ember.runtime.load(prog, device="sim").specialised(x, y, grid=2)
+    return y
+
+
+@pytest.mark.parametrize("stages, tiles", [(2, 6), (3, 7), (1, 3)])
+def test_warp_specialised_producer_and_consumers(stages, tiles):
+    """The producer branch and the consumer branch of one `if` run concurrently in the
+    simulator (switching at each wait that cannot pass yet), as they do on the GPU."""
+    from .mbarrier_programs import SPECIALISED
+    x = np.random.default_rng(stages * 7 + tiles).standard_normal(2 * tiles * 256).astype(np.float32)
+    np.testing.assert_array_equal(_specialised(SPECIALISED, x, STAGES=stages, TILES=tiles), 2 * x)
+
+
+@pytest.mark.parametrize("change, code, message", [
+    (("            mbarrier_arrive(empty, s, 0u32);\n", ""), "S0011", "of mbarrier `empty`[0], which lacks 96 of its 96"),
+    (("            mbarrier_wait(full, s, stage_parity(k, STAGES));\n", ""), "S0009",
+     "which a bulk copy delivered in phase 0 of mbarrier `full`[0]"),
+    (("mbarrier_init(empty, s, 96u32);", "mbarrier_init(empty, s, 97u32);"), "S0011", "`empty`[0], which lacks 1 of its 97"),
+    # a producer that does not wait for the stage to be released refills it phases ahead:
+    # the consumers' wait names the phase they can no longer see
+    (("                mbarrier_wait(empty, s, stage_parity(k, STAGES) ^ 1u32);\n", ""), "S0011",
+     "of mbarrier `full`[0] (parity 1), which lacks 1 of its 1 arrival(s)"),
+])
+def test_broken_specialisations_are_reported(change, code, message):
+    from .mbarrier_programs import SPECIALISED
+    src = SPECIALISED.replace(*change)
+    assert src != SPECIALISED
+    x = np.random.default_rng(1).standard_normal(2 * 6 * 256).astype(np.float32)
+    with pytest.raises(SimError) as err:
+        _specialised(src, x)
+    d = err.value.diagnostic
+    assert d.code == code and any(message in text for text in [d.message, *d.notes]), (d.message, d.notes)
