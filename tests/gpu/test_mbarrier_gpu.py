@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import ember
-from tests.sim.mbarrier_programs import PIPELINE, SPECIALISED
+from tests.sim.mbarrier_programs import PIPELINE, SPECIALISED, WITH_PIPELINE
 
 pytestmark = pytest.mark.gpu
 
@@ -25,12 +25,13 @@ def test_a_pipeline_of_bulk_copies(stages, rounds):
     np.testing.assert_array_equal(y, 2 * x)
 
 
+@pytest.mark.parametrize("src", [SPECIALISED, WITH_PIPELINE], ids=["by-hand", "std-pipeline"])
 @pytest.mark.parametrize("stages, tiles", [(2, 6), (3, 50), (1, 3)])
-def test_warp_specialised_producer_and_consumers(stages, tiles):
+def test_warp_specialised_producer_and_consumers(src, stages, tiles):
     from ember.runtime import cuda
     if cuda.context().compute_capability < (9, 0):
         pytest.skip("bulk copies need sm_90")
-    prog = ember.compile(SPECIALISED, name="specialised.ember", arch=cuda.context().arch, cache=False,
+    prog = ember.compile(src, name="specialised.ember", arch=cuda.context().arch, cache=False,
                          defines={"STAGES": stages, "TILES": tiles})
     blocks = 264
     x = np.random.default_rng(stages * 7 + tiles).standard_normal(blocks * tiles * 256).astype(np.float32)

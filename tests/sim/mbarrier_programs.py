@@ -71,3 +71,35 @@ kernel specialised<const STAGES: u32 = 2, const TILES: u32 = 6, const TILE: u32 
     }
 }
 """
+
+# SPECIALISED written with std/pipeline.ember: no stage or parity arithmetic in the kernel.
+WITH_PIPELINE = """
+import "std/pipeline.ember";
+
+kernel specialised<const STAGES: u32 = 2, const TILES: u32 = 6, const TILE: u32 = 256>(
+        x: *global f32 align(16), y: *mut global f32) block(128) {
+    shared tile: [[f32; TILE]; STAGES];
+    shared full: [u64; STAGES];
+    shared empty: [u64; STAGES];
+    if thread_idx.x == 0u32 { pipeline_init(full, empty, STAGES, 96u32); }
+    barrier();
+    let base = block_idx.x * TILES * TILE;
+    if warp_id == 0u32 {
+        if lane_id == 0u32 {
+            for k in 0u32..TILES {
+                producer_acquire(empty, k, STAGES);
+                producer_commit(full, k, STAGES, TILE * 4u32);
+                cp_async_bulk(tile[k % STAGES], 0, x, base + k * TILE, TILE * 4u32, full, k % STAGES);
+            }
+        }
+    } else {
+        for k in 0u32..TILES {
+            consumer_wait(full, k, STAGES);
+            for i in (thread_idx.x - 32u32)..TILE step 96u32 {
+                y[base + k * TILE + i] = 2.0 * tile[k % STAGES][i];
+            }
+            consumer_release(empty, k, STAGES);
+        }
+    }
+}
+"""

@@ -79,7 +79,6 @@ def test_the_ptx_is_isa_8_and_the_target_checked():
 
 
 def _specialised(src: str, x, **defines):
-    from .mbarrier_programs import SPECIALISED  # noqa: F401 (the source is passed in)
     prog = ember.compile(src, name="specialised.ember", defines=defines, stop_after="ir-opt", cache=False)
     y = np.zeros_like(x)
     ember.runtime.load(prog, device="sim").specialised(x, y, grid=2)
@@ -114,3 +113,4 @@ def test_broken_specialisations_are_reported(change, code, message):
         _specialised(src, x)
     d = err.value.diagnostic
     assert d.code == code and any(message in text for text in [d.message, *d.notes]), (d.message, d.notes)
+
