@@ -136,6 +136,8 @@ def _table() -> dict[str, Builtin]:
     rows.append(from_op("cp_async_wait", "mem.cp_async_wait",
                         "wait until at most N (a constant) of this thread's committed groups are in flight "
                         "(sm_80+)", const_attrs=(("pending", "the number of groups left in flight"),)))
+    rows.append(from_op("elect_sync", "gpu.elect", "sm_90, warp-wide: true in one active lane of the warp "
+                        "(the lowest), false in the others"))
     rows.append(from_op("mbarrier_init", "mem.mbarrier_init", "sm_90: make bar[i] (a shared u64) an mbarrier "
                         "expecting `count` arrivals per phase, in phase 0"))
     rows.append(from_op("mbarrier_arrive", "mem.mbarrier_arrive", "sm_90: arrive on the mbarrier bar[i], "

@@ -306,8 +306,9 @@ class Generator(Features, GenericFeatures, TensorCoreFeatures):
             else:
                 self.let(t, f"{fn}({self.expr(t, 2)}, {lane})")
         elif kind == "vote":
-            mode = self.choice(VOTES)
-            self.let("u32" if mode == "ballot" else "bool", f"{mode}({self.expr('bool', 2)})")
+            mode = self.choice(VOTES + ["elect_sync"])      # elect: the lowest active lane, defined
+            args = "" if mode == "elect_sync" else self.expr("bool", 2)
+            self.let("u32" if mode == "ballot" else "bool", f"{mode}({args})")
         elif kind == "shared":
             t = self.choice(self.types)
             name = self.fresh("sh")

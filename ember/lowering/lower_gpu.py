@@ -85,6 +85,14 @@ def _vote(L, op, args):
     return [L.intrinsic(f"llvm.nvvm.vote.{mode}.sync", [], [mask, args[0]], ret=ret)]
 
 
+@lowers("gpu.elect")
+def _elect(L, op, args):
+    mask = L.intrinsic("llvm.nvvm.activemask", [], [], ret=I32)
+    text = "{ .reg .pred p; elect.sync _|p, $1; selp.u32 $0, 1, 0, p; }"
+    leader = L.b.asm(ll.FunctionType(I32, [I32]), text, "=r,r", [mask], True)
+    return [L.b.icmp_unsigned("!=", leader, ll.Constant(I32, 0))]
+
+
 @lowers(*_SREG)
 def _sreg(L, op, args):
     name = f"llvm.nvvm.read.ptx.sreg.{_SREG[op.name]}.{op.attrs['dim']}"

@@ -56,3 +56,15 @@ def test_tuple_shuffles(seed):
     x, w = _inputs(seed)
     got, want = _run("cuda", x, w, arch=cuda.context().arch), _run("sim", x, w)
     assert all((g == s).all() for g, s in zip(got, want))
+
+
+def test_elect_sync():
+    from ember.runtime import cuda
+    from tests.sim.test_elect import ELECT, expected
+    if cuda.context().compute_capability < (9, 0):
+        pytest.skip("elect.sync needs sm_90")
+    prog = ember.compile(ELECT, arch=cuda.context().arch, cache=False)
+    for n in (1, 3, 7, 40):
+        out = np.zeros(96, np.uint32)
+        ember.runtime.load(prog, device="cuda").k(out, n, grid=1)
+        np.testing.assert_array_equal(out, expected(n))

@@ -124,3 +124,21 @@ defop("gpu.vote", Keyword("mode"), operands="pred: bool", results="result: B", a
       else f"result must be {_vote_result(None, op.attrs)[0]}",
       example="%b = gpu.vote ballot %p : u32", example_args="%p: bool",
       doc="Warp vote over the active lanes: `all`, `any`, or `ballot` (bit i: lane i's predicate).")
+
+
+def _elect_sim(m, op, args, mask):
+    """The active lane with the lowest lane index of each warp."""
+    warp, nwarps = m.warps()
+    lanes = np.nonzero(mask)[0]
+    first = np.full(nwarps, -1, dtype=np.int64)
+    first[warp[lanes][::-1]] = lanes[::-1]      # the last assignment per warp wins: the lowest lane
+    return [mask & (first[warp] == np.arange(m.lanes))]
+
+
+defop("gpu.elect", Operands(), results="result: bool", traits=(CONVERGENT,), simulate=_elect_sim, min_sm=90,
+      min_ptx=(8, 0),
+      example="%leader = gpu.elect : bool",
+      doc="Warp-wide: true in exactly one active lane of the warp, the one with the lowest lane "
+          "index (PTX elect.sync over the active lanes, sm_90): the thread that issues a warp's "
+          "bulk copies or arrivals.")
+
