@@ -168,7 +168,8 @@ CODES: dict[str, tuple[str, str]] = {
     'S0010': ('warp-wide op run by part of a warp',
               '(simulator) `mma_m16n8k16` or `ldmatrix_*` executed by some lanes of a warp and not '
               'others (inside a divergent branch, or in a block whose size is not a multiple of '
-              '32): tensor-core ops are executed by the whole warp together.'),
+              '32): tensor-core ops are executed by the whole warp together; likewise '
+              '`setmaxnreg_*` by part of a warpgroup (4 consecutive warps).'),
     'S0011': ('mbarrier deadlock or extra arrival',
               '(simulator) A wait on an mbarrier phase that nothing running can complete: it lacks '
               'arrivals, or transaction bytes no bulk copy delivers (the message says which); or an '

@@ -136,6 +136,10 @@ def _table() -> dict[str, Builtin]:
     rows.append(from_op("cp_async_wait", "mem.cp_async_wait",
                         "wait until at most N (a constant) of this thread's committed groups are in flight "
                         "(sm_80+)", const_attrs=(("pending", "the number of groups left in flight"),)))
+    for kind, what in (("inc", "raise"), ("dec", "lower")):
+        rows.append(from_op(f"setmaxnreg_{kind}", "gpu.setmaxnreg", f"sm_90a, warpgroup-wide: {what} the registers "
+                            "each thread of the warpgroup may use to N (24..256, a multiple of 8)",
+                            attrs=(("kind", kind),), const_attrs=(("regs", "the register count"),)))
     rows.append(from_op("elect_sync", "gpu.elect", "sm_90, warp-wide: true in one active lane of the warp "
                         "(the lowest), false in the others"))
     rows.append(from_op("mbarrier_init", "mem.mbarrier_init", "sm_90: make bar[i] (a shared u64) an mbarrier "

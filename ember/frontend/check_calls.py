@@ -255,6 +255,10 @@ def _builtin_over_tuple(ck, e: A.Call, b: Builtin, slots: tuple, args: list):
 def _target_has(ck, e: A.Call, b: Builtin) -> bool:
     """Whether the target is new enough for the builtin's op and the words given as its
     arguments (a cluster scope); False after reporting."""
+    if b.op and OPS[b.op].arch_specific and not ck.target.arch.endswith("a") and b.min_sm <= ck.target.sm:
+        ck.diags.error("E0501", f"`{b.name}` needs an arch-specific target (sm_{ck.target.sm}a); the target is "
+                       f"{ck.target.arch}", e.name_span, help=f"compile with --arch sm_{ck.target.sm}a")
+        return False
     if b.min_sm <= ck.target.sm:
         needs = OPS[b.op].min_sm_for if b.op else None
         for (attr, _), a in zip(b.word_attrs, e.args[len(b.params):]):

@@ -121,6 +121,7 @@ class Attr:
     doc: str = ""
     lo: int | None = None
     hi: int | None = None
+    multiple_of: int | None = None
 
     def check(self, v) -> str | None:
         if self.kind == "enum":
@@ -130,6 +131,8 @@ class Attr:
                 return "must be an integer"
             if (self.lo is not None and v < self.lo) or (self.hi is not None and v > self.hi):
                 return f"must be {self.lo}..{self.hi}, not {v}"
+            if self.multiple_of and v % self.multiple_of:
+                return f"must be a multiple of {self.multiple_of}, not {v}"
             return None
         if self.kind == "bool":
             return None if isinstance(v, bool) else "must be true or false"
@@ -217,6 +220,8 @@ class OpDef:
     expanded_by: str | None = None         # the pass that can replace it by its expansion
     rules: tuple = ()                      # signature.Rule: variables the others decide
     min_sm: int = 0
+    arch_specific: bool = False            # needs an arch-specific target (sm_90a, sm_100a: wgmma,
+                                           # setmaxnreg), not the portable sm_90
     min_ptx: tuple | None = None           # the oldest PTX ISA version (major, minor) that has it
                                            # (a module using it is compiled for at least that)
     min_sm_for: Callable | None = None     # attrs -> the oldest architecture those attribute

@@ -93,6 +93,13 @@ def _elect(L, op, args):
     return [L.b.icmp_unsigned("!=", leader, ll.Constant(I32, 0))]
 
 
+@lowers("gpu.setmaxnreg")
+def _setmaxnreg(L, op, args):
+    text = f"setmaxnreg.{op.attrs['kind']}.sync.aligned.u32 {op.attrs['regs']};"
+    L.b.asm(ll.FunctionType(ll.VoidType(), []), text, "~{memory}", [], True)
+    return []
+
+
 @lowers(*_SREG)
 def _sreg(L, op, args):
     name = f"llvm.nvvm.read.ptx.sreg.{_SREG[op.name]}.{op.attrs['dim']}"

@@ -61,13 +61,20 @@ def _pick(spec, binding: dict) -> str:
 def well_typed_args(b) -> list:
     binding: dict = {}
     args = [_pick(p, binding) for p in b.params]
-    return args + ["0"] * len(b.const_attrs)
+    return args + [str(OPS[b.op].attrs[attr].lo or 0) for attr, _ in b.const_attrs]
+
+
+def arch_of(call: str) -> str:
+    """sm_90, or sm_90a for a builtin that needs the arch-specific target (setmaxnreg)."""
+    name = call.split("(")[0]
+    b = BUILTINS.get(name)
+    return "sm_90a" if b is not None and b.op and OPS[b.op].arch_specific else "sm_90"
 
 
 def compile_call(call: str):
     """"ok", or "error" with every diagnostic located; any other outcome raises."""
     try:
-        ember.compile(kernel(call), arch="sm_90", cache=False)
+        ember.compile(kernel(call), arch=arch_of(call), cache=False)
     except CompileError as e:
         assert all(d.span is not None for d in e.diagnostics.errors), e.diagnostics.render()
         return "error"

@@ -11,7 +11,7 @@ from __future__ import annotations
 from ...lazy_numpy import np
 
 from ..formats import Keyword, Operands
-from ..opdef import CONVERGENT, SIDE_EFFECT, defop, enum
+from ..opdef import CONVERGENT, SIDE_EFFECT, Attr, defop, enum
 
 DIMS = ("x", "y", "z")
 # op -> (what the machine calls the coordinate, doc)
@@ -141,4 +141,31 @@ defop("gpu.elect", Operands(), results="result: bool", traits=(CONVERGENT,), sim
       doc="Warp-wide: true in exactly one active lane of the warp, the one with the lowest lane "
           "index (PTX elect.sync over the active lanes, sm_90): the thread that issues a warp's "
           "bulk copies or arrivals.")
+
+
+def _setmaxnreg_sim(m, op, args, mask):
+    """No effect the simulator can see (a register budget), but warpgroup-wide: the 128
+    threads of 4 consecutive warps (from a warp index divisible by 4) run it together."""
+    group = m.thread_lin // 128
+    for g in np.unique(group[mask]).tolist():
+        members = (group == g) & (m.block_in_batch == m.block_in_batch[np.argmax(mask & (group == g))])
+        k = int(np.argmax(mask & (group == g)))
+        if members.sum() < 128 or not mask[members].all():
+            missing = np.nonzero(members & ~mask)[0]
+            who = f"thread {int(m.thread_lin[missing[0]])}" if missing.size else "threads past the block's end"
+            m.fail("S0010", f"`{op.name}` is executed by {m.who(k)} but not by {who} of its warpgroup", op,
+                   notes=["setmaxnreg is warpgroup-wide: the 128 threads of 4 consecutive warps run it together, "
+                          "outside divergent branches"])
+    return []
+
+
+defop("gpu.setmaxnreg", Operands(), attrs={"kind": enum("inc", "dec"),
+                                          "regs": Attr("int", lo=24, hi=256, multiple_of=8)},
+      traits=(CONVERGENT, SIDE_EFFECT), simulate=_setmaxnreg_sim, min_sm=90, arch_specific=True,
+      min_ptx=(8, 0),
+      example="gpu.setmaxnreg {kind = dec, regs = 40}",
+      doc="Warpgroup-wide: raise (`inc`) or lower (`dec`) the registers each thread of the "
+          "warpgroup may use to `regs` (24..256, a multiple of 8; PTX setmaxnreg, sm_90a): a "
+          "warp-specialised kernel's producers give registers to its consumers. It takes effect "
+          "only in a kernel with a register cap at entry (`min_blocks`).")
 
