@@ -68,3 +68,14 @@ def test_elect_sync():
         out = np.zeros(96, np.uint32)
         ember.runtime.load(prog, device="cuda").k(out, n, grid=1)
         np.testing.assert_array_equal(out, expected(n))
+
+
+def test_setmaxnreg_on_sm_90a():
+    from ember.runtime import cuda
+    from tests.sim.test_setmaxnreg import SRC
+    if cuda.context().compute_capability != (9, 0):
+        pytest.skip("setmaxnreg is compiled for sm_90a here")
+    prog = ember.compile(SRC.replace("PRODUCERS", "4u32"), arch="sm_90a", cache=False)
+    out = np.zeros(256, np.uint32)
+    ember.runtime.load(prog, device="cuda").k(out, grid=1)
+    np.testing.assert_array_equal(out, np.repeat([1, 2], 128))
