@@ -174,6 +174,10 @@ CODES: dict[str, tuple[str, str]] = {
               '(simulator) A wait on an mbarrier phase that nothing running can complete: it lacks '
               'arrivals, or transaction bytes no bulk copy delivers (the message says which); or an '
               'arrival on a phase that already had all it was initialized for.'),
+    'S0012': ('bulk store of unfenced shared memory',
+              '(simulator) A `cp_async_bulk_store` reads shared bytes that an ordinary store wrote and its '
+              'writer has not made visible to the copy engine: the writer must call '
+              '`fence_proxy_async()` (then `barrier()` when another thread starts the store).'),
     'R0001': ('memory access not widened',
               '(remark, with `--remarks`) Contiguous loads or stores that the vectorize pass did not '
               'merge into one 64- or 128-bit access, and why: the pointer or the index is not '

@@ -140,6 +140,18 @@ def _table() -> dict[str, Builtin]:
         rows.append(from_op(f"setmaxnreg_{kind}", "gpu.setmaxnreg", f"sm_90a, warpgroup-wide: {what} the registers "
                             "each thread of the warpgroup may use to N (24..256, a multiple of 8)",
                             attrs=(("kind", kind),), const_attrs=(("regs", "the register count"),)))
+    rows.append(from_op("cp_async_bulk_store", "mem.cp_async_bulk_store", "sm_90: start copying `bytes` (a multiple "
+                        "of 16, 16-byte aligned) from the shared src[j] to the global dst[i] with the copy engine, "
+                        "in this thread's current bulk group"))
+    rows.append(from_op("cp_async_bulk_commit", "mem.cp_async_bulk_commit",
+                        "sm_90: close this thread's bulk stores since the last commit into a bulk group"))
+    for read, what in ((False, "their writes are done"), (True, "their shared sources have been read")):
+        rows.append(from_op("cp_async_bulk_wait" + ("_read" if read else ""), "mem.cp_async_bulk_wait",
+                            f"sm_90: wait until at most N (a constant) of this thread's bulk groups are in flight: "
+                            f"{what}", attrs=(("read", read),),
+                            const_attrs=(("pending", "the number of groups left in flight"),)))
+    rows.append(from_op("fence_proxy_async", "mem.fence_proxy_async", "sm_90: make this thread's ordinary "
+                        "shared-memory writes visible to the copy engine (before a bulk store reads them)"))
     rows.append(from_op("elect_sync", "gpu.elect", "sm_90, warp-wide: true in one active lane of the warp "
                         "(the lowest), false in the others"))
     rows.append(from_op("mbarrier_init", "mem.mbarrier_init", "sm_90: make bar[i] (a shared u64) an mbarrier "

@@ -19,7 +19,7 @@ def _shared32(L, op, ptr_i: int, args):
 
 def _asm(L, text: str, constraints: str, args: list, ret=None):
     ftype = ll.FunctionType(ret or ll.VoidType(), [a.type for a in args])
-    return L.b.asm(ftype, text, constraints + ",~{memory}", args, True)
+    return L.b.asm(ftype, text, ",".join(filter(None, [constraints, "~{memory}"])), args, True)
 
 
 @lowers("mem.mbarrier_init")
@@ -49,5 +49,32 @@ def _bulk(L, op, args):
     bar = _shared32(L, op, 5, args)
     _asm(L, "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [$0], [$1], $2, [$3];",
          "r,l,r,r", [dst, src, args[4], bar])
+    return []
+
+
+@lowers("mem.cp_async_bulk_store")
+def _bulk_store(L, op, args):
+    dst = L.b.ptrtoint(element_address(L, op.operands[0], args[0], op.operands[1], args[1]), I64)
+    src = _shared32(L, op, 2, args)
+    _asm(L, "cp.async.bulk.global.shared::cta.bulk_group [$0], [$1], $2;", "l,r,r", [dst, src, args[4]])
+    return []
+
+
+@lowers("mem.cp_async_bulk_commit")
+def _bulk_commit(L, op, args):
+    _asm(L, "cp.async.bulk.commit_group;", "", [])
+    return []
+
+
+@lowers("mem.cp_async_bulk_wait")
+def _bulk_wait(L, op, args):
+    read = ".read" if op.attrs["read"] else ""
+    _asm(L, f"cp.async.bulk.wait_group{read} {op.attrs['pending']};", "", [])
+    return []
+
+
+@lowers("mem.fence_proxy_async")
+def _fence_proxy(L, op, args):
+    _asm(L, "fence.proxy.async.shared::cta;", "", [])
     return []
 

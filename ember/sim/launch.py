@@ -40,6 +40,8 @@ class SimKernel:
         self.name = info.name
         # what a block may use on the program's target (a bare IR module: no limit)
         self.shared_limit = resolve(arch).max_shared_bytes if arch else None
+        names = {op.name for f in module.functions for op in f.walk()}
+        self.bulk_stores = "mem.cp_async_bulk_store" in names    # ordinary shared writes need tracking
 
     def __call__(self, *args, grid, block=None, stream=None, sync: bool | None = None,
                  step_limit: int = DEFAULT_STEP_LIMIT, check_races: bool = True, max_lanes: int = DEFAULT_MAX_LANES):
@@ -108,6 +110,7 @@ class SimKernel:
         for start in range(0, nblocks, per_batch):
             ids = np.arange(start, min(start + per_batch, nblocks))
             machine = SimMachine(grid, block, ids, tables, check_races)
+            machine.proxy = self.bulk_stores
             lanes = machine.lanes
             lane_args = []
             for i, (p, v) in enumerate(zip(info.params, values)):

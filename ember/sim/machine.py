@@ -18,6 +18,7 @@ from ..ir.types import ScalarType, VectorType
 from .async_copy import AsyncCopies, check_in_flight
 from .errors import SimError, thread_text
 from .memory import Memory, Ptr, Window, element_bytes, from_array, huge, to_array
+from .bulk_store import BulkStores, check_overwrite
 from .mbarrier import MBarriers
 from .ordering import Location, Ordering, reaches
 
@@ -41,6 +42,8 @@ class SimMachine(Machine):
         self.async_copies = AsyncCopies(self)
         self.ordering = Ordering(self)
         self.mbarriers = MBarriers(self)
+        self.bulk_stores = BulkStores(self)
+        self.proxy = False          # track ordinary shared writes for the copy engine (a kernel with bulk stores)
 
     # -- identities
     def coords(self, lin: np.ndarray, dims: tuple) -> list:
@@ -289,11 +292,17 @@ class SimMachine(Machine):
                     self.track(op, mem, sel, rows, cols, "r")
                 out[sel] = mem.data[rows[:, None], cols]
             else:
+                if mem.async_reading is not None:
+                    check_overwrite(self, op, mem, sel, rows, cols)
                 if mem.track and self.check_races:
                     self.track(op, mem, sel, rows, cols, "w")
                 mem.data[rows[:, None], cols] = values[sel]
                 if mem.init is not None:
                     mem.init[rows[:, None], cols] = True
+                if self.proxy and mem.space == "shared":   # the copy engine sees it after a fence_proxy_async
+                    if mem.proxy_dirty is None:
+                        mem.proxy_dirty = np.zeros(mem.data.shape, dtype=bool)
+                    mem.proxy_dirty[rows[:, None], cols] = True
         return out
 
     def out_of_bounds(self, mem: Memory, ptr: Ptr, idx: np.ndarray, lane: int, t, kind: str) -> str:

@@ -39,6 +39,8 @@ class Memory:
         self.locations: dict = {}    # (row, byte of the allocation) -> ember.sim.ordering.Location
         self.bulk_phase = None       # per byte: (barrier, phase) of the bulk copy that wrote it, or -1
         self.bulk_keys: list = []    # (ember.sim.mbarrier)
+        self.proxy_dirty = None      # per byte: written by an ordinary store, not yet fenced for the copy engine
+        self.async_reading = None    # per byte: bulk stores that may still read it (ember.sim.bulk_store)
 
     def race_state(self):
         """Per byte: writer, its epoch, reader, its epoch, several readers."""

@@ -39,3 +39,17 @@ def test_warp_specialised_producer_and_consumers(src, stages, tiles):
     for _ in range(3):
         ember.runtime.load(prog, device="cuda").specialised(x, y, grid=blocks)
         np.testing.assert_array_equal(y, 2 * x)
+
+
+def test_a_bulk_store():
+    from ember.runtime import cuda
+    from tests.sim.test_bulk_store import STORE
+    if cuda.context().compute_capability < (9, 0):
+        pytest.skip("bulk copies need sm_90")
+    prog = ember.compile(STORE, name="store.ember", arch=cuda.context().arch, cache=False)
+    x = np.random.default_rng(9).standard_normal(512 * 264).astype(np.float32)
+    y = np.zeros_like(x)
+    ember.runtime.load(prog, device="cuda").k(x, y, grid=264)
+    want = 2 * x
+    want[::512] += 1.0
+    np.testing.assert_array_equal(y, want)

@@ -6,6 +6,9 @@ parity) then sees them.
 
 A phase completes when the arrivals its init asked for have arrived and the transaction
 bytes announced (`expect_tx`) have been delivered; the barrier then starts the next phase.
+The copy engine also stores from shared to global memory (`cp_async_bulk_store`, in bulk
+groups the thread commits and waits for); it reads shared memory through the async proxy,
+so ordinary stores to what it reads need `fence_proxy_async` (ember.sim.bulk_store).
 The simulator (ember.sim.mbarrier) holds a bulk copy's bytes until its phase completes
 and lets a thread read them only after it waited for that phase (S0009 otherwise), and
 reports a wait that nothing can end (S0011, naming the barrier and what it lacks).
@@ -14,7 +17,7 @@ reports a wait that nothing can end (S0011, naming the barrier and what it lacks
 from __future__ import annotations
 
 from ..formats import Operands
-from ..opdef import MAY_FAULT, READS_MEMORY, SIDE_EFFECT, WRITES_MEMORY, defop
+from ..opdef import MAY_FAULT, READS_MEMORY, SIDE_EFFECT, WRITES_MEMORY, Attr, defop
 from ..types import BOOL
 
 _BAR = "bar: *shared B{u64}, bar_index: I"
@@ -69,3 +72,36 @@ defop("mem.cp_async_bulk", Operands(types_of="operands"),
           "to dst[dst_index] with the copy engine; the bytes count as delivered transaction bytes of "
           "the mbarrier bar[bar_index]'s current phase (PTX cp.async.bulk.shared::cluster.global."
           "mbarrier::complete_tx::bytes).")
+
+
+defop("mem.cp_async_bulk_store", Operands(types_of="operands"),
+      operands="dst: *global T, dst_index: I, src: *shared U, src_index: V{i32,u32,i64,u64}, bytes: u32",
+      traits=_EFFECTS, check_consts=_bulk_consts, min_sm=90, min_ptx=(8, 0),
+      simulate=lambda m, op, args, mask: m.bulk_stores.start(op, args[0].offset(args[1]), args[2].offset(args[3]),
+                                                              args[4], mask) or [],
+      example="mem.cp_async_bulk_store %d, %i, %s, %j, %n : *mut global f32, u32, *mut shared f32, u32, u32",
+      example_args="%d: *mut global f32, %i: u32, %s: *mut shared f32, %j: u32, %n: u32",
+      doc="Start copying `bytes` (a multiple of 16; both addresses 16-byte aligned) from the shared "
+          "src[src_index] to the global dst[dst_index] with the copy engine, in the thread's current "
+          "bulk group (PTX cp.async.bulk.global.shared::cta.bulk_group). It reads shared memory "
+          "through the async proxy: ordinary stores to it need fence_proxy_async first.")
+defop("mem.cp_async_bulk_commit", Operands(), traits=(SIDE_EFFECT,), min_sm=90, min_ptx=(8, 0),
+      simulate=lambda m, op, args, mask: m.bulk_stores.commit(mask) or [],
+      example="mem.cp_async_bulk_commit",
+      doc="Close the thread's bulk stores started since the last commit into a bulk group "
+          "(PTX cp.async.bulk.commit_group).")
+defop("mem.cp_async_bulk_wait", Operands(), attrs={"pending": Attr("int", lo=0, hi=63), "read": Attr("bool")},
+      traits=(READS_MEMORY, WRITES_MEMORY, SIDE_EFFECT), min_sm=90, min_ptx=(8, 0),
+      simulate=lambda m, op, args, mask: m.bulk_stores.wait(op.attrs["pending"], op.attrs["read"], mask) or [],
+      example="mem.cp_async_bulk_wait {pending = 0, read = false}",
+      doc="Wait until at most `pending` of the thread's bulk groups are in flight: with `read`, until "
+          "their sources have been read (the shared memory may be reused), else until their writes "
+          "are done (PTX cp.async.bulk.wait_group[.read]).")
+defop("mem.fence_proxy_async", Operands(), traits=(READS_MEMORY, WRITES_MEMORY, SIDE_EFFECT), min_sm=90,
+      min_ptx=(8, 0),
+      simulate=lambda m, op, args, mask: m.bulk_stores.fence(mask) or [],
+      example="mem.fence_proxy_async",
+      doc="Make the thread's ordinary writes to shared memory visible to the copy engine's reads "
+          "(PTX fence.proxy.async.shared::cta): before a bulk store of what the thread wrote, with a "
+          "barrier() between when another thread starts the store.")
+
