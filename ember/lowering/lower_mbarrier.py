@@ -24,7 +24,10 @@ def _asm(L, text: str, constraints: str, args: list, ret=None):
 
 @lowers("mem.mbarrier_init")
 def _init(L, op, args):
-    _asm(L, "mbarrier.init.shared::cta.b64 [$0], $1;", "r,r", [_shared32(L, op, 0, args), args[2]])
+    # the fence makes the initialized barrier visible to the copy engine (the async proxy),
+    # which a bulk copy completing on it updates (as CUDA's TMA examples fence after init)
+    _asm(L, "mbarrier.init.shared::cta.b64 [$0], $1; fence.mbarrier_init.release.cluster;", "r,r",
+         [_shared32(L, op, 0, args), args[2]])
     return []
 
 

@@ -39,12 +39,13 @@ def _init_consts(attrs, consts):
 
 
 defop("mem.mbarrier_init", Operands(types_of="operands"), operands=f"{_BAR}, count: u32",
-      traits=_EFFECTS, check_consts=_init_consts, min_sm=90,
+      traits=_EFFECTS, check_consts=_init_consts, min_sm=90, min_ptx=(8, 0),
       simulate=lambda m, op, args, mask: m.mbarriers.init(op, args[0].offset(args[1]), args[2], mask) or [],
       example="mem.mbarrier_init %b, %i, %n : *mut shared u64, u32, u32",
       example_args="%b: *mut shared u64, %i: u32, %n: u32",
       doc="Initialize the mbarrier at bar[bar_index] to expect `count` arrivals per phase, in "
-          "phase 0 (PTX mbarrier.init). One thread inits it; a barrier() before the others use it.")
+          "phase 0 (PTX mbarrier.init, then fence.mbarrier_init so that the copy engine sees it). "
+          "One thread inits it; a barrier() before the others use it.")
 defop("mem.mbarrier_arrive", Operands(types_of="operands"), operands=f"{_BAR}, tx_bytes: u32",
       traits=_EFFECTS, min_sm=90, min_ptx=(8, 0),
       simulate=lambda m, op, args, mask: m.mbarriers.arrive(op, args[0].offset(args[1]), args[2], mask) or [],
