@@ -8,7 +8,7 @@ from __future__ import annotations
 import io
 import os
 
-from ..cli_support import (EXIT_ERRORS, EXIT_INTERNAL, EXIT_OK, CommandError, UsageError, internal_error_text,
+from ..cli_support import (EXIT_ERRORS, EXIT_INTERNAL, EXIT_OK, CommandError, internal_error_text,
                            pass_times_text, print_after_hook, read_source, stem)
 from ..output_files import write_output
 from ..records import record
