@@ -21,7 +21,8 @@ def add_arguments(c, default_arch: str, arch_names: list, pass_help: str | None)
                    help=f"target GPU architecture (default {default_arch}); repeat it or list several "
                         f"(sm_80,sm_90) for --emit fatbin. One of: {', '.join(arch_names)}")
     c.add_argument("--ptx-version", metavar="X.Y",
-                   help="PTX ISA version to emit (default: the lowest the target supports)")
+                   help="PTX ISA version to emit (default: the lowest the target supports, raised "
+                        "to what the kernels' instructions need, e.g. 8.0 for bulk copies)")
     c.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME=VALUE[,VALUE...]",
                    help="bind a kernel const parameter (repeatable; `-D NAME` means NAME=1); a list of "
                         "values compiles one variant per combination of all -D lists")
