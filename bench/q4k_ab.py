@@ -369,16 +369,12 @@ def interleaved_m1(arch: str, rng, n: int = 14336, k: int = 4096) -> list:
     return out
 
 
-def markdown(result: dict) -> str:
-    lines = ["# Q4_K GEMV family: Ember vs hand-written PTX vs Triton vs torch", "",
-             f"Device: {result['device']}, {result['date']}. One run; median of 5 replays of a CUDA graph of 100 "
-             "launches; weights rotate among copies (>= 200 MB) so each launch reads DRAM. `of copy`: weight "
-             "bytes per second against the copy ceiling (bytes read + written per second by the fastest of a "
-             "memcpy and a copy kernel moving the weight bytes, rotating the same way, same run). "
-             "Plot: q4k_ab.svg (M = 1, the best configuration of each Ember kernel).", "",
-             "| shape N x K | M | side | us | weight TB/s | of copy | cosine | max diff / max ref |",
+def weight_table(rows: list) -> list:
+    """The markdown table of a quantised GEMV benchmark's rows (the copy ceiling's, and each
+    side's time, weight bandwidth, fraction of the ceiling and parity); bench/q6k_ab.py too."""
+    lines = ["| shape N x K | M | side | us | weight TB/s | of copy | cosine | max diff / max ref |",
              "|---|---|---|---|---|---|---|---|"]
-    for r in result["rows"]:
+    for r in rows:
         if r["side"] == "copy ceiling":
             lines.append(f"| {r['shape']} | | copy ceiling ({r['weight_bytes'] / 1e6:.1f} MB each way) "
                          f"| {r['us']:.2f} | {r['TBps']:.2f} (read + write) | 100% | | |")
@@ -387,6 +383,17 @@ def markdown(result: dict) -> str:
         else:
             lines.append(f"| {r['shape']} | {r['M']} | {r['side']} | {r['us']:.2f} | {r['TBps']:.2f} "
                          f"| {100 * r['of_copy']:.0f}% | {r['cosine']:.7f} | {r['max_diff_rel']:.2g} |")
+    return lines
+
+
+def markdown(result: dict) -> str:
+    lines = ["# Q4_K GEMV family: Ember vs hand-written PTX vs Triton vs torch", "",
+             f"Device: {result['device']}, {result['date']}. One run; median of 5 replays of a CUDA graph of 100 "
+             "launches; weights rotate among copies (>= 200 MB) so each launch reads DRAM. `of copy`: weight "
+             "bytes per second against the copy ceiling (bytes read + written per second by the fastest of a "
+             "memcpy and a copy kernel moving the weight bytes, rotating the same way, same run). "
+             "Plot: q4k_ab.svg (M = 1, the best configuration of each Ember kernel).", "",
+             *weight_table(result["rows"])]
     if result.get("interleaved_m1"):
         lines += ["", f"M = 1 in {INTERLEAVED_ROUNDS} interleaved rounds (fresh data; each side, the copy ceiling "
                   "included, once per round; `of copy` from the median rounds):", "",

@@ -75,20 +75,13 @@ def run_shape(n: int, k: int, arch: str, quick: bool, rng) -> list:
 
 
 def markdown(result: dict) -> str:
+    from bench.q4k_ab import weight_table
     lines = ["# Q6_K GEMV: Ember vs the copy ceiling and torch", "",
              f"Device: {result['device']}, {result['date']}; PTX to SASS by nvJitLink. One run; median of 5 "
              "replays of a CUDA graph of 100 launches; weights rotate among copies (>= 200 MB). `of copy`: "
              "weight bytes per second against the copy ceiling (read + written bytes per second of the fastest "
              "of a memcpy and a copy kernel moving the weight bytes, same run).", "",
-             "| shape N x K | M | side | us | weight TB/s | of copy | cosine | max diff / max ref |",
-             "|---|---|---|---|---|---|---|---|"]
-    for r in result["rows"]:
-        if r["side"] == "copy ceiling":
-            lines.append(f"| {r['shape']} | | copy ceiling ({r['weight_bytes'] / 1e6:.1f} MB each way) "
-                         f"| {r['us']:.2f} | {r['TBps']:.2f} (read + write) | 100% | | |")
-        else:
-            lines.append(f"| {r['shape']} | {r['M']} | {r['side']} | {r['us']:.2f} | {r['TBps']:.2f} "
-                         f"| {100 * r['of_copy']:.0f}% | {r['cosine']:.7f} | {r['max_diff_rel']:.2g} |")
+             *weight_table(result["rows"])]
     return "\n".join(lines) + "\n"
 
 
