@@ -14,7 +14,6 @@ from __future__ import annotations
 import datetime
 import os
 import platform
-import resource
 import subprocess
 import sys
 import tempfile

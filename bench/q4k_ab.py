@@ -68,36 +68,47 @@ def rotating(launches):
     return fn
 
 
+def weight_sides(w_host, w_f64, n: int, k: int, quick: bool):
+    """What a quantised GEMV benchmark of one N x K shape shares (bench/q6k_ab.py too): the
+    weights in enough copies to rotate through DRAM, the dequantised weights in bf16 for
+    cuBLAS, the rows of results starting with the copy ceiling of the weight bytes, a
+    `record(name, m, fn, got, ref)` that checks and times one side into them, and the
+    timing options. Returns (copies, dense, rows, record, timing options)."""
+    import torch
+    from bench.gpu_timing import copy_ceiling, time_torch_graph
+    kw = {"warmup": 5, "rounds": 3, "iters": 20} if quick else {}
+    wbytes = w_host.nbytes
+    copies = max(2, math.ceil(ROTATE_BYTES / wbytes))
+    ws = [torch.from_numpy(w_host).cuda() for _ in range(copies)]
+    dense = torch.from_numpy(w_f64).to(torch.bfloat16).cuda()
+    ceil = copy_ceiling(wbytes, rotate_bytes=ROTATE_BYTES, **kw)
+    out = [{"shape": f"{n}x{k}", "M": 0, "side": "copy ceiling", "weight_bytes": wbytes, **ceil}]
+
+    def record(name, m, fn, got, ref):
+        fn()
+        torch.cuda.synchronize()
+        p = score(got().float().cpu().numpy(), ref)
+        t = time_torch_graph(fn, **kw)
+        tbps = wbytes / (t["median_us"] * 1e-6) / 1e12
+        out.append({"shape": f"{n}x{k}", "M": m, "side": name, "us": t["median_us"], "rounds_us": t["rounds_us"],
+                    "TBps": tbps, "of_copy": tbps / ceil["TBps"], **p})
+
+    record.out = out
+    return ws, dense, out, record, kw
+
+
 def run_shape(n: int, k: int, arch: str, quick: bool, rng) -> list:
     import torch
 
     import ember
     from bench import triton_kernels as TK
-    from bench.gpu_timing import copy_ceiling, ember_on_torch_stream, time_torch_graph
+    from bench.gpu_timing import ember_on_torch_stream, time_torch_graph
     from ember.reference import q4k as R
     from bench.hand_ptx import load_pair
     from ember.runtime import cuda
-    kw = {"warmup": 5, "rounds": 3, "iters": 20} if quick else {}
     w_host = R.random_q4k(rng, n, k)
-    wbytes = w_host.nbytes
-    copies = max(2, math.ceil(ROTATE_BYTES / wbytes))
-    ws = [torch.from_numpy(w_host).cuda() for _ in range(copies)]
-    dense = torch.from_numpy(R.dequantize_q4k(w_host)).to(torch.bfloat16).cuda()
     w_f64 = R.dequantize_q4k(w_host)
-    out = []
-    ceil = copy_ceiling(wbytes, rotate_bytes=ROTATE_BYTES, **kw)
-    out.append({"shape": f"{n}x{k}", "M": 0, "side": "copy ceiling", "weight_bytes": wbytes, **ceil})
-
-    def record(name, m, fn, got, ref):
-        fn()
-        torch.cuda.synchronize()
-        p = score(got().cpu().numpy(), ref)
-        t = time_torch_graph(fn, **kw)
-        out.append({"shape": f"{n}x{k}", "M": m, "side": name, "us": t["median_us"], "rounds_us": t["rounds_us"],
-                    "TBps": wbytes / (t["median_us"] * 1e-6) / 1e12,
-                    "of_copy": (wbytes / (t["median_us"] * 1e-6) / 1e12) / ceil["TBps"], **p})
-
-    record.out = out
+    ws, dense, out, record, kw = weight_sides(w_host, w_f64, n, k, quick)
 
     def ember_module(source, defines, kernels=None):
         return cuda.load(ember.compile(ROOT / "kernels_src" / source, arch=arch, defines=defines, kernels=kernels))
@@ -186,7 +197,7 @@ def run_shape(n: int, k: int, arch: str, quick: bool, rng) -> list:
         # gate/up + SwiGLU on dp4a: two matrices of this shape
         if n > k:
             wu_host = R.random_q4k(rng, n, k)
-            wus = [torch.from_numpy(wu_host).cuda() for _ in range(copies)]
+            wus = [torch.from_numpy(wu_host).cuda() for _ in range(len(ws))]
             g8, u8 = R.gemv_q8_1(w_host, q8_host), R.gemv_q8_1(wu_host, q8_host)
             ys = torch.zeros(m, n, device="cuda")
             launches = [ember_on_torch_stream(dp.q4k_q8_swiglu.prepare(

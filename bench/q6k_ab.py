@@ -15,7 +15,6 @@ through nvJitLink (Ember's runtime). Writes q6k_ab.json / .md."""
 from __future__ import annotations
 
 import datetime
-import math
 import sys
 from pathlib import Path
 
@@ -33,28 +32,13 @@ def run_shape(n: int, k: int, arch: str, quick: bool, rng) -> list:
     import torch
 
     import ember
-    from bench.gpu_timing import copy_ceiling, ember_on_torch_stream, time_torch_graph
-    from bench.q4k_ab import rotating, score
+    from bench.gpu_timing import ember_on_torch_stream
+    from bench.q4k_ab import rotating, weight_sides
     from ember.reference import q6k as R
     from ember.runtime import cuda
-    kw = {"warmup": 5, "rounds": 3, "iters": 20} if quick else {}
     w_host = R.random_q6k(rng, n, k)
-    wbytes = w_host.nbytes
-    copies = max(2, math.ceil(ROTATE_BYTES / wbytes))
-    ws = [torch.from_numpy(w_host).cuda() for _ in range(copies)]
     w_f64 = R.dequantize_q6k(w_host)
-    dense = torch.from_numpy(w_f64).to(torch.bfloat16).cuda()
-    ceil = copy_ceiling(wbytes, rotate_bytes=ROTATE_BYTES, **kw)
-    out = [{"shape": f"{n}x{k}", "M": 0, "side": "copy ceiling", "weight_bytes": wbytes, **ceil}]
-
-    def record(name, m, fn, got, ref):
-        fn()
-        torch.cuda.synchronize()
-        p = score(got().float().cpu().numpy(), ref)
-        t = time_torch_graph(fn, **kw)
-        tbps = wbytes / (t["median_us"] * 1e-6) / 1e12
-        out.append({"shape": f"{n}x{k}", "M": m, "side": name, "us": t["median_us"], "rounds_us": t["rounds_us"],
-                    "TBps": tbps, "of_copy": tbps / ceil["TBps"], **p})
+    ws, dense, out, record, _ = weight_sides(w_host, w_f64, n, k, quick)
 
     for m in MS:
         x_host = (rng.standard_normal((m, k)) * rng.uniform(0.5, 2.0, (m, 1))).astype(np.float32)

@@ -14,6 +14,7 @@ import numpy as np
 from ..ir import semantics as S
 from ..ir.core import Op
 from ..ir.interp import Machine
+from ..ir.ops.ordering import order_of, scope_of
 from ..ir.types import ScalarType, VectorType
 from .async_copy import AsyncCopies, check_in_flight
 from .errors import SimError, thread_text
@@ -201,7 +202,6 @@ class SimMachine(Machine):
                      rmw: bool) -> None:
         """One lane's atomic access to its element, for the memory model: the scope check
         against the element's last atomic, then its acquire and release (ember.sim.ordering)."""
-        from ..ir.ops.ordering import order_of, scope_of
         mem = ptr.mems[ptr.mid[lane]]
         byte = int(ptr.off[lane]) + int(index[lane]) * ptr.elem.nbytes
         row = int(self.row_of(mem)[lane])

@@ -1,5 +1,9 @@
 """Bulk copies on mbarriers (sm_90), shared by the simulator and GPU tests."""
 
+import numpy as np
+
+import ember
+
 # Each block copies its tiles of TILE floats into shared memory with the copy engine,
 # STAGES at a time (one mbarrier each, reused once per round), and writes them back doubled.
 PIPELINE = """
@@ -103,3 +107,13 @@ kernel specialised<const STAGES: u32 = 2, const TILES: u32 = 6, const TILE: u32 
     }
 }
 """
+
+
+def run_specialised(src: str, x, **defines):
+    """Run a `specialised` kernel (SPECIALISED or WITH_PIPELINE, maybe broken on purpose) on
+    two blocks in the simulator; y = its output."""
+    prog = ember.compile(src, name="specialised.ember", defines=defines, stop_after="ir-opt", cache=False)
+    y = np.zeros_like(x)
+    ember.runtime.load(prog, device="sim").specialised(x, y, grid=2)
+    return y
+

@@ -10,7 +10,7 @@ import pytest
 import ember
 from ember.sim.errors import SimError
 
-from .mbarrier_programs import PIPELINE
+from .mbarrier_programs import PIPELINE, run_specialised as _specialised
 
 
 def _run(src: str, x, **defines):
@@ -77,12 +77,6 @@ def test_the_ptx_is_isa_8_and_the_target_checked():
     with pytest.raises(CompileError, match="needs PTX ISA 8.0; --ptx-version asked for 7.8"):
         ember.compile(PIPELINE, name="pipeline.ember", ptx_version="7.8", cache=False)
 
-
-def _specialised(src: str, x, **defines):
-    prog = ember.compile(src, name="specialised.ember", defines=defines, stop_after="ir-opt", cache=False)
-    y = np.zeros_like(x)
-    ember.runtime.load(prog, device="sim").specialised(x, y, grid=2)
-    return y
 
 
 @pytest.mark.parametrize("stages, tiles", [(2, 6), (3, 7), (1, 3)])

@@ -5,16 +5,9 @@ that docs/stdlib.md lists is reported."""
 import numpy as np
 import pytest
 
-import ember
 from ember.sim.errors import SimError
 from tests.sim.mbarrier_programs import WITH_PIPELINE
-
-
-def _specialised(src: str, x, **defines):
-    prog = ember.compile(src, name="pipeline.ember", defines=defines, stop_after="ir-opt", cache=False)
-    y = np.zeros_like(x)
-    ember.runtime.load(prog, device="sim").specialised(x, y, grid=2)
-    return y
+from tests.sim.mbarrier_programs import run_specialised as _specialised
 
 
 @pytest.mark.parametrize("stages, tiles", [(2, 6), (4, 9)])
