@@ -86,6 +86,11 @@ CODES: dict[str, tuple[str, str]] = {
     'E0217': ('array used as a value',
               'An array used as a value, or initialized from one (arrays start as zeros and are '
               'used element by element).'),
+    'E0218': ('invalid swizzled tile',
+              'A `swizzle(N)` shared tile that is not one (N other than 32, 64 or 128; rows of other '
+              'than N bytes; rows not in multiples of 8; sized at launch), a swizzled tile passed to '
+              'a builtin that would ignore its order, or a `wgmma` operand that is not a swizzled tile '
+              'or starts where the hardware cannot read it.'),
     'E0301': ('assignment to an immutable binding',
               'Assignment to a `let` binding, a parameter, a loop variable, a constant or an array '
               'as a whole.'),
@@ -177,7 +182,12 @@ CODES: dict[str, tuple[str, str]] = {
     'S0012': ('bulk store of unfenced shared memory',
               '(simulator) A `cp_async_bulk_store` reads shared bytes that an ordinary store wrote and its '
               'writer has not made visible to the copy engine: the writer must call '
-              '`fence_proxy_async()` (then `barrier()` when another thread starts the store).'),
+              '`fence_proxy_async()` (then `barrier()` when another thread starts the store); or a '
+              '`wgmma` reads such bytes of its tiles.'),
+    'S0013': ('wgmma misuse',
+              '(simulator) A `wgmma` without a `wgmma_fence()` since its thread touched the registers '
+              'it reads (or before its first), with operands that differ across its warpgroup, or with '
+              'an operand starting off a multiple of 8 rows or a 16-byte chunk.'),
     'R0001': ('memory access not widened',
               '(remark, with `--remarks`) Contiguous loads or stores that the vectorize pass did not '
               'merge into one 64- or 128-bit access, and why: the pointer or the index is not '

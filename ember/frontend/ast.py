@@ -153,6 +153,8 @@ class SharedDecl(Node):
     name: str
     name_span: Span
     type: Node
+    swizzle: int | None = None        # `swizzle(128)`: the tile's bytes lie in the hardware's XOR order
+    swizzle_span: Span | None = None
 
 
 @record(eq=False, slots=True)

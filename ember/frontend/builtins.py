@@ -19,6 +19,7 @@ from ..ir.ops.warp_reduce import MATCH_KINDS, REDUX_KINDS
 from ..ir.ops.mathops import ACCURATE_UNARY, FAST, NATIVE_UNARY
 from ..ir.ops.mem import ATOMIC_KINDS, CAS_TYPES
 from ..records import record
+from .check_tiles import wgmma_tiles
 
 
 @record(frozen=True)
@@ -36,6 +37,9 @@ class Builtin:
                                   # other arguments (exact types) shared, a tuple of the results
     word_attrs: tuple = ()    # (attribute, what it is) per optional trailing argument that is one
                               # of the attribute's words and becomes it (atomic_add(p, i, v, release, gpu))
+    tiles: object = None      # the tensor-core ops that take whole arrays: (checked arguments) ->
+                              # the attributes their types give (n, a tile's swizzle and width), or
+                              # (argument index, message) (ember.frontend.check_tiles)
 
     @property
     def min_sm(self) -> int:
@@ -49,7 +53,7 @@ class Builtin:
 
 def from_op(name: str, op: str, doc: str | None = None, attrs: tuple = (), promote_half: bool = False,
             results: tuple | None = None, params: tuple | None = None, const_attrs: tuple = (),
-            over_tuples: bool = False, word_attrs: tuple = ()) -> Builtin:
+            over_tuples: bool = False, word_attrs: tuple = (), tiles=None) -> Builtin:
     """A builtin that is exactly `op` (with `attrs`); its signature is the op's. With
     promote_half, restricted float letters (`F{f32,f64}`) admit every float type."""
     d = OPS[op]
@@ -61,7 +65,7 @@ def from_op(name: str, op: str, doc: str | None = None, attrs: tuple = (), promo
     if over_tuples:
         assert len(rs) == 1 and all(isinstance(p, sig.Exact) for p in ps[1:]), name
     return Builtin(name, op, ps, rs, doc if doc is not None else d.doc, tuple(attrs), promote_half, const_attrs,
-                   over_tuples, word_attrs)
+                   over_tuples, word_attrs, tiles)
 
 
 def _spec(text: str) -> sig.Spec:
@@ -172,6 +176,22 @@ def _table() -> dict[str, Builtin]:
                                 attrs=(("count", n), ("trans", trans))))
     rows.append(from_op("mma_m16n8k16", "gpu.mma", "warp-wide D = A B + C, 16x16 by 16x8, f16/bf16 in f32: "
                         "acc[i..+4] += a[j..+8] x b[k..+4] in the PTX fragment layouts (sm_80+)"))
+    rows += [
+        from_op("wgmma", "gpu.wgmma", "sm_90a, warpgroup-wide, asynchronous: acc = A B^T (+ acc when `accumulate`) "
+                "for A rows a_row..+64, columns a_col..+16 of the swizzled shared tile a and B rows b_row..+N, "
+                "columns b_col..+16 of tile b, N = 2 x the length of the f32 array acc (8..256), in the PTX "
+                "wgmma fragment layout (std/wgmma.ember)", tiles=wgmma_tiles),
+        from_op("wgmma_rs", "gpu.wgmma_rs", "sm_90a: as `wgmma` with A from registers: a[i..+8] is the thread's "
+                "part of the 64 x 16 A (mma_m16n8k16's A fragment, warp w of the warpgroup rows 16w..16w+15)",
+                tiles=wgmma_tiles),
+        from_op("wgmma_fence", "gpu.wgmma_fence", "sm_90a, warpgroup-wide: order this thread's register writes "
+                "before the wgmmas that follow (before the first, and after touching accumulators)"),
+        from_op("wgmma_commit", "gpu.wgmma_commit", "sm_90a, warpgroup-wide: close the wgmmas issued since the "
+                "last commit into a group"),
+        from_op("wgmma_wait", "gpu.wgmma_wait", "sm_90a, warpgroup-wide: wait until at most N (a constant) of "
+                "this thread's wgmma groups are in flight; then their accumulators may be read",
+                const_attrs=(("pending", "the number of groups left in flight"),)),
+    ]
     return {b.name: b for b in rows}
 
 

@@ -177,6 +177,12 @@ def builtin_call(ck, e: A.Call, b: Builtin, expected):
         args.append((yield ck.expr(a)))
     if any(a.ty is ERROR for a in args):
         return _error(e)
+    tile = next((a for a in args if isinstance(a.ty, ArrayType) and a.ty.swizzle), None)
+    if tile is not None and b.tiles is None:
+        ck.diags.error("E0218", f"`{b.name}` would ignore the XOR order of the swizzled tile `{tile.ty}`", tile.span,
+                       help="read and write a swizzled tile element by element (`t[r][c]`), or pass it to the "
+                            "tensor-core builtins that take tiles (`wgmma`)")
+        return _error(e)
     slots = tuple(sig.Slot(f"#{i}", p) for i, p in enumerate(b.params))
     if b.over_tuples and isinstance(args[0].ty, TupleType):
         return _builtin_over_tuple(ck, e, b, slots, args)
@@ -217,6 +223,12 @@ def builtin_call(ck, e: A.Call, b: Builtin, expected):
             at = checked[[slot.name for slot in d.operands].index(bad[0])]
             ck.diags.error("E0201", f"`{b.name}`: `{bad[0]}` {bad[1]}", at.span)
             return _error(e)
+    if b.tiles is not None:
+        got = b.tiles(b.name, checked)
+        if isinstance(got, tuple):
+            ck.diags.error("E0218", f"`{b.name}`: {got[1]}", checked[got[0]].span)
+            return _error(e)
+        const_attrs.update(got)
     if b.op and OPS[b.op].accesses is not None and not _extents_fit(ck, b, checked, const_attrs):
         return _error(e)
     if not _target_has(ck, e, b):

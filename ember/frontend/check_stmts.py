@@ -4,7 +4,7 @@ takes the checker as its explicit context `ck` (diagnostics, scopes, `ck.expr`).
 
 from __future__ import annotations
 
-from ..ir.types import BOOL, F32, I32, U32, VOID, ArrayType, ScalarType, TupleType, array_in
+from ..ir.types import BOOL, F32, I32, U32, VOID, ArrayType, ScalarType, TupleType, array_in, array_scalar, swizzled
 from . import ast as A
 from . import typed as T
 from .check_exprs import check_index, expr, typed, undefined
@@ -122,6 +122,9 @@ def _initial_value(ck, e: A.Expr, declared):
 def _shared_decl(ck, s: A.SharedDecl, top: bool):
     sized = _launch_sized(ck, s, top)
     if sized is not None:
+        if s.swizzle is not None:
+            ck.diags.error("E0218", "a shared array sized at launch is not a tile: it cannot be swizzled",
+                           s.swizzle_span)
         return sized
     t = resolve_type(ck, s.type, allow_array=True)
     if ck.fn_kind != "kernel" or not top:
@@ -131,10 +134,43 @@ def _shared_decl(ck, s: A.SharedDecl, top: bool):
         t = ERROR
     if isinstance(t, ArrayType):
         t = array_in(t, "shared")
+        if s.swizzle is not None:
+            t = _swizzled_tile(ck, s, t)
         if ck.fn_kind == "kernel" and top:
             ck.count_array(s.name, t, s.span, shared=True)
     return T.TArray(s.span, ck.declare(T.Symbol(s.name, "shared", t, s.name_span)))
     yield
+
+
+SWIZZLES = (32, 64, 128)
+
+
+def _swizzled_tile(ck, s: A.SharedDecl, t: ArrayType):
+    """`shared a: [[bf16; 64]; 128] swizzle(128);`: a tile whose rows are one swizzle span
+    (N bytes) each and come in whole 8-row atoms, so that the XOR order the tensor cores
+    and TMA use (16-byte chunk c of row r at chunk c ^ (r * N / 128 mod N / 16)) permutes
+    chunks within each row and depends only on the row's index (docs/language.md)."""
+    rows, row = t, t.elem
+    while isinstance(row, ArrayType) and isinstance(row.elem, ArrayType):
+        rows, row = row, row.elem
+    if s.swizzle not in SWIZZLES:
+        ck.diags.error("E0218", f"a tile swizzles 32, 64 or 128 bytes, not {s.swizzle}", s.swizzle_span)
+        return t
+    if not isinstance(row, ArrayType) or rows is row:
+        ck.diags.error("E0218", f"a swizzled tile has rows: `[[T; {s.swizzle} bytes]; R]` or more dimensions, "
+                       f"not `{t}`", s.type.span)
+        return t
+    width = row.length * array_scalar(row).nbytes
+    if width != s.swizzle:
+        ck.diags.error("E0218", f"each row of a `swizzle({s.swizzle})` tile is {s.swizzle} bytes; "
+                       f"`{row}` is {width}", s.type.span,
+                       help=f"rows of {s.swizzle // array_scalar(row).nbytes} `{array_scalar(row)}`")
+        return t
+    if rows.length % 8:
+        ck.diags.error("E0218", f"a swizzled tile's rows come in atoms of 8; `{t}` has {rows.length} per "
+                       "block", s.type.span, help="a multiple of 8 rows")
+        return t
+    return swizzled(t, s.swizzle)
 
 
 def _launch_sized(ck, s: A.SharedDecl, top: bool):

@@ -120,6 +120,7 @@ class FnGen:
         self.b: Builder | None = None
         self.is_kernel = False
         self.facts = Facts()
+        self.swizzled_rows: dict = {}     # a row pointer of a swizzled tile -> its row index
 
     # ------------------------------------------------------------------ functions
     def kernel(self, info: T.TKernel) -> Function:
@@ -281,7 +282,8 @@ class FnGen:
                                            hint=s.sym.name)
             return
         if s.sym.kind == "shared":
-            ptr = self.b.value("mem.shared", attrs={"length": n, "name": s.sym.name},
+            tile = {"align": 8 * t.swizzle} if t.swizzle else {}    # the XOR order holds from an aligned atom
+            ptr = self.b.value("mem.shared", attrs={"length": n, "name": s.sym.name, **tile},
                                type=PtrType(elem, "shared", True), hint=s.sym.name)
         else:
             ptr = self.b.value("mem.alloca", attrs={"length": n},
@@ -298,7 +300,7 @@ class FnGen:
 
     def stmt_TStore(self, s: T.TStore):
         ptr = yield self.expr(s.base)
-        idx = yield self.expr(s.index)
+        idx = self.swizzle(s.base.ty, ptr, (yield self.expr(s.index)))
         if s.op is None:
             v = yield self.expr(s.value)
         else:
@@ -529,8 +531,26 @@ class FnGen:
         idx = yield self.expr(e.index)
         if isinstance(e.ty, ArrayType):     # a row of a multi-dimensional array: where it starts
             rows = {"length": array_elements(e.ty), "rows": e.base.ty.length}
-            return [self.b.value("mem.row", ptr, idx, attrs=rows, type=ptr.type.with_align(None))]
-        return [self.b.value("mem.load", ptr, idx, type=e.ty)]
+            row = self.b.value("mem.row", ptr, idx, attrs=rows, type=ptr.type.with_align(None))
+            if e.ty.swizzle and not isinstance(e.ty.elem, ArrayType):
+                self.swizzled_rows[row] = idx
+            return [row]
+        return [self.b.value("mem.load", ptr, self.swizzle(e.base.ty, ptr, idx), type=e.ty)]
+
+    def swizzle(self, base_ty, ptr: Value, col: Value) -> Value:
+        """Element `col` of a row of a swizzled tile: where the tile's XOR order puts it.
+        Row r's 16-byte chunk c lies at chunk c ^ (r * N / 128 mod N / 16) of the same row
+        (the hardware's Swizzle<log2(N / 16), 4, 3> on byte addresses, the tile aligned to
+        its 8-row atom; ember.frontend.check_stmts admits rows of exactly N bytes)."""
+        if not (isinstance(base_ty, ArrayType) and base_ty.swizzle) or isinstance(base_ty.elem, ArrayType):
+            return col
+        n, es = base_ty.swizzle, array_scalar(base_ty).nbytes
+        t = col.type
+        row = self.b.cast(self.swizzled_rows[ptr], t)
+        shift = {128: 0, 64: 1, 32: 2}[n]
+        g = self.b.binary("arith.and", self.b.binary("arith.shr", row, self.b.const(t, shift)),
+                          self.b.const(t, n // 16 - 1))
+        return self.b.binary("arith.xor", col, self.b.binary("arith.mul", g, self.b.const(t, 16 // es)))
 
     def expr_TTuple(self, e: T.TTuple):
         out = []

@@ -189,7 +189,12 @@ class _Builder:
 
     def shared_stmt(self, c):
         name = self.tokens(c, "NAME")[0]
-        return A.SharedDecl(self.span(c), str(name), self.tspan(name), self.nodes(c)[0])
+        n = self.nodes(c)
+        swz = next((x for x in n[1:] if isinstance(x, _Align)), None)
+        return A.SharedDecl(self.span(c), str(name), self.tspan(name), n[0], swz.value if swz else None,
+                            swz.span if swz else None)
+
+    swizzle = align          # `swizzle(N)`: one integer, as `align(N)`
 
     def if_stmt(self, c):
         n = self.nodes(c)

@@ -132,11 +132,17 @@ class ArrayType(Type):
     space: str | None = None      # "shared" or "local" for declared arrays
     sized_by: str | None = None   # a shared array sized at launch: the kernel parameter that
                                   # gives its length (`[f32; cols]`; `length` is then 0)
+    swizzle: int | None = None    # a shared tile declared `swizzle(N)` (32, 64 or 128 bytes), and
+                                  # its rows: its bytes lie in the tensor cores' XOR order
 
     is_array = True
 
     def __str__(self) -> str:
-        return f"[{self.elem}; {self.sized_by or self.length}]"
+        return self.plain() + (f" swizzle({self.swizzle})" if self.swizzle else "")
+
+    def plain(self) -> str:
+        elem = self.elem.plain() if isinstance(self.elem, ArrayType) else str(self.elem)
+        return f"[{elem}; {self.sized_by or self.length}]"
 
 
 @record(frozen=True, slots=True)
@@ -212,7 +218,13 @@ def array_elements(t: "ArrayType") -> int:
 def array_in(t: "ArrayType", space: str) -> "ArrayType":
     """The array type (and its rows') placed in `space`."""
     elem = array_in(t.elem, space) if isinstance(t.elem, ArrayType) else t.elem
-    return ArrayType(elem, t.length, space, t.sized_by)
+    return ArrayType(elem, t.length, space, t.sized_by, t.swizzle)
+
+
+def swizzled(t: "ArrayType", swizzle: int) -> "ArrayType":
+    """The array type and its rows declared `swizzle(N)`."""
+    elem = swizzled(t.elem, swizzle) if isinstance(t.elem, ArrayType) else t.elem
+    return ArrayType(elem, t.length, t.space, t.sized_by, swizzle)
 
 
 def size_of(t: Type) -> int:

@@ -9,7 +9,7 @@ from . import llvm_ir as ll
 from .registry import lowers
 from ..ir.analysis.pointers import streamed, unchanging
 from ..ir.analysis.shared import uses_dynamic as uses_dynamic_shared
-from ..ir.analysis.shared import layout as shared_layout
+from ..ir.analysis.shared import alignment, layout as shared_layout
 from ..ir.core import Value
 from ..ir.types import ADDRESS_SPACES, VectorType
 from .llvm_lower import I1, I8, I32, I64, const_int, lltype
@@ -161,6 +161,8 @@ def _in_dynamic(L, op):
         L.dynamic_shared = shared_layout(L.f)[0] if uses_dynamic_shared(L.f) else {}
     if op not in L.dynamic_shared:
         return None
+    base = L.L.dynamic_shared_base()
+    base.align = max(base.align, alignment(op))       # the buffer's start aligns its tiles
     return L.b.gep(L.L.dynamic_shared_base(), [ll.Constant(I32, L.dynamic_shared[op])], source_etype=I8)
 
 
@@ -183,7 +185,7 @@ def _shared(L, op, args):
     gv = ll.GlobalVariable(L.L.ll, ll.ArrayType(lltype(t.pointee), op.attrs["length"]), name,
                            addrspace=ADDRESS_SPACES["shared"])
     gv.linkage = "internal"
-    gv.align = 16
+    gv.align = alignment(op)
     gv.initializer = ll.Constant(gv.value_type, ll.Undefined)
     return [gv.gep([ll.Constant(I32, 0), ll.Constant(I32, 0)])]   # a pointer to element 0
 

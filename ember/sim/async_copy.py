@@ -99,6 +99,10 @@ def check_in_flight(m, op, mem, sel: np.ndarray, rows: np.ndarray, cols: np.ndar
         byte = int(cols.reshape(-1)[int(np.argmax(hit.reshape(-1)))])
         size = mem.elem.nbytes if mem.elem is not None else 1
         what = "reads" if kind == "r" else "writes"
+        if mem.space == "local":          # registers only a wgmma holds
+            raise SimError("S0009", f"{m.who(lane)} {what} element {byte // size} of {mem.describe()}, which a "
+                           "wgmma still in flight holds: wgmma_commit() then wgmma_wait(N) before touching its "
+                           "accumulators or A fragments", op)
         raise SimError("S0009", f"{m.who(lane)} {what} element {byte // size} of {mem.describe()}, which an "
                        "asynchronous copy is still writing: wait for it first (a cp.async: its group, with "
                        "cp_async_wait, and barrier() when another thread started it; a bulk copy: the "

@@ -99,8 +99,8 @@ def check_overwrite(m, op, mem, sel, rows, cols) -> None:
         byte = int(cols.reshape(-1)[int(np.argmax(hit.reshape(-1)))])
         size = mem.elem.nbytes if mem.elem is not None else 1
         raise SimError("S0009", f"{m.who(lane)} writes element {byte // size} of {mem.describe()}, which a bulk "
-                       "store may still be reading: its thread must wait for it first (cp_async_bulk_wait_read)",
-                       op)
+                       "store or a wgmma may still be reading: its thread must wait for it first "
+                       "(cp_async_bulk_wait_read; wgmma_wait, then barrier() when another thread issued it)", op)
 
 
 def _count(mem, field: str, row: int, start: int, n: int, delta: int) -> None:

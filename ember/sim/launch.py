@@ -41,7 +41,8 @@ class SimKernel:
         # what a block may use on the program's target (a bare IR module: no limit)
         self.shared_limit = resolve(arch).max_shared_bytes if arch else None
         names = {op.name for f in module.functions for op in f.walk()}
-        self.bulk_stores = "mem.cp_async_bulk_store" in names    # ordinary shared writes need tracking
+        # ordinary shared writes need tracking: the copy engine and the tensor cores read through the async proxy
+        self.bulk_stores = bool(names & {"mem.cp_async_bulk_store", "gpu.wgmma", "gpu.wgmma_rs"})
 
     def __call__(self, *args, grid, block=None, stream=None, sync: bool | None = None,
                  step_limit: int = DEFAULT_STEP_LIMIT, check_races: bool = True, max_lanes: int = DEFAULT_MAX_LANES):

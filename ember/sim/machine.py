@@ -21,6 +21,7 @@ from .errors import SimError, thread_text
 from .memory import Memory, Ptr, Window, element_bytes, from_array, huge, to_array
 from .bulk_store import BulkStores, check_overwrite
 from .mbarrier import MBarriers
+from .wgmma import Wgmmas
 from .ordering import Location, Ordering, reaches
 
 
@@ -44,6 +45,7 @@ class SimMachine(Machine):
         self.ordering = Ordering(self)
         self.mbarriers = MBarriers(self)
         self.bulk_stores = BulkStores(self)
+        self.wgmma = Wgmmas(self)
         self.proxy = False          # track ordinary shared writes for the copy engine (a kernel with bulk stores)
 
     # -- identities
@@ -272,6 +274,8 @@ class SimMachine(Machine):
                                op)
             if kind == "c":
                 continue
+            if mem.wgmma_regs:
+                self.wgmma.touched(sel)
             rows = self.row_of(mem)[sel]
             cols = a[:, None] + np.arange(size)
             if mem.in_flight is not None:

@@ -40,7 +40,8 @@ class Memory:
         self.bulk_phase = None       # per byte: (barrier, phase) of the bulk copy that wrote it, or -1
         self.bulk_keys: list = []    # (ember.sim.mbarrier)
         self.proxy_dirty = None      # per byte: written by an ordinary store, not yet fenced for the copy engine
-        self.async_reading = None    # per byte: bulk stores that may still read it (ember.sim.bulk_store)
+        self.async_reading = None    # per byte: bulk stores and wgmmas that may still read it (ember.sim.bulk_store)
+        self.wgmma_regs = False      # per-thread registers a wgmma reads: touching them needs a wgmma_fence
 
     def race_state(self):
         """Per byte: writer, its epoch, reader, its epoch, several readers."""

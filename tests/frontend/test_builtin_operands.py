@@ -28,12 +28,17 @@ PRELUDE = "\n".join(
     + [f"    shared s_{t}: [{t}; 512];" for t in ELEMS]
     + [f"    let v_{t} = {t}(thread_idx.x & 1u32);" for t in ELEMS if t not in ("f16", "bf16")]
     + ["    let v_f16 = f16(f32(thread_idx.x & 1u32));", "    let v_bf16 = bf16(f32(thread_idx.x & 1u32));",
-       "    let v_bool = thread_idx.x < n;"])
+       "    let v_bool = thread_idx.x < n;",
+       "    shared t_bf16: [[bf16; 64]; 64] swizzle(128);", "    var acc32: [f32; 32];"])
 
 # every kind of argument a user can pass
 PALETTE = ([f"v_{t}" for t in SCALARS] + [f"g_{t}" for t in ELEMS] + [f"r_{t}" for t in ELEMS]
            + [f"a8_{t}" for t in ELEMS] + [f"a2_{t}" for t in ELEMS] + [f"s_{t}" for t in ELEMS]
-           + ["0", "1", "7", "-1", "255", "256", "1.5", "true", "n", "thread_idx.x"])
+           + ["0", "1", "7", "-1", "255", "256", "1.5", "true", "n", "thread_idx.x", "t_bf16", "acc32"])
+
+# the builtins that take whole arrays (ember.frontend.check_tiles): their well-typed calls
+WHOLE_ARRAYS = {"wgmma": ["acc32", "t_bf16", "0", "0", "t_bf16", "0", "16", "v_bool"],
+                "wgmma_rs": ["acc32", "a8_bf16", "0", "t_bf16", "0", "16", "v_bool"]}
 
 
 def kernel(call: str) -> str:
@@ -59,6 +64,8 @@ def _pick(spec, binding: dict) -> str:
 
 
 def well_typed_args(b) -> list:
+    if b.tiles is not None:
+        return list(WHOLE_ARRAYS[b.name])
     binding: dict = {}
     args = [_pick(p, binding) for p in b.params]
     return args + [str(OPS[b.op].attrs[attr].lo or 0) for attr, _ in b.const_attrs]

@@ -44,7 +44,7 @@ def test_a_bulk_store():
 @pytest.mark.parametrize("change, code, message", [
     (("    fence_proxy_async();\n", ""), "S0012", "written by an ordinary store that the copy engine need not see"),
     (("    barrier();\n", ""), "S0004", "data race on shared array `t`"),
-    (("        cp_async_bulk_wait_read(0);\n", ""), "S0009", "which a bulk store may still be reading"),
+    (("        cp_async_bulk_wait_read(0);\n", ""), "S0009", "which a bulk store or a wgmma may still be reading"),
     (("        cp_async_bulk_wait(0);\n", ""), "S0009", "which an asynchronous copy is still writing"),
 ])
 def test_misuse_is_reported(change, code, message):

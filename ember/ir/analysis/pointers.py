@@ -57,7 +57,7 @@ def _root_alignment(p: Value) -> int:
     t = p.type
     op = p.op
     if op is not None and op.name == "mem.shared":
-        return SHARED_ALIGN
+        return max(SHARED_ALIGN, op.attrs.get("align") or 0)
     if op is not None and op.name == "mem.alloca":
         return max(t.pointee.nbytes, 4)
     if isinstance(t, PtrType):

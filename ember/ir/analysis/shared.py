@@ -18,8 +18,13 @@ from ..types import size_of
 from .pointers import SHARED_ALIGN
 
 
-def _aligned(n: int) -> int:
-    return (n + SHARED_ALIGN - 1) // SHARED_ALIGN * SHARED_ALIGN
+def _aligned(n: int, align: int = SHARED_ALIGN) -> int:
+    return (n + align - 1) // align * align
+
+
+def alignment(op) -> int:
+    """The bytes a shared array's start is aligned to (a swizzled tile asks for more)."""
+    return max(SHARED_ALIGN, op.attrs.get("align") or 0)
 
 
 def layout(f: Function) -> tuple[dict, int]:
@@ -28,7 +33,7 @@ def layout(f: Function) -> tuple[dict, int]:
     offsets, total, sized = {}, 0, []
     for op in f.walk():
         if op.name == "mem.shared":
-            total = _aligned(total)
+            total = _aligned(total, alignment(op))
             offsets[op] = total
             total += size_of(op.results[0].type.pointee) * op.length
         elif op.name == "mem.shared_sized":

@@ -109,10 +109,12 @@ defop("mem.alloca", Operands(), results="result: ptr", attrs={"length": Attr("in
       example="%a = mem.alloca {length = 4} : *mut local f32",
       doc="A zero-initialized per-thread array of `length` elements (kept in registers when every "
           "index is a constant after unrolling, in local memory otherwise).")
-defop("mem.shared", Operands(), results="result: ptr", attrs={"length": Attr("int"), "name": Attr("symbol")},
+defop("mem.shared", Operands(), results="result: ptr",
+      attrs={"length": Attr("int"), "name": Attr("symbol"), "align": Attr("int", required=False, lo=16)},
       traits=(ALLOCATES,), verify=_array_verify("shared"), simulate=_alloc_sim("shared"),
       example="%t = mem.shared {length = 256, name = tile} : *mut shared f32",
-      doc="A block's shared array of `length` elements (uninitialized), one per kernel declaration.")
+      doc="A block's shared array of `length` elements (uninitialized), one per kernel declaration, "
+          "16-byte aligned or `align` (a swizzled tile: its 8-row atom).")
 
 
 def _sized_verify(op):

@@ -1,0 +1,148 @@
+"""Hopper's asynchronous warpgroup tensor-core ops (PTX wgmma, sm_90a): the 128 threads of
+a warpgroup (4 consecutive warps from a warp index divisible by 4) compute D = A B^T + D
+for a 64 x 16 A and an N x 16 B (N = 8..256 in steps of 8), bf16 or f16 in f32
+accumulators, reading A and B from shared-memory tiles (or A from registers) while the
+threads go on. `wgmma_fence` orders the threads' own register writes before the next
+wgmma reads them, `wgmma_commit` closes the wgmmas issued since the last commit into a
+group, and `wgmma_wait(N)` waits until at most N groups are in flight: only then may the
+accumulators be read or the shared tiles overwritten.
+
+The shared operands are K-major tiles declared `swizzle(S)` (S = 32, 64, 128 bytes: each
+row one swizzle span, 8-row atoms; ember.frontend.check_stmts): the operand is rows
+row..row+63 (A) or row..row+N-1 (B), columns col..col+15 of the tile, and the compiler
+builds the shared-memory matrix descriptor from the tile's type (`descriptor` below). The
+simulator reads the operands through the same descriptor as the PTX ISA decodes it
+(`element_offset`), so a tile filled in another order gives wrong results there as on
+the GPU. The accumulators are a per-thread array of N / 2 f32 in the ISA's fragment
+layout (`acc_layout`): thread q of the warpgroup (warp w = q / 32, lane l, g = l / 4,
+t = l % 4) holds acc[j] = D[16 w + g + 8 ((j % 4) / 2)][8 (j / 4) + 2 t + j % 2].
+
+Arithmetic, as mma.sync's (ember.ir.ops.tensor): products of f16/bf16 values are exact;
+the simulator adds each output's 16 products and the accumulator exactly (f64) and rounds
+once to f32; the hardware's order and intermediate rounding are not specified.
+"""
+
+from __future__ import annotations
+
+from ...lazy_numpy import np
+from ..formats import Operands
+from ..opdef import CONVERGENT, READS_MEMORY, SIDE_EFFECT, WRITES_MEMORY, Attr, defop
+
+SWIZZLE_MODES = {128: 1, 64: 2, 32: 3}      # swizzle bytes -> the descriptor's layout type (bits 62-63)
+_SM90A = dict(min_sm=90, arch_specific=True, min_ptx=(8, 0))
+_EFFECTS = (READS_MEMORY, WRITES_MEMORY, CONVERGENT, SIDE_EFFECT)
+
+
+def strides(swizzle: int) -> tuple:
+    """(leading, stride) byte offsets of a K-major operand in a `swizzle(S)` tile: the
+    8-row groups lie 8 S bytes apart (SBO); the two 16-byte K chunks of a row are adjacent
+    in a swizzled row, so LBO is unused (1, as CUTLASS sets it)."""
+    return 16, 8 * swizzle
+
+
+def descriptor_bits(swizzle: int) -> int:
+    """The descriptor's constant part (LBO, SBO, layout type); the start address, bits
+    0-13, is (address mod 2^18) / 16."""
+    lbo, sbo = strides(swizzle)
+    return ((lbo >> 4) << 16) | ((sbo >> 4) << 32) | (SWIZZLE_MODES[swizzle] << 62)
+
+
+def element_offset(desc, i: np.ndarray, k: np.ndarray, elem_bytes: int) -> np.ndarray:
+    """The shared byte address of element (i, k) of a K-major operand as the hardware reads
+    it from descriptor `desc` (u64s; PTX ISA, the canonical K-major layouts: rows of W
+    16-byte chunks, 8-row groups SBO apart, then the Swizzle<log2 W, 4, 3> of the address)."""
+    d = np.asarray(desc, dtype=np.uint64)
+    field = lambda at: ((d >> np.uint64(at)) & np.uint64(0x3FFF)).astype(np.int64) << 4   # noqa: E731
+    start, sbo = field(0), field(32)
+    width = np.array([1, 8, 4, 2])[(d >> np.uint64(62)).astype(np.int64)]   # 16-byte chunks per row
+    kb = k * elem_bytes
+    addr = start + (i % 8) * 16 * width + (i // 8) * sbo + (kb // 16) * 16 + kb % 16
+    return addr ^ (((addr >> 7) & (width - 1)) << 4)
+
+
+def acc_layout(n: int) -> tuple:
+    """(row, column) of D of accumulator j of warpgroup thread q: arrays [128, n / 2]."""
+    q = np.arange(128)[:, None]
+    j = np.arange(n // 2)[None, :]
+    w, lane = q // 32, q % 32
+    g, t = lane // 4, lane % 4
+    return 16 * w + g + 8 * ((j % 4) // 2), 8 * (j // 4) + 2 * t + j % 2
+
+
+def a_fragment_layout() -> tuple:
+    """(row, column) of A of register-fragment element i of warpgroup thread q ([128, 8]):
+    mma.m16n8k16's A layout, warp w holding rows 16 w..16 w + 15."""
+    q = np.arange(128)[:, None]
+    i = np.arange(8)[None, :]
+    w, lane = q // 32, q % 32
+    g, t = lane // 4, lane % 4
+    return 16 * w + g + 8 * ((i // 2) % 2), 2 * t + i % 2 + 8 * (i // 4)
+
+
+def _tile_verify(prefix: str):
+    def verify(op):
+        s, w = op.attrs[f"{prefix}_swizzle"], op.attrs[f"{prefix}_width"]
+        t = getattr(op, prefix).type.pointee
+        if s not in SWIZZLE_MODES:
+            return f"{prefix}_swizzle must be 32, 64 or 128 bytes, not {s}"
+        if w * t.nbytes != s:
+            return f"{prefix}_width ({w} elements of {t}) must make rows of {prefix}_swizzle = {s} bytes"
+        return None
+    return verify
+
+
+def _verify_ss(op):
+    return _tile_verify("a")(op) or _tile_verify("b")(op)
+
+
+_TILE = {"n": Attr("int", lo=8, hi=256, multiple_of=8, doc="N of m64nNk16"),
+         "b_swizzle": Attr("int", lo=32, hi=128, doc="B's tile: its swizzle in bytes (32, 64, 128)"),
+         "b_width": Attr("int", lo=1, doc="B's tile: elements per row")}
+
+
+defop("gpu.wgmma", Operands(types_of="operands"),
+      operands="acc: *local F{f32}, a: *shared T{bf16,f16}, a_row: u32, a_col: u32, "
+               "b: *shared T, b_row: u32, b_col: u32, accumulate: bool",
+      attrs={**_TILE, "a_swizzle": Attr("int", lo=32, hi=128, doc="A's tile: its swizzle in bytes"),
+             "a_width": Attr("int", lo=1, doc="A's tile: elements per row")},
+      traits=_EFFECTS, verify=_verify_ss, **_SM90A,
+      simulate=lambda m, op, args, mask: m.wgmma.mma(op, args, mask, a_in_registers=False) or [],
+      example="gpu.wgmma %c, %a, %r, %k, %b, %r, %k, %t {n = 64, a_swizzle = 128, a_width = 64, b_swizzle = 128, "
+              "b_width = 64} : *mut local f32, *mut shared bf16, u32, u32, *mut shared bf16, u32, u32, bool",
+      example_args="%c: *mut local f32, %a: *mut shared bf16, %b: *mut shared bf16, %r: u32, %k: u32, %t: bool",
+      doc="Warpgroup-wide, asynchronous: acc = A B^T (+ acc when `accumulate`), A rows a_row..+64 and "
+          "columns a_col..+16 of the swizzled K-major tile at `a` (rows of a_width elements), B rows "
+          "b_row..+n and columns b_col..+16 of the tile at `b`; acc holds n / 2 f32 per thread in the PTX "
+          "wgmma fragment layout (PTX wgmma.mma_async m64nNk16 with shared-memory descriptors, sm_90a). "
+          "Rows start at multiples of 8, columns at 16 bytes.")
+
+defop("gpu.wgmma_rs", Operands(types_of="operands"),
+      operands="acc: *local F{f32}, a: *local T{bf16,f16}, a_index: I, b: *shared T, b_row: u32, b_col: u32, "
+               "accumulate: bool",
+      attrs=_TILE, traits=_EFFECTS, verify=_tile_verify("b"), **_SM90A,
+      accesses=lambda attrs, elem_bytes: [("a", "a_index", 8)],
+      simulate=lambda m, op, args, mask: m.wgmma.mma(op, args, mask, a_in_registers=True) or [],
+      example="gpu.wgmma_rs %c, %a, %i, %b, %r, %k, %t {n = 64, b_swizzle = 128, b_width = 64} : *mut local f32, "
+              "*mut local bf16, u32, *mut shared bf16, u32, u32, bool",
+      example_args="%c: *mut local f32, %a: *mut local bf16, %i: u32, %b: *mut shared bf16, %r: u32, %k: u32, "
+                   "%t: bool",
+      doc="As gpu.wgmma with A from registers: each thread's a[a_index..+8] is its part of the 64 x 16 A "
+          "in mma.m16n8k16's A fragment layout, warp w of the warpgroup holding rows 16w..16w+15.")
+
+defop("gpu.wgmma_fence", Operands(), traits=_EFFECTS, **_SM90A,
+      simulate=lambda m, op, args, mask: m.wgmma.fence(op, mask) or [],
+      example="gpu.wgmma_fence",
+      doc="Warpgroup-wide: the thread's register writes (accumulators, A fragments) are ordered before "
+          "the wgmmas that follow (PTX wgmma.fence); needed before the first wgmma and after the thread "
+          "writes an accumulator or A fragment a wgmma reads.")
+defop("gpu.wgmma_commit", Operands(), traits=_EFFECTS, **_SM90A,
+      simulate=lambda m, op, args, mask: m.wgmma.commit(op, mask) or [],
+      example="gpu.wgmma_commit",
+      doc="Warpgroup-wide: close the wgmmas issued since the last commit into a group (PTX "
+          "wgmma.commit_group).")
+defop("gpu.wgmma_wait", Operands(), attrs={"pending": Attr("int", lo=0, hi=7)}, traits=_EFFECTS, **_SM90A,
+      simulate=lambda m, op, args, mask: m.wgmma.wait(op, op.attrs["pending"], mask) or [],
+      example="gpu.wgmma_wait {pending = 0}",
+      doc="Warpgroup-wide: wait until at most `pending` (0..7) of the thread's committed wgmma groups are "
+          "in flight (PTX wgmma.wait_group); then their accumulators may be read and their tiles "
+          "overwritten.")

@@ -1,0 +1,86 @@
+"""wgmma kernels the simulator tests and the GPU tests share: C[M, N] = A[M, 64] B[N, 64]^T
+with one 64-row slab of A per warpgroup, the tiles filled by ordinary stores in their
+swizzled order, and the accumulators written out through std/wgmma.ember's layout."""
+
+import numpy as np
+
+TYPES = {"bf16": "bfloat16", "f16": "float16"}
+
+
+def source(swizzle: int = 128, t: str = "bf16", n: int = 64, groups: int = 1, registers: bool = False,
+           fence_proxy: bool = True, fence: bool = True, wait: bool = True, early_overwrite: bool = False) -> str:
+    """The kernel `wg`: `groups` warpgroups, K = 64 in tiles of `swizzle` bytes per row
+    (64 / W blocks of W columns); A from the tile, or from registers (`registers`). The
+    flags break it on purpose for the simulator's checks."""
+    w = swizzle // 2                 # elements per row (16-bit types)
+    kb = 64 // w
+    m = 64 * groups
+    a_tile = "" if registers else f"    shared ta: [[[{t}; {w}]; {m}]; {kb}] swizzle({swizzle});\n"
+    fill_a = "" if registers else (
+        f"    for e in 0u32..{m * 64 // (128 * groups)}u32 {{\n"
+        f"        let x = e * {128 * groups}u32 + q;\n"
+        f"        let (r, k) = (x / 64u32, x % 64u32);\n"
+        f"        ta[k / {w}u32][r][k % {w}u32] = a[x];\n    }}\n")
+    frags = (
+        f"    var af: [{t}; 32];\n"
+        "    let (warp, g, tq) = ((q % 128u32) / 32u32, (q % 32u32) / 4u32, q % 4u32);\n"
+        "    unroll for s in 0u32..4u32 {\n"
+        "        unroll for i in 0u32..8u32 {\n"
+        "            let row = 64u32 * grp + 16u32 * warp + g + 8u32 * ((i / 2u32) % 2u32);\n"
+        "            af[8u32 * s + i] = a[row * 64u32 + 16u32 * s + 2u32 * tq + i % 2u32 + 8u32 * (i / 4u32)];\n"
+        "        }\n    }\n") if registers else ""
+    steps = []
+    for s in range(4):
+        blk, col = divmod(16 * s, w)
+        acc = "false" if s == 0 else "true"
+        if registers:
+            steps.append(f"    wgmma_rs(acc, af, {8 * s}u32, tb[{blk}], 0u32, {col}u32, {acc});\n")
+        else:
+            steps.append(f"    wgmma(acc, ta[{blk}], 64u32 * grp, {col}u32, tb[{blk}], 0u32, {col}u32, {acc});\n")
+    overwrite = f"    tb[0][0][0] = {t}(0.0);\n" if early_overwrite else ""
+    return (
+        'import "std/wgmma.ember";\n\n'
+        f"kernel wg(a: *global {t}, b: *global {t}, c: *mut global f32) block({128 * groups}) {{\n"
+        + a_tile +
+        f"    shared tb: [[[{t}; {w}]; {n}]; {kb}] swizzle({swizzle});\n"
+        "    let q = thread_idx.x;\n"
+        "    let grp = q / 128u32;\n"
+        + fill_a +
+        f"    for e in 0u32..{(n * 64 + 128 * groups - 1) // (128 * groups)}u32 {{\n"
+        f"        let x = e * {128 * groups}u32 + q;\n"
+        f"        if x < {n * 64}u32 {{\n"
+        "            let (r, k) = (x / 64u32, x % 64u32);\n"
+        f"            tb[k / {w}u32][r][k % {w}u32] = b[x];\n        }}\n    }}\n"
+        + ("    fence_proxy_async();\n" if fence_proxy else "")
+        + "    barrier();\n"
+        + frags +
+        f"    var acc: [f32; {n // 2}];\n"
+        + ("    wgmma_fence();\n" if fence else "")
+        + "".join(steps)
+        + "    wgmma_commit();\n"
+        + overwrite
+        + ("    wgmma_wait(0);\n" if wait else "")
+        + f"    unroll for j in 0u32..{n // 2}u32 {{\n"
+        f"        c[(64u32 * grp + wgmma_acc_row(q % 128u32, j)) * {n}u32 + wgmma_acc_col(q % 128u32, j)] = acc[j];\n"
+        "    }\n}\n")
+
+
+def inputs(t: str, n: int, groups: int, seed: int = 0):
+    """A [64 groups, 64] and B [n, 64] of small integers (exact products and sums), flat."""
+    import ml_dtypes
+    dt = getattr(ml_dtypes, TYPES[t]) if t == "bf16" else np.float16
+    rng = np.random.default_rng(seed)
+    a = rng.integers(-8, 9, (64 * groups, 64)).astype(dt)
+    b = rng.integers(-8, 9, (n, 64)).astype(dt)
+    return a, b
+
+
+def reference(a, b) -> np.ndarray:
+    return (a.astype(np.float64) @ b.astype(np.float64).T).astype(np.float32)
+
+
+def run(prog, a, b, n: int, device: str = "sim") -> np.ndarray:
+    import ember
+    c = np.full(a.shape[0] * n, np.nan, np.float32)
+    ember.runtime.load(prog, device=device).wg(a.reshape(-1), b.reshape(-1), c, grid=1)
+    return c.reshape(a.shape[0], n)
