@@ -177,11 +177,13 @@ def builtin_call(ck, e: A.Call, b: Builtin, expected):
         args.append((yield ck.expr(a)))
     if any(a.ty is ERROR for a in args):
         return _error(e)
-    tile = next((a for a in args if isinstance(a.ty, ArrayType) and a.ty.swizzle), None)
+    tile = next((a for i, a in enumerate(args) if isinstance(a.ty, ArrayType) and a.ty.swizzle
+                 and not _chunk_access(b, i, a.ty, const_attrs)), None)
     if tile is not None and b.tiles is None:
         ck.diags.error("E0218", f"`{b.name}` would ignore the XOR order of the swizzled tile `{tile.ty}`", tile.span,
-                       help="read and write a swizzled tile element by element (`t[r][c]`), or pass it to the "
-                            "tensor-core builtins that take tiles (`wgmma`)")
+                       help="read and write a swizzled tile element by element (`t[r][c]`), with the copies and "
+                            "loads that move at most 16 aligned bytes (`cp_async_16`, `ldmatrix_*`), or pass it "
+                            "to the tensor-core builtins that take tiles (`wgmma`)")
         return _error(e)
     slots = tuple(sig.Slot(f"#{i}", p) for i, p in enumerate(b.params))
     if b.over_tuples and isinstance(args[0].ty, TupleType):
@@ -236,6 +238,28 @@ def builtin_call(ck, e: A.Call, b: Builtin, expected):
     results = [r.resolve(binding) for r in b.results]
     ty = VOID if not results else results[0] if len(results) == 1 else TupleType(tuple(results))
     return T.TBuiltin(e.span, ty, b, binding, checked, const_attrs)
+
+
+class _Bytes(dict):
+    """Element bytes of the one operand asked about (the others' do not matter)."""
+
+    def __missing__(self, key):
+        return 1
+
+
+def _chunk_access(b: Builtin, i: int, t: ArrayType, const_attrs: dict) -> bool:
+    """Whether argument i of the builtin is a pointer from which it touches at most 16
+    bytes at an index (aligned to their size, as the op requires): within one 16-byte
+    chunk, which a swizzled tile moves whole, so the index's place in the XOR order is the
+    access's (ember.frontend.irgen.FnGen.swizzle_index)."""
+    d = OPS[b.op] if b.op else None
+    if d is None or d.accesses is None or i >= len(d.operands):
+        return False
+    es = array_scalar(t).nbytes
+    for ptr, _, count in d.accesses({**dict(b.attrs), **const_attrs}, _Bytes({d.operands[i].name: es})):
+        if ptr == d.operands[i].name:
+            return count * es <= 16
+    return False
 
 
 def _builtin_over_tuple(ck, e: A.Call, b: Builtin, slots: tuple, args: list):

@@ -22,6 +22,7 @@ from ..ir.core import Function, Module, Region, Value
 from ..ir.types import BOOL, F32, VOID, ArrayType, PtrType, ScalarType, TupleType, array_elements, array_scalar
 from ..trampoline import run
 from . import typed as T
+from ..ir.ops import OPS
 from .operators import BINARY, COMPARE, UNARY
 
 # Builtins with no op of their own: `classify` writes each from other ops.
@@ -537,6 +538,22 @@ class FnGen:
             return [row]
         return [self.b.value("mem.load", ptr, self.swizzle(e.base.ty, ptr, idx), type=e.ty)]
 
+    def swizzle_index(self, ty, ptr: Value, index: Value) -> Value:
+        """Where element `index` of a swizzled tile (or of one of its rows) lies, for an
+        access within one 16-byte chunk: a row's by `swizzle`; a whole tile's (or one block
+        of it) from the index's byte offset, the tile aligned to its atom: chunk bits 4..
+        XOR bits 7.. (the hardware's Swizzle<log2(N / 16), 4, 3>)."""
+        if not (isinstance(ty, ArrayType) and ty.swizzle):
+            return index
+        if not isinstance(ty.elem, ArrayType):
+            return self.swizzle(ty, ptr, index)
+        n, es = ty.swizzle, array_scalar(ty).nbytes
+        t = index.type
+        byte = self.b.binary("arith.mul", index, self.b.const(t, es))
+        g = self.b.binary("arith.and", self.b.binary("arith.shr", byte, self.b.const(t, 7)),
+                          self.b.const(t, n // 16 - 1))
+        return self.b.binary("arith.xor", index, self.b.binary("arith.mul", g, self.b.const(t, 16 // es)))
+
     def swizzle(self, base_ty, ptr: Value, col: Value) -> Value:
         """Element `col` of a row of a swizzled tile: where the tile's XOR order puts it.
         Row r's 16-byte chunk c lies at chunk c ^ (r * N / 128 mod N / 16) of the same row
@@ -574,6 +591,12 @@ class FnGen:
         if not b.op:
             return [self.classify(b.name, args[0])]
         attrs = {**dict(b.attrs), **e.const_attrs} or None
+        d = OPS[b.op]
+        if d.accesses is not None and b.tiles is None:      # a 16-byte chunk of a swizzled tile
+            names = [s.name for s in d.operands]
+            for ptr, index, _ in d.accesses(attrs or {}, _AnyBytes()):
+                i, j = names.index(ptr), names.index(index)
+                args[j] = self.swizzle_index(e.args[i].ty, args[i], args[j])
         result_types = _types(e.ty)
         if b.promote_half and any(t.name in ("f16", "bf16") for t in result_types):
             args = [self.b.cast(a, F32) for a in args]
@@ -602,6 +625,13 @@ class FnGen:
         for a in e.args:
             args.append((yield self.expr(a)))
         return list(self.b.op("func.call", args, _types(e.ty), {"callee": e.fn}).results)
+
+
+class _AnyBytes(dict):
+    """Element bytes for an op's `accesses` where only the operand names matter."""
+
+    def __missing__(self, key):
+        return 1
 
 
 def _types(t) -> list:

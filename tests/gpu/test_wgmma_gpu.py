@@ -12,19 +12,36 @@ from tests.sim import wgmma_programs as W
 
 pytestmark = pytest.mark.gpu
 
-CASES = [(128, "bf16", 64, 1, False), (128, "bf16", 256, 2, False), (64, "bf16", 128, 1, False),
-         (32, "f16", 16, 1, False), (64, "f16", 8, 2, False), (128, "bf16", 40, 1, True),
-         (32, "bf16", 200, 2, True), (128, "f16", 96, 1, True)]
+CASES = [(128, "bf16", 64, 1, False, False), (128, "bf16", 256, 2, False, True), (64, "bf16", 128, 1, False, False),
+         (32, "f16", 16, 1, False, True), (64, "f16", 8, 2, False, False), (128, "bf16", 40, 1, True, False),
+         (32, "bf16", 200, 2, True, True), (128, "f16", 96, 1, True, False)]
 
 
-@pytest.mark.parametrize("swizzle,t,n,groups,registers", CASES)
-def test_wgmma_matches_simulator_and_reference(swizzle, t, n, groups, registers):
+def _hopper():
     from ember.runtime import cuda
     if cuda.context().arch not in ("sm_90", "sm_90a"):
         pytest.skip("wgmma needs an sm_90 GPU (Hopper)")
-    prog = ember.compile(W.source(swizzle, t, n, groups, registers), arch="sm_90a", cache=False)
+
+
+@pytest.mark.parametrize("swizzle,t,n,groups,registers,copies", CASES)
+def test_wgmma_matches_simulator_and_reference(swizzle, t, n, groups, registers, copies):
+    _hopper()
+    prog = ember.compile(W.source(swizzle, t, n, groups, registers, copies=copies), arch="sm_90a", cache=False)
     a, b = W.inputs(t, n, groups, seed=n + groups)
     gpu = W.run(prog, a, b, n, device="cuda")
     sim = W.run(prog, a, b, n, device="sim")
     assert np.array_equal(gpu.view(np.uint32), sim.view(np.uint32))
     assert np.array_equal(gpu, W.reference(a, b))
+
+
+def test_copies_and_ldmatrix_on_swizzled_tiles():
+    _hopper()
+    prog = ember.compile(W.COPIES, arch="sm_90", cache=False)
+    x = np.random.default_rng(3).integers(0, 65536, 512).astype(np.uint16)
+    outs = {}
+    for device in ("cuda", "sim"):
+        out = np.zeros(1024 + 512, np.uint16)
+        ember.runtime.load(prog, device=device).k(x, out, grid=1)
+        outs[device] = out
+    assert np.array_equal(outs["cuda"], outs["sim"])
+    assert np.array_equal(outs["cuda"][:512], x) and np.array_equal(outs["cuda"][512:1024], x)

@@ -21,11 +21,11 @@ def _run(**kw):
     return W.run(prog, a, b, n), W.reference(a, b)
 
 
-@pytest.mark.parametrize("swizzle,t,n,groups,registers", [
-    (128, "bf16", 64, 1, False), (64, "bf16", 256, 2, False), (32, "f16", 8, 1, False),
-    (128, "f16", 48, 2, True), (32, "bf16", 120, 1, True)])
-def test_wgmma_computes_a_times_b_transposed(swizzle, t, n, groups, registers):
-    got, want = _run(swizzle=swizzle, t=t, n=n, groups=groups, registers=registers)
+@pytest.mark.parametrize("swizzle,t,n,groups,registers,copies", [
+    (128, "bf16", 64, 1, False, False), (64, "bf16", 256, 2, False, True), (32, "f16", 8, 1, False, False),
+    (128, "f16", 48, 2, True, True), (32, "bf16", 120, 1, True, False), (128, "bf16", 128, 1, False, True)])
+def test_wgmma_computes_a_times_b_transposed(swizzle, t, n, groups, registers, copies):
+    got, want = _run(swizzle=swizzle, t=t, n=n, groups=groups, registers=registers, copies=copies)
     np.testing.assert_array_equal(got, want)
 
 
@@ -55,6 +55,19 @@ def test_a_wrong_layout_gives_wrong_results():
     prog = ember.compile(src, arch="sm_90a", stop_after="ir-opt", cache=False)
     a, b = W.inputs("bf16", 64, 1)
     assert not np.array_equal(W.run(prog, a, b, 64), W.reference(a, b))
+
+
+def test_copies_and_ldmatrix_move_whole_chunks_of_a_swizzled_tile():
+    """cp_async_16 into a row (and into the whole tile by flat index) lands where `t[r][c]`
+    reads; ldmatrix_x4 of a swizzled tile gives what it gives from a plain one."""
+    src = W.COPIES
+    prog = ember.compile(src, arch="sm_90", stop_after="ir-opt", cache=False)
+    x = np.arange(512, dtype=np.uint16)
+    out = np.zeros(1024 + 512, np.uint16)
+    ember.runtime.load(prog, device="sim").k(x, out, grid=1)
+    np.testing.assert_array_equal(out[:512], x)
+    np.testing.assert_array_equal(out[512:1024], x)
+    assert (out[1024:1024 + 512].reshape(32, 16)[:, :8] == 0).all()
 
 
 def test_swizzled_tile_elements_move_within_their_row():
@@ -136,7 +149,7 @@ WG = """kernel k(o: *mut global f32) block(128) {{
     ("wgmma(acc, ta, 0u32, 56u32, tb, 0u32, 0u32, false);", "sm_90a", "A's columns 56..71 must start on a 16-byte"),
     ("wgmma(acc, ta, 0u32, 0u32, tb, 8u32, 0u32, false);", "sm_90a", "B's rows 8..71"),
     ("var small: [f32; 3]; wgmma(small, ta, 0u32, 0u32, tb, 0u32, 0u32, false);", "sm_90a", "gives N = 6"),
-    ("cp_async_16(ta[0], 0u32, o, 0u32, 16u32);", "sm_90a", "would ignore the XOR order of the swizzled tile"),
+    ("atomic_add(ta[0], 0u32, bf16(1.0));", "sm_90a", "would ignore the XOR order of the swizzled tile"),
 ])
 def test_wgmma_call_errors(call, arch, message):
     with pytest.raises(CompileError, match=message.replace("(", r"\(").replace(")", r"\)")):

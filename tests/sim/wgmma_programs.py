@@ -6,12 +6,40 @@ import numpy as np
 
 TYPES = {"bf16": "bfloat16", "f16": "float16"}
 
+# cp_async_16 into the rows of a swizzled tile and into a whole one by flat index, read back
+# element by element; ldmatrix_x4 of the swizzled tile less that of a plain one (zeros)
+COPIES = """kernel k(x: *global u16, out: *mut global u16) block(32) {
+    shared t: [[u16; 32]; 16] swizzle(64);
+    shared f: [[u16; 32]; 16] swizzle(64);
+    shared p: [[u16; 32]; 16];
+    for e in 0u32..2u32 {
+        let c = e * 32u32 + thread_idx.x;          // chunk c: row c / 4, 8 elements from 8 (c % 4)
+        cp_async_16(t[c / 4u32], 8u32 * (c % 4u32), x, 8u32 * c, 16u32);
+        cp_async_16(f, 8u32 * c, x, 8u32 * c, 16u32);
+        cp_async_16(p[c / 4u32], 8u32 * (c % 4u32), x, 8u32 * c, 16u32);
+    }
+    cp_async_commit();
+    cp_async_wait(0);
+    barrier();
+    for r in 0u32..16u32 {
+        out[r * 32u32 + thread_idx.x] = t[r][thread_idx.x];
+        out[512u32 + r * 32u32 + thread_idx.x] = f[r][thread_idx.x];
+    }
+    var m: [u16; 16];
+    let l = thread_idx.x;
+    ldmatrix_x4(m, 0u32, t[l % 16u32], 8u32 * (l / 16u32));
+    ldmatrix_x4(m, 8u32, p[l % 16u32], 8u32 * (l / 16u32));
+    for i in 0u32..8u32 { out[1024u32 + 16u32 * l + i] = m[i] - m[i + 8u32]; }
+}"""
+
 
 def source(swizzle: int = 128, t: str = "bf16", n: int = 64, groups: int = 1, registers: bool = False,
-           fence_proxy: bool = True, fence: bool = True, wait: bool = True, early_overwrite: bool = False) -> str:
+           fence_proxy: bool = True, fence: bool = True, wait: bool = True, early_overwrite: bool = False,
+           copies: bool = False) -> str:
     """The kernel `wg`: `groups` warpgroups, K = 64 in tiles of `swizzle` bytes per row
-    (64 / W blocks of W columns); A from the tile, or from registers (`registers`). The
-    flags break it on purpose for the simulator's checks."""
+    (64 / W blocks of W columns); A from the tile, or from registers (`registers`); B's
+    tile filled by element stores, or by 16-byte `cp_async_16` copies into its rows
+    (`copies`). The other flags break it on purpose for the simulator's checks."""
     w = swizzle // 2                 # elements per row (16-bit types)
     kb = 64 // w
     m = 64 * groups
@@ -29,6 +57,20 @@ def source(swizzle: int = 128, t: str = "bf16", n: int = 64, groups: int = 1, re
         "            let row = 64u32 * grp + 16u32 * warp + g + 8u32 * ((i / 2u32) % 2u32);\n"
         "            af[8u32 * s + i] = a[row * 64u32 + 16u32 * s + 2u32 * tq + i % 2u32 + 8u32 * (i / 4u32)];\n"
         "        }\n    }\n") if registers else ""
+    threads = 128 * groups
+    fill_b = (
+        f"    for e in 0u32..{(n * 64 + threads - 1) // threads}u32 {{\n"
+        f"        let x = e * {threads}u32 + q;\n"
+        f"        if x < {n * 64}u32 {{\n"
+        "            let (r, k) = (x / 64u32, x % 64u32);\n"
+        f"            tb[k / {w}u32][r][k % {w}u32] = b[x];\n        }}\n    }}\n")
+    fill_b_copies = (                  # chunk x / 8 of B: 8 elements into one row of a block
+        f"    for e in 0u32..{(n * 8 + threads - 1) // threads}u32 {{\n"
+        f"        let x = 8u32 * (e * {threads}u32 + q);\n"
+        f"        if x < {n * 64}u32 {{\n"
+        "            let (r, k) = (x / 64u32, x % 64u32);\n"
+        f"            cp_async_16(tb[k / {w}u32][r], k % {w}u32, b, x, 16u32);\n        }}\n    }}\n"
+        "    cp_async_commit();\n    cp_async_wait(0);\n")
     steps = []
     for s in range(4):
         blk, col = divmod(16 * s, w)
@@ -45,12 +87,8 @@ def source(swizzle: int = 128, t: str = "bf16", n: int = 64, groups: int = 1, re
         f"    shared tb: [[[{t}; {w}]; {n}]; {kb}] swizzle({swizzle});\n"
         "    let q = thread_idx.x;\n"
         "    let grp = q / 128u32;\n"
-        + fill_a +
-        f"    for e in 0u32..{(n * 64 + 128 * groups - 1) // (128 * groups)}u32 {{\n"
-        f"        let x = e * {128 * groups}u32 + q;\n"
-        f"        if x < {n * 64}u32 {{\n"
-        "            let (r, k) = (x / 64u32, x % 64u32);\n"
-        f"            tb[k / {w}u32][r][k % {w}u32] = b[x];\n        }}\n    }}\n"
+        + fill_a
+        + (fill_b_copies if copies else fill_b)
         + ("    fence_proxy_async();\n" if fence_proxy else "")
         + "    barrier();\n"
         + frags +
