@@ -44,6 +44,59 @@ class Buffer:
 BIG_ENDIAN = " (big-endian)"
 
 
+@record
+class Tensor:
+    """What a `tensormap<..>` parameter is made from: a tensor's address, shape and byte
+    strides (outermost first) and element type (or None when unknown)."""
+
+    ptr: int
+    shape: tuple
+    strides: tuple
+    elem: str | None
+    owner: object = None
+    device: int | None = None
+
+
+def host_tensor(kernel, p, a, where: str) -> tuple:
+    """A numpy array given for tensor map p, checked: (its Tensor at address 0, a byte
+    buffer holding it with its own strides - padded rows too -, the array as laid there)."""
+    import numpy as np
+    if not isinstance(a, np.ndarray):
+        raise LaunchError(f"{kernel.name}: `{p.name}` ({p.type}) needs {where}, got {type(a).__name__}")
+    strides = tuple(int(s) for s in a.strides)
+    t = Tensor(0, tuple(a.shape), strides, elem_name_of_dtype(a.dtype))
+    check_tensor(kernel, p, t)
+    buf = np.zeros(sum((n - 1) * s for n, s in zip(a.shape, strides)) + a.itemsize, np.uint8)
+    laid = np.ndarray(a.shape, a.dtype, buffer=buf, strides=strides)
+    laid[...] = a
+    return t, buf, laid
+
+
+def check_tensor(kernel, p, t: Tensor) -> None:
+    """A tensor TMA can address through `p`'s map (cuTensorMapEncodeTiled's rules), or a
+    LaunchError naming the parameter: its rank and element type, a contiguous innermost
+    dimension, the other strides multiples of 16 bytes, a 16-byte aligned address."""
+    ty = p.type
+    where = f"{kernel.name}: `{p.name}` ({ty})"
+    if len(t.shape) != ty.rank:
+        raise LaunchError(f"{where} needs a {ty.rank}-dimensional tensor, got {len(t.shape)} dimension(s) "
+                          f"{tuple(t.shape)}")
+    if t.elem is not None and t.elem != ty.elem.name and not (ty.elem.name == "bf16" and t.elem == "u16"):
+        raise LaunchError(f"{where} needs a tensor of {ty.elem}, got {t.elem}")
+    es = ty.elem.nbytes
+    if any(d <= 0 or d >= 1 << 32 for d in t.shape):
+        raise LaunchError(f"{where}: every dimension is 1..2^32-1 elements, got {tuple(t.shape)}")
+    if t.shape[-1] > 1 and t.strides[-1] != es:
+        raise LaunchError(f"{where}: the innermost dimension must be contiguous ({es}-byte stride), got a "
+                          f"{t.strides[-1]}-byte stride")
+    for d, s in enumerate(t.strides[:-1]):
+        if s % 16 or not 0 < s < 1 << 40:
+            raise LaunchError(f"{where}: the stride of dimension {d} is {s} bytes; TMA needs a positive multiple "
+                              "of 16 (pad the rows)")
+    if t.ptr % 16:
+        raise LaunchError(f"{where}: the tensor must be 16-byte aligned, got an address {t.ptr:#x}")
+
+
 def elem_name_of_dtype(dtype) -> str | None:
     """A numpy dtype -> the Ember element type it holds (None for one Ember has not):
     `elem_name_of_typestr` of its typestr, and bf16 for ml_dtypes' bfloat16 (whose

@@ -21,7 +21,10 @@ _SHARED_DECLS = """\
 #define EMBER_KERNEL_DESCRIPTIONS
 /* One kernel parameter: its Ember type, and the size and alignment of the value that
    cuLaunchKernel reads through kernelParams[i] (f16/bf16 scalars are passed as their
-   16 bits). */
+   16 bits). A tensor map (`tensormap<T, [box]>`, is_tensor_map) is a CUtensorMap the host
+   encodes with cuTensorMapEncodeTiled from its tensor and these: box_dim (innermost first,
+   as the driver takes it; rank entries), swizzle (bytes: 0, 32, 64, 128), elements outside
+   the tensor filled with zeros; the innermost coordinate of every box is 16-byte aligned. */
 typedef struct ember_param {
     const char *name;
     const char *type;
@@ -29,6 +32,10 @@ typedef struct ember_param {
     int writable;
     unsigned size;
     unsigned align;
+    int is_tensor_map;
+    unsigned rank;
+    unsigned box_dim[5];
+    unsigned swizzle;
 } ember_param;
 
 /* One kernel: the entry name for cuModuleGetFunction, its parameters in order, the block
@@ -94,9 +101,14 @@ def render(prefix: str, image: bytes, image_kind: str, kernels: list, shared: di
             out.append(f"static const ember_param {prefix}_{k.name}_params[{len(k.params)}] = {{")
             for p in k.params:
                 t = p.type
+                if t.is_tensormap:
+                    box = list(reversed(t.box)) + [0] * (5 - t.rank)
+                    out.append(f"    {{{_c_string(p.name)}, {_c_string(str(t))}, 0, 0, 128, 64, 1, {t.rank}, "
+                               f"{{{', '.join(map(str, box))}}}, {t.swizzle}}},")
+                    continue
                 size = 8 if p.is_pointer else t.nbytes
                 out.append(f"    {{{_c_string(p.name)}, {_c_string(str(t))}, {int(p.is_pointer)}, "
-                           f"{int(p.is_pointer and t.mut)}, {size}, {size}}},")
+                           f"{int(p.is_pointer and t.mut)}, {size}, {size}, 0, 0, {{0, 0, 0, 0, 0}}, 0}},")
             out.append("};")
     out.append(f"static const ember_kernel {prefix}_kernels[{max(len(kernels), 1)}] = {{")
     for k in kernels:
@@ -119,8 +131,9 @@ def _launchers(prefix: str, kernels: list) -> list:
            f"static inline CUresult {prefix}_load(CUmodule *module) {{",
            f"    return cuModuleLoadData(module, {prefix}_image);", "}"]
     for k in kernels:
-        args = [f"CUdeviceptr a_{p.name}" if p.is_pointer else f"{_C_SCALARS[p.type.name]} a_{p.name}"
-                for p in k.params]
+        args = [f"CUdeviceptr a_{p.name}" if p.is_pointer
+                else f"const CUtensorMap *a_{p.name}" if p.type.is_tensormap
+                else f"{_C_SCALARS[p.type.name]} a_{p.name}" for p in k.params]
         dims = ["unsigned grid_x", "unsigned grid_y", "unsigned grid_z"]
         block = ", ".join(map(str, k.block)) if k.block else "block_x, block_y, block_z"
         if not k.block:
@@ -131,7 +144,8 @@ def _launchers(prefix: str, kernels: list) -> list:
                 + " */",
                 f"static inline CUresult {prefix}_launch_{k.name}({sig}) {{"]
         if k.params:
-            out.append("    void *params[] = {" + ", ".join(f"&a_{p.name}" for p in k.params) + "};")
+            refs = [f"(void *)a_{p.name}" if p.type.is_tensormap else f"&a_{p.name}" for p in k.params]
+            out.append("    void *params[] = {" + ", ".join(refs) + "};")
         shared = str(k.dynamic_shared)
         if k.sized_shared:    # an array sized at launch: this launch's bytes (the driver checks the limit)
             index, elem, _ = k.sized_shared

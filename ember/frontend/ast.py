@@ -39,6 +39,15 @@ class ArrayTypeExpr(Node):
 
 
 @record(eq=False, slots=True)
+class TensorMapTypeExpr(Node):
+    """`tensormap<T, [d0, d1]>` or `tensormap<T, [d0, d1], swizzle(N)>`."""
+    elem: Node
+    box: list
+    swizzle: int | None = None
+    swizzle_span: Span | None = None
+
+
+@record(eq=False, slots=True)
 class TupleTypeExpr(Node):
     elems: list
 

@@ -19,7 +19,7 @@ from ..ir.ops.warp_reduce import MATCH_KINDS, REDUX_KINDS
 from ..ir.ops.mathops import ACCURATE_UNARY, FAST, NATIVE_UNARY
 from ..ir.ops.mem import ATOMIC_KINDS, CAS_TYPES
 from ..records import record
-from .check_tiles import wgmma_tiles
+from .check_tiles import tma_tiles, wgmma_tiles
 
 
 @record(frozen=True)
@@ -44,6 +44,11 @@ class Builtin:
     @property
     def min_sm(self) -> int:
         return OPS[self.op].min_sm if self.op else 0
+
+    @property
+    def variadic(self) -> bool:
+        """Its last parameter repeats (a TMA copy's coordinates, one per dimension)."""
+        return bool(self.op and OPS[self.op].operands and OPS[self.op].operands[-1].variadic)
 
     @property
     def rules(self) -> tuple:
@@ -184,6 +189,13 @@ def _table() -> dict[str, Builtin]:
         from_op("wgmma_rs", "gpu.wgmma_rs", "sm_90a: as `wgmma` with A from registers: a[i..+8] is the thread's "
                 "part of the 64 x 16 A (mma_m16n8k16's A fragment, warp w of the warpgroup rows 16w..16w+15)",
                 tiles=wgmma_tiles),
+        from_op("tma_load", "mem.tma_load", "sm_90: start copying the box of tensor map `map` at coordinates "
+                "c0, c1, .. (i32, outermost first; one per dimension) into the shared tile `dst` (the box's "
+                "shape, in the map's swizzle) with the copy engine, delivered as transaction bytes of mbarrier "
+                "bar[i] (the whole box: zeros outside the tensor)", tiles=tma_tiles),
+        from_op("tma_store", "mem.tma_store", "sm_90: start copying the shared tile `src` to the box of tensor map "
+                "`map` at coordinates c0, c1, .. with the copy engine, in this thread's bulk group (elements "
+                "outside the tensor are not written)", tiles=tma_tiles),
         from_op("wgmma_fence", "gpu.wgmma_fence", "sm_90a, warpgroup-wide: order this thread's register writes "
                 "before the wgmmas that follow (before the first, and after touching accumulators)"),
         from_op("wgmma_commit", "gpu.wgmma_commit", "sm_90a, warpgroup-wide: close the wgmmas issued since the "

@@ -13,6 +13,7 @@ from ..ir.types import BOOL, F32, I32, SCALARS, U32, VOID, ArrayType, PtrType, S
 from ..ir.ops import OPS
 from . import ast as A
 from . import typed as T
+from ..records import replace
 from .builtins import BUILTINS, Builtin
 from .check_generics import generic_call
 from .check_types import ERROR, UNTYPED, UNTYPED_FLOAT, coerce, decays_to, expect, mismatch, snippet
@@ -150,6 +151,8 @@ def builtin_call(ck, e: A.Call, b: Builtin, expected):
     the IR verifier uses (ember.ir.signature.match); only what is the language's own is
     here: untyped constants take their type from the context, a shared or per-thread
     array stands for a pointer to its elements, and the mismatch is worded for the call."""
+    if b.variadic and len(e.args) > len(b.params):      # one parameter per coordinate given
+        b = replace(b, params=b.params + b.params[-1:] * (len(e.args) - len(b.params)))
     n = len(b.params) + len(b.const_attrs)
     if not n <= len(e.args) <= n + len(b.word_attrs):
         takes = f"{n} to {n + len(b.word_attrs)} arguments" if b.word_attrs else f"{n} argument(s)"

@@ -51,3 +51,41 @@ def wgmma_tiles(name: str, args: list) -> dict | tuple:
         return got
     attrs.update(got)
     return attrs
+
+
+def _dims(t) -> list:
+    """An array type's dimensions, outermost first."""
+    out = []
+    while isinstance(t, ArrayType):
+        out.append(t.length)
+        t = t.elem
+    return out
+
+
+def tma_tiles(name: str, args: list) -> dict | tuple:
+    """A TMA copy's tile must be its map's box: the same element type and dimensions, laid
+    out in the map's swizzle; one coordinate per dimension."""
+    from ..ir.types import TensorMapType
+    m_at, t_at, first = (1, 0, 4) if name == "tma_load" else (0, 1, 2)
+    m, t = args[m_at].ty, args[t_at].ty
+    if not isinstance(m, TensorMapType):
+        return m_at, f"the map is a `tensormap<T, [..]>` kernel parameter, not `{m}`"
+    coords = len(args) - first
+    if coords != m.rank:
+        return len(args) - 1, f"`{m}` takes {m.rank} coordinates (outermost first), not {coords}"
+    if not (isinstance(t, ArrayType) and t.space == "shared"):
+        return t_at, f"the tile is a shared array of the box's shape `{_box_type(m)}`, not `{t}`"
+    if array_scalar(t) != m.elem or _dims(t) != list(m.box):
+        return t_at, f"the tile `{t}` is not the box of `{m}`: `{_box_type(m)}`"
+    if (t.swizzle or 0) != m.swizzle:
+        how = f"in a {m.swizzle}-byte swizzle" if m.swizzle else "plainly"
+        want = f"declared `swizzle({m.swizzle})`" if m.swizzle else "not swizzled"
+        return t_at, f"the map lays its box out {how}: the tile must be {want}"
+    return {}
+
+
+def _box_type(m) -> str:
+    text = str(m.elem)
+    for d in reversed(m.box):
+        text = f"[{text}; {d}]"
+    return text + (f" swizzle({m.swizzle})" if m.swizzle else "")

@@ -6,8 +6,8 @@ from __future__ import annotations
 from fractions import Fraction
 
 from .. import floats
-from ..ir.types import (ADDRESS_SPACES, BOOL, F32, I32, SCALARS, ArrayType, PtrType, ScalarType, TupleType,
-                        Type, array_scalar, natural_align)
+from ..ir.types import (ADDRESS_SPACES, BOOL, F32, I32, SCALARS, ArrayType, PtrType, ScalarType, TensorMapType,
+                        TupleType, Type, array_scalar, natural_align)
 from . import ast as A
 from . import typed as T
 
@@ -51,7 +51,8 @@ def snippet(e: A.Node) -> str:
     return text if len(text) <= 40 and "\n" not in text else "..."
 
 
-def resolve_type(ck, node: A.Node, allow_array: bool = False, allow_tuple: bool = False) -> Type:
+def resolve_type(ck, node: A.Node, allow_array: bool = False, allow_tuple: bool = False,
+                 allow_tensormap: bool = False) -> Type:
     if isinstance(node, A.FnTypeExpr):
         ck.diags.error("E0214", "a function type is the type of a device function's parameter only",
                        node.span, help="`fn reduce<const T: type>(v: T, combine: fn(T, T) -> T) -> T`; "
@@ -102,6 +103,8 @@ def resolve_type(ck, node: A.Node, allow_array: bool = False, allow_tuple: bool 
             ck.diags.error("E0402", "an array needs at least one element", node.length.span)
             return ERROR
         return ArrayType(elem, n)
+    if isinstance(node, A.TensorMapTypeExpr):
+        return _tensormap(ck, node, allow_tensormap)
     if isinstance(node, A.TupleTypeExpr):
         if not allow_tuple:
             ck.diags.error("E0214", "a tuple type is only allowed as a function's result type",
@@ -118,10 +121,51 @@ def resolve_type(ck, node: A.Node, allow_array: bool = False, allow_tuple: bool 
     raise AssertionError(node)
 
 
+TMA_SWIZZLES = (32, 64, 128)
+
+
+def _tensormap(ck, node, allowed: bool) -> Type:
+    """`tensormap<bf16, [128, 64], swizzle(128)>`: what the host encodes into a CUtensorMap
+    and TMA copies: boxes of 1 to 5 dimensions (outermost first) of at most 256 elements
+    each, whose innermost bytes are a multiple of 16, and with a swizzle exactly one span."""
+    elem = resolve_type(ck, node.elem)
+    dims = [ck.const_value(d, SCALARS["u32"], "a box dimension") for d in node.box]
+    if elem is ERROR or None in dims:
+        return ERROR
+    if not isinstance(elem, ScalarType) or elem.is_bool:
+        ck.diags.error("E0214", f"a tensor map holds non-bool scalars, not `{elem}`", node.elem.span)
+        return ERROR
+    if not 1 <= len(dims) <= 5:
+        ck.diags.error("E0214", f"a tensor map's box has 1 to 5 dimensions, not {len(dims)}", node.span)
+        return ERROR
+    for d, at in zip(dims, node.box):
+        if not 1 <= d <= 256:
+            ck.diags.error("E0214", f"a box dimension is 1..256 elements, not {d}", at.span)
+            return ERROR
+    inner = dims[-1] * elem.nbytes
+    swz = node.swizzle or 0
+    if swz and swz not in TMA_SWIZZLES:
+        ck.diags.error("E0218", f"a tile swizzles 32, 64 or 128 bytes, not {swz}", node.swizzle_span)
+        return ERROR
+    if swz and inner != swz:
+        ck.diags.error("E0218", f"the innermost box dimension of a `swizzle({swz})` tensor map is {swz} bytes "
+                       f"(one row of its tile); {dims[-1]} `{elem}` are {inner}", node.box[-1].span)
+        return ERROR
+    if inner % 16:
+        ck.diags.error("E0214", f"the innermost box dimension is a multiple of 16 bytes; {dims[-1]} `{elem}` are "
+                       f"{inner}", node.box[-1].span)
+        return ERROR
+    if not allowed:
+        ck.diags.error("E0214", "a tensor map is a kernel parameter, passed by the host", node.span,
+                       help="declare it as a kernel parameter: `a: tensormap<bf16, [128, 64], swizzle(128)>`")
+        return ERROR
+    return TensorMapType(elem, tuple(dims), swz)
+
+
 def check_params(ck, params: list, kernel: bool) -> list:
     out, seen = [], {}
     for p in params:
-        t = resolve_type(ck, p.type)
+        t = resolve_type(ck, p.type, allow_tensormap=kernel)
         if p.name in seen:
             ck.diags.error("E0102", f"parameter `{p.name}` is declared twice", p.name_span)
         seen[p.name] = p

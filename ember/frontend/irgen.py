@@ -136,6 +136,7 @@ class FnGen:
             attrs["stream"] = list(info.stream)
         f = Function(info.name, "kernel", region, [], attrs, loc=info.name_span)
         self.body(region, info.params, info.body, VOID)
+        _align_tma_tiles(f)
         return f
 
     def fn(self, info: T.TFunction) -> Function:
@@ -625,6 +626,22 @@ class FnGen:
         for a in e.args:
             args.append((yield self.expr(a)))
         return list(self.b.op("func.call", args, _types(e.ty), {"callee": e.fn}).results)
+
+
+TMA_TILE_ALIGN = 128
+
+
+def _align_tma_tiles(f: Function) -> None:
+    """The copy engine moves a TMA box to or from a 128-byte aligned shared address: the
+    arrays TMA copies use (declared in the kernel, as every shared array is) are aligned so,
+    and their blocks start at multiples of 128 bytes (the checker admits whole tiles only)."""
+    for op in f.walk():
+        if op.name in ("mem.tma_load", "mem.tma_store"):
+            p = op.operands[0] if op.name == "mem.tma_load" else op.operands[1]
+            while p.op is not None and p.op.name in ("mem.row", "mem.offset"):
+                p = p.op.operands[0]
+            if p.op is not None and p.op.name == "mem.shared":
+                p.op.attrs["align"] = max(p.op.attrs.get("align") or 0, TMA_TILE_ALIGN)
 
 
 class _AnyBytes(dict):

@@ -159,6 +159,13 @@ class _Builder:
         elem, length = self.nodes(c)
         return A.ArrayTypeExpr(self.span(c), elem, length)
 
+    def tensormap_type(self, c):
+        n = self.nodes(c)
+        swz = n[-1] if isinstance(n[-1], _Align) else None
+        dims = n[1:-1] if swz else n[1:]
+        return A.TensorMapTypeExpr(self.span(c), n[0], list(dims), swz.value if swz else None,
+                                   swz.span if swz else None)
+
     def tuple_type(self, c):
         return A.TupleTypeExpr(self.span(c), self.nodes(c))
 

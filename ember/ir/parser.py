@@ -15,7 +15,7 @@ from ..source import SourceFile, Span
 from ..trampoline import run
 from .core import Function, Global, Module, Op, Region, Value
 from .opdef import OpDef
-from .types import ADDRESS_SPACES, SCALARS, ArrayType, PtrType, Type, VectorType
+from .types import ADDRESS_SPACES, SCALARS, ArrayType, PtrType, TensorMapType, Type, VectorType
 
 _TOKEN = re.compile(r"""
     (?P<ws>[ \t\r\n]+|//[^\n]*)
@@ -202,6 +202,25 @@ class IRParser:
             n = self.int()
             self.expect("]")
             return ArrayType(elem, n)
+        if t.text == "tensormap":          # tensormap<bf16, [128, 64], swizzle(128)>
+            self.i += 1
+            self.expect("<")
+            elem = self.type()
+            self.expect(",")
+            self.expect("[")
+            box = [self.int()]
+            while self.accept(","):
+                box.append(self.int())
+            self.expect("]")
+            swizzle = 0
+            if self.accept(","):
+                if self.word() != "swizzle":
+                    self.error("expected `swizzle(N)` in a tensor map type")
+                self.expect("(")
+                swizzle = self.int()
+                self.expect(")")
+            self.expect(">")
+            return TensorMapType(elem, tuple(box), swizzle)
         if t.text == "vec":
             self.i += 1
             self.expect("<")

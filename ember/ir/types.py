@@ -16,6 +16,7 @@ class Type:
     is_array = False
     is_tuple = False
     is_vector = False
+    is_tensormap = False
 
 
 class ScalarType(Type):
@@ -146,6 +147,36 @@ class ArrayType(Type):
 
 
 @record(frozen=True, slots=True)
+class TensorMapType(Type):
+    """`tensormap<T, [d0, d1, ...]> swizzle(N)`: a kernel parameter the host makes from a
+    tensor (a CUtensorMap: its address, shape and strides, and this box), through which TMA
+    copies boxes of `box` elements (outermost dimension first, as array types and tensor
+    shapes read) between the tensor and shared tiles `[[T; d1]; d0]` laid out as `swizzle`
+    (0: none) orders them."""
+
+    elem: ScalarType
+    box: tuple
+    swizzle: int = 0
+
+    is_tensormap = True
+
+    @property
+    def rank(self) -> int:
+        return len(self.box)
+
+    @property
+    def box_bytes(self) -> int:
+        n = self.elem.nbytes
+        for d in self.box:
+            n *= d
+        return n
+
+    def __str__(self) -> str:
+        swz = f", swizzle({self.swizzle})" if self.swizzle else ""
+        return f"tensormap<{self.elem}, [{', '.join(map(str, self.box))}]{swz}>"
+
+
+@record(frozen=True, slots=True)
 class VectorType(Type):
     """`vec<N x T>`: a short vector, the value of a wide (64/128-bit) load or store."""
 
@@ -249,6 +280,8 @@ def to_json(t: Type):
         return {"vec": to_json(t.elem), "length": t.length}
     if isinstance(t, ArrayType):
         return {"array": to_json(t.elem), "length": t.length, "space": t.space}
+    if isinstance(t, TensorMapType):
+        return {"tensormap": to_json(t.elem), "box": list(t.box), "swizzle": t.swizzle}
     if isinstance(t, TupleType):
         return {"tuple": [to_json(e) for e in t.elems]}
     if t is VOID:
@@ -266,4 +299,6 @@ def from_json(v) -> Type:
         return VectorType(from_json(v["vec"]), v["length"])
     if "array" in v:
         return ArrayType(from_json(v["array"]), v["length"], v["space"])
+    if "tensormap" in v:
+        return TensorMapType(from_json(v["tensormap"]), tuple(v["box"]), v["swizzle"])
     return TupleType(tuple(from_json(e) for e in v["tuple"]))

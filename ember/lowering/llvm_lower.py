@@ -23,7 +23,7 @@ from .. import floats
 from ..diagnostics import InternalError
 from ..ir.analysis.pointers import SHARED_ALIGN
 from ..ir.core import Function, Module, Region, Value
-from ..ir.types import ADDRESS_SPACES, ArrayType, PtrType, ScalarType, Type, VectorType
+from ..ir.types import ADDRESS_SPACES, ArrayType, PtrType, ScalarType, TensorMapType, Type, VectorType
 from ..targets import Target
 from ..trampoline import run
 from .registry import LOWER
@@ -48,6 +48,8 @@ def lltype(t: Type):
         return ll.VectorType(lltype(t.elem), t.length)
     if isinstance(t, ArrayType):
         return ll.ArrayType(lltype(t.elem), t.length)
+    if isinstance(t, TensorMapType):     # the address of the kernel parameter (see `declare`)
+        return ll.PointerType(addrspace=0)
     raise InternalError("lower", f"no LLVM type for {t}")
 
 
@@ -206,6 +208,12 @@ class ModuleLowering:
                     lla.add_attribute("noalias")
                 if t.align is not None:
                     lla.attributes.align = t.align
+            elif isinstance(t, TensorMapType):
+                # a CUtensorMap: 128 bytes passed by value, used in place (a grid constant: the
+                # address of the parameter itself, never a copy in local memory)
+                lla.add_attribute("byval([128 x i8])")
+                lla.add_attribute('"nvvm.grid_constant"')
+                lla.attributes.align = 64
         if f.kind == "kernel":
             llf.calling_convention = "ptx_kernel"
             block = f.attrs.get("block")

@@ -11,13 +11,13 @@ from .lower_mem import element_address
 from .registry import lowers
 
 
-def _shared32(L, op, ptr_i: int, args):
+def shared32(L, op, ptr_i: int, args):
     """The shared-memory address of operand ptr_i[ptr_i + 1] as a 32-bit value."""
     addr = element_address(L, op.operands[ptr_i], args[ptr_i], op.operands[ptr_i + 1], args[ptr_i + 1])
     return L.b.ptrtoint(addr, I32)
 
 
-def _asm(L, text: str, constraints: str, args: list, ret=None):
+def inline_ptx(L, text: str, constraints: str, args: list, ret=None):
     ftype = ll.FunctionType(ret or ll.VoidType(), [a.type for a in args])
     return L.b.asm(ftype, text, ",".join(filter(None, [constraints, "~{memory}"])), args, True)
 
@@ -26,58 +26,58 @@ def _asm(L, text: str, constraints: str, args: list, ret=None):
 def _init(L, op, args):
     # the fence makes the initialized barrier visible to the copy engine (the async proxy),
     # which a bulk copy completing on it updates (as CUDA's TMA examples fence after init)
-    _asm(L, "mbarrier.init.shared::cta.b64 [$0], $1; fence.mbarrier_init.release.cluster;", "r,r",
-         [_shared32(L, op, 0, args), args[2]])
+    inline_ptx(L, "mbarrier.init.shared::cta.b64 [$0], $1; fence.mbarrier_init.release.cluster;", "r,r",
+               [shared32(L, op, 0, args), args[2]])
     return []
 
 
 @lowers("mem.mbarrier_arrive")
 def _arrive(L, op, args):
-    _asm(L, "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;", "r,r", [_shared32(L, op, 0, args), args[2]])
+    inline_ptx(L, "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;", "r,r", [shared32(L, op, 0, args), args[2]])
     return []
 
 
 @lowers("mem.mbarrier_try_wait")
 def _try_wait(L, op, args):
     text = ("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [$1], $2; selp.u32 $0, 1, 0, p; }")
-    done = _asm(L, text, "=r,r,r", [_shared32(L, op, 0, args), args[2]], I32)
+    done = inline_ptx(L, text, "=r,r,r", [shared32(L, op, 0, args), args[2]], I32)
     return [L.b.icmp_unsigned("!=", done, ll.Constant(I32, 0))]
 
 
 @lowers("mem.cp_async_bulk")
 def _bulk(L, op, args):
-    dst = _shared32(L, op, 0, args)
+    dst = shared32(L, op, 0, args)
     src = element_address(L, op.operands[2], args[2], op.operands[3], args[3])
     src = L.b.ptrtoint(src, I64)
-    bar = _shared32(L, op, 5, args)
-    _asm(L, "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [$0], [$1], $2, [$3];",
-         "r,l,r,r", [dst, src, args[4], bar])
+    bar = shared32(L, op, 5, args)
+    inline_ptx(L, "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [$0], [$1], $2, [$3];",
+               "r,l,r,r", [dst, src, args[4], bar])
     return []
 
 
 @lowers("mem.cp_async_bulk_store")
 def _bulk_store(L, op, args):
     dst = L.b.ptrtoint(element_address(L, op.operands[0], args[0], op.operands[1], args[1]), I64)
-    src = _shared32(L, op, 2, args)
-    _asm(L, "cp.async.bulk.global.shared::cta.bulk_group [$0], [$1], $2;", "l,r,r", [dst, src, args[4]])
+    src = shared32(L, op, 2, args)
+    inline_ptx(L, "cp.async.bulk.global.shared::cta.bulk_group [$0], [$1], $2;", "l,r,r", [dst, src, args[4]])
     return []
 
 
 @lowers("mem.cp_async_bulk_commit")
 def _bulk_commit(L, op, args):
-    _asm(L, "cp.async.bulk.commit_group;", "", [])
+    inline_ptx(L, "cp.async.bulk.commit_group;", "", [])
     return []
 
 
 @lowers("mem.cp_async_bulk_wait")
 def _bulk_wait(L, op, args):
     read = ".read" if op.attrs["read"] else ""
-    _asm(L, f"cp.async.bulk.wait_group{read} {op.attrs['pending']};", "", [])
+    inline_ptx(L, f"cp.async.bulk.wait_group{read} {op.attrs['pending']};", "", [])
     return []
 
 
 @lowers("mem.fence_proxy_async")
 def _fence_proxy(L, op, args):
-    _asm(L, "fence.proxy.async.shared::cta;", "", [])
+    inline_ptx(L, "fence.proxy.async.shared::cta;", "", [])
     return []
 

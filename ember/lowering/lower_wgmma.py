@@ -13,15 +13,11 @@ from __future__ import annotations
 from . import llvm_ir as ll
 from ..ir.ops.wgmma import descriptor_bits
 from .llvm_lower import I32, I64, lltype
+from .lower_mbarrier import inline_ptx
 from .lower_mem import element_address
 from .registry import lowers
 
 _F32 = ll.FloatType()
-
-
-def _asm(L, text: str, constraints: list, args: list, ret=None):
-    ftype = ll.FunctionType(ret or ll.VoidType(), [a.type for a in args])
-    return L.b.asm(ftype, text, ",".join(constraints + ["~{memory}"]), args, True)
 
 
 def _at(L, base, k: int, elem):
@@ -56,7 +52,7 @@ def _mma(L, op, acc_ptr, a_operand: tuple, b_desc, accumulate):
                                               a_ref, nb, trans))
     flag = L.b.zext(accumulate, I32)
     cons = ["=f"] * (n // 2) + a_cons + ["l", "r"] + [str(j) for j in range(n // 2)]
-    d = _asm(L, text, cons, a_vals + [b_desc, flag] + acc, ll.LiteralStructType([_F32] * (n // 2)))
+    d = inline_ptx(L, text, ",".join(cons), a_vals + [b_desc, flag] + acc, ll.LiteralStructType([_F32] * (n // 2)))
     for j in range(n // 2):
         L.b.store(L.b.extract_value(d, j), _at(L, acc_ptr, j, _F32))
 
@@ -86,17 +82,17 @@ def _wgmma_rs(L, op, args):
 
 @lowers("gpu.wgmma_fence")
 def _fence(L, op, args):
-    _asm(L, "wgmma.fence.sync.aligned;", [], [])
+    inline_ptx(L, "wgmma.fence.sync.aligned;", "", [])
     return []
 
 
 @lowers("gpu.wgmma_commit")
 def _commit(L, op, args):
-    _asm(L, "wgmma.commit_group.sync.aligned;", [], [])
+    inline_ptx(L, "wgmma.commit_group.sync.aligned;", "", [])
     return []
 
 
 @lowers("gpu.wgmma_wait")
 def _wait(L, op, args):
-    _asm(L, f"wgmma.wait_group.sync.aligned {op.attrs['pending']};", [], [])
+    inline_ptx(L, f"wgmma.wait_group.sync.aligned {op.attrs['pending']};", "", [])
     return []

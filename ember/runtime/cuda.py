@@ -27,6 +27,7 @@ import numpy as np
 
 from ..abi import (Buffer, KernelTable, LaunchError, check_buffers, check_launch, elem_name_of_dtype,
                    host_groups, launch_shared_bytes, require_contiguous, scalar_bytes)
+from . import tensor_maps
 from .interop import borrow
 
 _lock = threading.Lock()
@@ -336,10 +337,12 @@ class Kernel:
         if stream is None:
             stream = _torch_stream(args, self.module.ctx)
         launch(stream)
-        if launch.staged or sync:
+        if launch.staged or launch.after or sync:
             self.module.ctx.synchronize()
         for host, dev, offset in launch.staged:
             dev.copy_to_host(host, offset)
+        for step in launch.after:          # numpy arrays given for tensor maps
+            step()
 
     def prepare(self, *args, grid, block=None) -> "Launch":
         """Check and pack the arguments once; the result launches with no further checks
@@ -349,10 +352,12 @@ class Kernel:
             raise LaunchError(f"{info.name} takes {len(info.params)} arguments "
                               f"({', '.join(p.name for p in info.params)}), got {len(args)}")
         grid, block = check_launch(info, grid, block)
-        bound, staged, keep, host = [None] * len(args), [], [], {}
+        bound, staged, keep, host, after, maps = [None] * len(args), [], [], {}, [], {}
         ordinal = self.module.ctx.ordinal
         for i, (p, a) in enumerate(zip(info.params, args)):
-            if p.is_pointer:
+            if p.type.is_tensormap:
+                maps[i] = tensor_maps.bind(info, p, a, ordinal, keep, after)
+            elif p.is_pointer:
                 buf = borrow(a)
                 if buf is None and isinstance(a, np.ndarray):
                     require_contiguous(info, p, a)
@@ -381,9 +386,10 @@ class Kernel:
                     staged.append((a, d, off))
         bound = list(zip(info.params, bound))
         check_buffers(info, bound)
-        values = [ctypes.c_uint64(b.ptr) if isinstance(b, Buffer) else _scalar_value(b) for _, b in bound]
+        values = [maps[i] if i in maps else ctypes.c_uint64(b.ptr) if isinstance(b, Buffer) else _scalar_value(b)
+                  for i, (_, b) in enumerate(bound)]
         shared = launch_shared_bytes(info, args, self.module.ctx.max_shared_bytes)
-        return Launch(self, grid, block, values, staged, keep, shared)
+        return Launch(self, grid, block, values, staged, keep, shared, after, raw=bool(maps))
 
 
 _BY_SIZE = {1: ctypes.c_uint8, 2: ctypes.c_uint16, 4: ctypes.c_uint32, 8: ctypes.c_uint64}
@@ -407,18 +413,25 @@ def _torch_stream(args, ctx: Context):
 class Launch:
     """A kernel launch with packed arguments; calling it enqueues the kernel."""
 
-    def __init__(self, kernel: Kernel, grid, block, values, staged, keep, shared_bytes: int):
+    def __init__(self, kernel: Kernel, grid, block, values, staged, keep, shared_bytes: int, after=(),
+                 raw: bool = False):
         core = _core()
         self.kernel = kernel
         self.grid, self.block = grid, block
         self.values = values          # keeps the packed argument storage alive
         self.staged = staged
         self.keep = keep
+        self.after = list(after)
+        self.shared_bytes = shared_bytes
+        self.raw = raw                # tensor maps: launched through the driver (ember.runtime.tensor_maps)
         self.config = core.LaunchConfig(grid=grid, block=block, shmem_size=shared_bytes)
         self._launch = core.launch
 
     def __call__(self, stream=None) -> None:
         target = _launch_target(stream, self.kernel.module.ctx)
+        if self.raw:
+            tensor_maps.launch_raw(self.kernel, self.grid, self.block, self.shared_bytes, target, self.values)
+            return
         self._launch(target, self.config, self.kernel.function, *self.values)
 
 

@@ -5,7 +5,7 @@ cuda.core Buffers - read through cuda.core's StridedMemoryView. An object on the
 
 from __future__ import annotations
 
-from ..abi import Buffer, LaunchError, elem_name_of_dtype
+from ..abi import Buffer, LaunchError, Tensor, elem_name_of_dtype
 
 
 def _is_device_array(obj) -> bool:
@@ -45,6 +45,34 @@ def borrow(obj) -> Buffer | None:
         n *= d
     return Buffer(int(view.ptr), n * itemsize, elem, bool(view.readonly),
                   _contiguous(view.shape, view.strides), owner=(obj, view),
+                  device=view.device_id if view.device_id >= 0 else None)
+
+
+def tensor(obj, p) -> Tensor | None:
+    """The address, shape and byte strides of a device array (for a tensor map), or None
+    if it is not one."""
+    if not _is_device_array(obj):
+        return None
+    from cuda.core.utils import StridedMemoryView
+    try:
+        view = StridedMemoryView.from_any_interface(obj, stream_ptr=-1)
+    except Exception as e:
+        raise LaunchError(f"cannot borrow a {type(obj).__name__} for `{p.name}`: {e}") from None
+    try:
+        dtype = view.dtype
+    except Exception:
+        dtype = None
+    elem = elem_name_of_dtype(dtype) if dtype is not None else None
+    es = dtype.itemsize if dtype is not None else p.type.elem.nbytes
+    shape = tuple(int(d) for d in view.shape)
+    if view.strides is None:
+        strides, step = [], es
+        for d in reversed(shape):
+            strides.insert(0, step)
+            step *= d
+    else:
+        strides = [int(s) * es for s in view.strides]
+    return Tensor(int(view.ptr), shape, tuple(strides), elem, owner=(obj, view),
                   device=view.device_id if view.device_id >= 0 else None)
 
 

@@ -16,6 +16,7 @@ import numpy as np
 
 from ..ir.types import U32, VectorType
 from .errors import SimError
+from .tensor_copy import check_coords, check_tile_start
 
 _CHUNK = VectorType(U32, 4)
 
@@ -50,26 +51,44 @@ class BulkStores:
             one[lane] = True
             smem = src.mems[src.mid[lane]]
             srow, sstart = int(m.row_of(smem)[lane]), int(src.off[lane])
-            if smem.proxy_dirty is not None and smem.proxy_dirty[srow, sstart:sstart + n].any():
-                byte = sstart + int(np.argmax(smem.proxy_dirty[srow, sstart:sstart + n]))
-                size = max(smem.elem.nbytes, 1) if smem.elem is not None else 1
-                raise SimError("S0012", f"{m.who(lane)} starts a bulk store of {smem.describe()} whose element "
-                               f"{byte // size} was written by an ordinary store that the copy engine need not see "
-                               "yet: its writer must fence_proxy_async() (then barrier() when another thread "
-                               "starts the store)", op)
-            pieces = []
-            for k in range(n // 16):      # bounds, alignment (16) and the race checks, as reads and writes
-                pieces.append(m.access(op, src.offset(zero + 4 * k, 4), zero, one, _CHUNK, "r")[lane])
-            data = np.concatenate(pieces) if pieces else np.zeros(0, np.uint8)
+            _check_fenced(m, op, lane, smem, srow, sstart, n)
+            data = self._read(op, src, lane, n)
             for k in range(n // 16):
                 values = np.zeros((m.lanes, 16), dtype=np.uint8)
                 values[lane] = data[16 * k:16 * k + 16]
                 m.access(op, dst.offset(zero + 4 * k, 4), zero, one, _CHUNK, "w", values)
             gmem = dst.mems[dst.mid[lane]]
-            grow, gstart = int(m.row_of(gmem)[lane]), int(dst.off[lane])
-            _count(gmem, "in_flight", grow, gstart, n, 1)
-            _count(smem, "async_reading", srow, sstart, n, 1)
-            self.pending.append((lane, int(self.committed[lane]), gmem, grow, gstart, n, smem, srow, sstart))
+            gstart = int(dst.off[lane])
+            self._hold(lane, gmem, int(m.row_of(gmem)[lane]), np.arange(gstart, gstart + n), smem, srow,
+                       np.arange(sstart, sstart + n))
+
+    def tensor_store(self, op, maps, src, coords, mask) -> None:
+        """TMA: each lane's tile scattered into the box of its tensor map (ember.sim.tensor_copy)."""
+        m = self.m
+        for lane in np.nonzero(mask)[0].tolist():
+            tmap = maps[lane]
+            smem, srow, sstart = check_tile_start(m, op, src, lane, tmap.ty, "store reads")
+            n = tmap.ty.box_bytes
+            _check_fenced(m, op, lane, smem, srow, sstart, n)
+            at = check_coords(m, op, lane, coords, tmap.ty, "store writes")
+            cols = tmap.scatter(at, self._read(op, src, lane, n))
+            self._hold(lane, tmap.mem, 0, cols, smem, srow,
+                       np.arange(sstart, sstart + n))
+
+    def _read(self, op, src, lane: int, n: int) -> np.ndarray:
+        """n shared bytes from src in lane's name: bounds, alignment (16) and races checked."""
+        m = self.m
+        zero = np.zeros(m.lanes, dtype=np.int64)
+        one = np.zeros(m.lanes, dtype=bool)
+        one[lane] = True
+        pieces = [m.access(op, src.offset(zero + 4 * k, 4), zero, one, _CHUNK, "r")[lane] for k in range(n // 16)]
+        return np.concatenate(pieces) if pieces else np.zeros(0, np.uint8)
+
+    def _hold(self, lane: int, gmem, grow: int, gcols, smem, srow: int, scols) -> None:
+        """The store's destination is in flight and its source being read until its waits."""
+        _count(gmem, "in_flight", grow, gcols, 1)
+        _count(smem, "async_reading", srow, scols, 1)
+        self.pending.append((lane, int(self.committed[lane]), gmem, grow, gcols, smem, srow, scols))
 
     def commit(self, mask) -> None:
         self.committed[mask] += 1
@@ -79,14 +98,14 @@ class BulkStores:
         is free (reads_only) or also their destination written (the full wait)."""
         keep = []
         for p in self.pending:
-            lane, group, gmem, grow, gstart, n, smem, srow, sstart = p
+            lane, group, gmem, grow, gcols, smem, srow, scols = p
             if mask[lane] and group < self.committed[lane] - pending:
                 if smem is not None:
-                    _count(smem, "async_reading", srow, sstart, n, -1)
+                    _count(smem, "async_reading", srow, scols, -1)
                 if not reads_only:
-                    _count(gmem, "in_flight", grow, gstart, n, -1)
+                    _count(gmem, "in_flight", grow, gcols, -1)
                     continue
-                p = (lane, group, gmem, grow, gstart, n, None, srow, sstart)
+                p = (lane, group, gmem, grow, gcols, None, srow, scols)
             keep.append(p)
         self.pending = keep
 
@@ -103,9 +122,20 @@ def check_overwrite(m, op, mem, sel, rows, cols) -> None:
                        "(cp_async_bulk_wait_read; wgmma_wait, then barrier() when another thread issued it)", op)
 
 
-def _count(mem, field: str, row: int, start: int, n: int, delta: int) -> None:
+def _check_fenced(m, op, lane: int, smem, srow: int, sstart: int, n: int) -> None:
+    """S0012 when the copy engine would read shared bytes an ordinary store wrote unfenced."""
+    if smem.proxy_dirty is not None and smem.proxy_dirty[srow, sstart:sstart + n].any():
+        byte = sstart + int(np.argmax(smem.proxy_dirty[srow, sstart:sstart + n]))
+        size = max(smem.elem.nbytes, 1) if smem.elem is not None else 1
+        raise SimError("S0012", f"{m.who(lane)} starts a bulk store of {smem.describe()} whose element "
+                       f"{byte // size} was written by an ordinary store that the copy engine need not see "
+                       "yet: its writer must fence_proxy_async() (then barrier() when another thread "
+                       "starts the store)", op)
+
+
+def _count(mem, field: str, row: int, cols: np.ndarray, delta: int) -> None:
     arr = getattr(mem, field)
     if arr is None:
         arr = np.zeros(mem.data.shape, dtype=np.int16)
         setattr(mem, field, arr)
-    arr[row, start:start + n] += delta
+    arr[row, cols] += delta

@@ -14,12 +14,13 @@ import numpy as np
 
 from ..ir import semantics as S
 from ..ir.core import Function, Module
-from ..abi import (Buffer, KernelTable, LaunchError, check_buffers, check_launch, elem_name_of_dtype,
-                  host_groups, launch_shared_bytes, require_contiguous, scalar_bytes)
+from ..abi import (Buffer, KernelTable, LaunchError, check_buffers, check_launch, elem_name_of_dtype, host_groups,
+                  host_tensor, launch_shared_bytes, require_contiguous, scalar_bytes)
 from .errors import SimError
 from ..ir.interp import Interpreter
 from .machine import SimMachine
 from .memory import Memory, Ptr
+from .tensor_copy import SimTensorMap
 
 DEFAULT_MAX_LANES = 1 << 15
 DEFAULT_STEP_LIMIT = 1_000_000
@@ -42,7 +43,8 @@ class SimKernel:
         self.shared_limit = resolve(arch).max_shared_bytes if arch else None
         names = {op.name for f in module.functions for op in f.walk()}
         # ordinary shared writes need tracking: the copy engine and the tensor cores read through the async proxy
-        self.bulk_stores = bool(names & {"mem.cp_async_bulk_store", "gpu.wgmma", "gpu.wgmma_rs"})
+        self.bulk_stores = bool(names & {"mem.cp_async_bulk_store", "mem.tma_store", "gpu.wgmma", "gpu.wgmma_rs"})
+        self.tma_stores = "mem.tma_store" in names
 
     def __call__(self, *args, grid, block=None, stream=None, sync: bool | None = None,
                  step_limit: int = DEFAULT_STEP_LIMIT, check_races: bool = True, max_lanes: int = DEFAULT_MAX_LANES):
@@ -54,9 +56,11 @@ class SimKernel:
             raise LaunchError(f"{info.name} takes {len(info.params)} arguments "
                               f"({', '.join(p.name for p in info.params)}), got {len(args)}")
         grid, block = check_launch(info, grid, block)
-        host, scalars = {}, {}
+        host, scalars, maps = {}, {}, {}
         for i, (p, a) in enumerate(zip(info.params, args)):
-            if p.is_pointer:
+            if p.type.is_tensormap:
+                maps[i] = sim_tensor_map(info, p, a)
+            elif p.is_pointer:
                 if not isinstance(a, np.ndarray):
                     raise LaunchError(f"{info.name}: `{p.name}` needs a numpy array in the simulator, "
                                       f"got {type(a).__name__}")
@@ -87,6 +91,8 @@ class SimKernel:
         for i, p in enumerate(info.params):
             if i in memories:
                 values.append(memories[i])
+            elif i in maps:
+                values.append(maps[i])
             else:
                 t = p.type
                 b = scalars[i]
@@ -117,6 +123,8 @@ class SimKernel:
             for i, (p, v) in enumerate(zip(info.params, values)):
                 if isinstance(v, Memory):
                     lane_args.append(Ptr.to(v, lanes, p.type.pointee))
+                elif isinstance(v, SimTensorMap):
+                    lane_args.append(np.full(lanes, v, dtype=object))
                 else:
                     lane_args.append(np.full(lanes, scalars[i], dtype=S.dtype(p.type)))
             Interpreter(self.module, lanes, machine, step_limit).call(self.fn, lane_args)
@@ -125,6 +133,22 @@ class SimKernel:
             for (pos, off), a in zip(g.members, g.arrays):
                 if info.params[pos].type.mut:
                     view[off:off + a.nbytes] = memories[pos].data.reshape(-1)
+        for i, m in maps.items():         # what TMA stores wrote
+            if self.tma_stores and args[i].flags.writeable:
+                args[i][...] = _strided(m.mem, args[i])
+
+
+def sim_tensor_map(info, p, a) -> SimTensorMap:
+    """The simulator's tensor map for parameter p: a numpy array, checked as a GPU launch
+    checks a tensor (its layout is the array's, its bytes a contiguous copy)."""
+    t, buf, _ = host_tensor(info, p, a, "a numpy array in the simulator")
+    mem = Memory(p.name, "global", 1, buf.nbytes, buf.reshape(1, -1), track=False, elem=p.type.elem)
+    return SimTensorMap(mem, t.shape, t.strides, p.type)
+
+
+def _strided(mem: Memory, a: np.ndarray) -> np.ndarray:
+    """The array as laid out in the tensor map's memory."""
+    return np.ndarray(a.shape, a.dtype, buffer=mem.data.reshape(-1), strides=a.strides)
 
 
 def footprint(module: Module, fn: Function) -> tuple[int, int]:

@@ -117,6 +117,7 @@ class SimMachine(Machine):
         rows = self.lanes if space == "local" else self.nb
         mem = Memory(name or str(op.results[0].name or space), space, rows, length * elem.nbytes,
                      track=(space == "shared"), track_init=(space == "shared"), elem=elem)
+        mem.align = max(16, op.attrs.get("align") or 0)      # where the GPU may place its start
         self.allocations[op] = mem
         return Ptr.to(mem, self.lanes, elem)
 

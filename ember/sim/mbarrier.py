@@ -27,6 +27,7 @@ import numpy as np
 from ..ir.types import U32, U64, VectorType
 from .errors import SimError
 from .ordering import Location
+from .tensor_copy import check_coords, check_tile_start
 
 # failed waits on one barrier with no change in between before it is called a deadlock
 SPIN_LIMIT = 1000
@@ -107,19 +108,33 @@ class MBarriers:
                 m.access(op, dst.offset(zero + 4 * k, 4), zero, one, chunk, "c")
             data = np.concatenate([m.access(op, src.offset(zero + 4 * k, 4), zero, one, chunk, "r")[lane]
                                    for k in range(n // 16)]) if n else np.zeros(0, np.uint8)
-            b = self._barrier(op, key, what, lane)
             mem = dst.mems[dst.mid[lane]]
-            row, start = int(m.row_of(mem)[lane]), int(dst.off[lane])
-            if mem.track and m.check_races and n:
-                # overwriting bytes other threads read, with nothing ordering their reads before
-                # this copy (a stage refilled before its readers released it), is a race
-                sel = np.array([lane])
-                m.track(op, mem, sel, np.array([row]), np.arange(start, start + n)[None, :], "w")
-                mem.race_state()[0][row, start:start + n] = -1     # written by the copy engine, later
-            _mark(mem, row, start, n, 1)
-            b.copies.append((mem, row, start, data))
-            b.tx -= n
-            self._progress(key, b)
+            self._deliver(op, lane, key, what, mem, int(m.row_of(mem)[lane]), int(dst.off[lane]), data)
+
+    def tensor_copy(self, op, dst, maps, coords, bar, mask) -> None:
+        """TMA: each lane's box of its tensor map, gathered now, delivered as a bulk copy's bytes."""
+        m = self.m
+        for lane, key, what in self._keys(op, bar, mask):
+            tmap = maps[lane]
+            mem, row, start = check_tile_start(m, op, dst, lane, tmap.ty, "load writes")
+            at = check_coords(m, op, lane, coords, tmap.ty, "load reads")
+            self._deliver(op, lane, key, what, mem, row, start, tmap.gather(at))
+
+    def _deliver(self, op, lane: int, key, what: str, mem, row: int, start: int, data: np.ndarray) -> None:
+        """Bytes of a bulk copy for mem[row, start:]: in flight until their phase completes."""
+        m = self.m
+        n = len(data)
+        b = self._barrier(op, key, what, lane)
+        if mem.track and m.check_races and n:
+            # overwriting bytes other threads read, with nothing ordering their reads before
+            # this copy (a stage refilled before its readers released it), is a race
+            sel = np.array([lane])
+            m.track(op, mem, sel, np.array([row]), np.arange(start, start + n)[None, :], "w")
+            mem.race_state()[0][row, start:start + n] = -1     # written by the copy engine, later
+        _mark(mem, row, start, n, 1)
+        b.copies.append((mem, row, start, data))
+        b.tx -= n
+        self._progress(key, b)
 
     def try_wait(self, op, bar, parity, mask) -> np.ndarray:
         out = np.zeros(self.m.lanes, dtype=bool)

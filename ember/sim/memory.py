@@ -35,6 +35,7 @@ class Memory:
         self._race = None
         self._rc = None
         self.base = 0            # byte offset of this memory in its allocation (alignment)
+        self.align = 256         # what its start is known to be aligned to (shared arrays: 16, or declared)
         self.aliases: list[str] = []
         self.locations: dict = {}    # (row, byte of the allocation) -> ember.sim.ordering.Location
         self.bulk_phase = None       # per byte: (barrier, phase) of the bulk copy that wrote it, or -1

@@ -146,3 +146,46 @@ def test_header_names_come_from_the_output_name(project, capsys):
     text = (project / "out" / "k.X-1.h").read_text()
     assert "k_X_1_image[" in text and "EMBER_K_X_1_H" in text and "k_X_1_launch_scale(" in text
     assert c_identifier("9lives-x.y") == "_9lives_x_y"
+
+
+TMA_KERNEL = """
+kernel t(x: tensormap<bf16, [128, 64], swizzle(128)>, y: *mut global f32) block(128) {
+    y[0] = 1.0;
+}
+"""
+
+TMA_HOST = """
+#include <string.h>
+#include "fake_cuda.h"
+typedef struct { unsigned long long opaque[16]; } CUtensorMap;
+#include "t.h"
+
+int main(void) {
+    const ember_param *x = &t_kernels[0].params[0], *y = &t_kernels[0].params[1];
+    if (!x->is_tensor_map || x->is_pointer || x->size != 128 || x->align != 64) return 10;
+    if (x->rank != 2 || x->box_dim[0] != 64 || x->box_dim[1] != 128 || x->box_dim[2] != 0) return 11;
+    if (x->swizzle != 128 || y->is_tensor_map || y->rank != 0) return 12;
+    if (strcmp(x->type, "tensormap<bf16, [128, 64], swizzle(128)>") != 0) return 13;
+    CUtensorMap map;
+    memset(&map, 7, sizeof map);
+    if (t_launch_t(0, 1, 1, 1, 0, &map, 5000) != 0) return 14;
+    if (seen_params[0] != (void *)&map || *(CUdeviceptr *)seen_params[1] != 5000) return 15;
+    (void)cuFuncSetAttribute;
+    return 0;
+}
+"""
+
+
+def test_tensor_map_parameters_in_the_header(tmp_path, monkeypatch, capsys):
+    """A host program reads what to encode (box innermost first, swizzle) and passes the
+    CUtensorMap by address to the typed launcher, as cuLaunchKernel takes a 128-byte value."""
+    if CC is None:
+        pytest.skip("no C compiler")
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "t.ember").write_text(TMA_KERNEL)
+    (tmp_path / "fake_cuda.h").write_text(FAKE_CUDA)
+    (tmp_path / "host.c").write_text(TMA_HOST)
+    assert main(["compile", "t.ember", "--arch", "sm_90", "--emit", "header", "--image", "ptx", "-o", "t.h"]) == 0
+    subprocess.run([CC, "-std=c11", "-Wall", "-Wextra", "-Werror", "-pedantic", "host.c", "-o", "host"],
+                   check=True, capture_output=True)
+    assert subprocess.run(["./host"]).returncode == 0

@@ -22,23 +22,27 @@ ELEMS = ["f16", "bf16", "f32", "f64", "i8", "u8", "i16", "u16", "i32", "u32", "i
 SCALARS = ELEMS + ["bool"]
 
 PARAMS = ", ".join([f"g_{t}: *mut global {t}" for t in ELEMS] + [f"r_{t}: *global {t}" for t in ELEMS]
-                   + ["n: u32"])
+                   + ["n: u32", "m_f32: tensormap<f32, [8, 8]>"])
 PRELUDE = "\n".join(
     [f"    var a8_{t}: [{t}; 8];\n    var a2_{t}: [{t}; 2];" for t in ELEMS]
     + [f"    shared s_{t}: [{t}; 512];" for t in ELEMS]
     + [f"    let v_{t} = {t}(thread_idx.x & 1u32);" for t in ELEMS if t not in ("f16", "bf16")]
     + ["    let v_f16 = f16(f32(thread_idx.x & 1u32));", "    let v_bf16 = bf16(f32(thread_idx.x & 1u32));",
        "    let v_bool = thread_idx.x < n;",
-       "    shared t_bf16: [[bf16; 64]; 64] swizzle(128);", "    var acc32: [f32; 32];"])
+       "    shared t_bf16: [[bf16; 64]; 64] swizzle(128);", "    var acc32: [f32; 32];",
+       "    shared p_f32: [[f32; 8]; 8];"])
 
 # every kind of argument a user can pass
 PALETTE = ([f"v_{t}" for t in SCALARS] + [f"g_{t}" for t in ELEMS] + [f"r_{t}" for t in ELEMS]
            + [f"a8_{t}" for t in ELEMS] + [f"a2_{t}" for t in ELEMS] + [f"s_{t}" for t in ELEMS]
-           + ["0", "1", "7", "-1", "255", "256", "1.5", "true", "n", "thread_idx.x", "t_bf16", "acc32"])
+           + ["0", "1", "7", "-1", "255", "256", "1.5", "true", "n", "thread_idx.x"]
+           + ["t_bf16", "acc32", "m_f32", "p_f32"])
 
 # the builtins that take whole arrays (ember.frontend.check_tiles): their well-typed calls
 WHOLE_ARRAYS = {"wgmma": ["acc32", "t_bf16", "0", "0", "t_bf16", "0", "16", "v_bool"],
-                "wgmma_rs": ["acc32", "a8_bf16", "0", "t_bf16", "0", "16", "v_bool"]}
+                "wgmma_rs": ["acc32", "a8_bf16", "0", "t_bf16", "0", "16", "v_bool"],
+                "tma_load": ["p_f32", "m_f32", "s_u64", "0", "0", "0"],
+                "tma_store": ["m_f32", "p_f32", "0", "0"]}
 
 
 def kernel(call: str) -> str:
