@@ -22,6 +22,8 @@ from .memory import Memory, Ptr, Window, element_bytes, from_array, huge, to_arr
 from .bulk_store import BulkStores, check_overwrite
 from .mbarrier import MBarriers
 from .wgmma import Wgmmas
+from . import races
+from .races import element_text
 from .ordering import Location, Ordering, reaches
 
 
@@ -217,7 +219,7 @@ class SimMachine(Machine):
                                                           and reaches(scope, block, last[1])):
             narrow = last[2] if not reaches(last[2], last[1], block) else scope
             raise SimError("S0004", f"data race on {mem.describe()}: {self.who(lane)} and {self.who_gtid(last[0])} "
-                           f"both access {_elem(mem, byte)} atomically, but at `{narrow}` scope, which is "
+                           f"both access {element_text(mem, byte)} atomically, but at `{narrow}` scope, which is "
                            f"atomic only among the threads of one block", op,
                            notes=["use `gpu` scope for an atomic that threads of different blocks share"])
         loc.last = (gtid, block, scope, op)
@@ -350,78 +352,4 @@ class SimMachine(Machine):
         return out
 
     def track(self, op: Op, mem: Memory, sel: np.ndarray, rows: np.ndarray, cols: np.ndarray, kind: str) -> None:
-        writer, wep, reader, rep, rmulti = mem.race_state()
-        counted = self.ordering.released         # release counts matter once a thread released
-        wrc, rrc = mem.release_counts() if counted else (None, None)
-        size = cols.shape[1]
-        r = np.repeat(rows, size)
-        c = cols.reshape(-1)
-        th = np.repeat(self.gtid[sel], size)
-        blk = th // self.T
-        ep = np.repeat(self.epoch[self.block_in_batch[sel]], size)
-        rc = np.repeat(self.ordering.rc[sel], size) if counted else None
-
-        def conflict(other_thread, other_epoch, other_rc):
-            """Accesses of another thread that neither a barrier of their block nor a
-            release-acquire chain (ember.sim.ordering) orders before this one."""
-            other_blk = other_thread // self.T
-            bad = (other_thread >= 0) & (other_thread != th) & ((other_blk != blk) | (other_epoch == ep))
-            if bad.any() and self.ordering.any:
-                at = np.nonzero(bad)[0]
-                bad[at] = ~self.ordering.ordered(sel[at // size], other_thread[at], other_epoch[at], other_rc[at])
-            return bad
-
-        w_prev, we_prev = writer[r, c], wep[r, c]
-        bad = conflict(w_prev, we_prev, wrc[r, c] if counted else np.zeros(len(r), np.int64))
-        if bad.any():
-            i = int(np.argmax(bad))
-            lane = sel[i // size]
-            what = "reads" if kind == "r" else "writes"
-            raise SimError("S0004", f"data race on {mem.describe()}: {self.who(lane)} {what} {_elem(mem, c[i])}, "
-                           f"which {self.who_gtid(w_prev[i])} wrote with nothing in between that orders them",
-                           op, notes=self.ordering.notes(lane))
-        if kind == "w":
-            r_prev, re_prev = reader[r, c], rep[r, c]
-            bad = conflict(r_prev, re_prev, rrc[r, c] if counted else np.zeros(len(r), np.int64)) | \
-                (rmulti[r, c] & (re_prev == ep) & (r_prev >= 0))
-            if bad.any():
-                i = int(np.argmax(bad))
-                lane = sel[i // size]
-                other = f"which {self.who_gtid(r_prev[i])} read" if r_prev[i] != th[i] else "which other threads read"
-                raise SimError("S0004", f"data race on {mem.describe()}: {self.who(lane)} writes {_elem(mem, c[i])}, "
-                               f"{other} with nothing in between that orders them", op,
-                               notes=self.ordering.notes(lane))
-            flat = r * mem.data.shape[1] + c
-            uniq, first, counts = np.unique(flat, return_index=True, return_counts=True)
-            if (counts > 1).any():
-                dup = uniq[counts > 1][0]
-                who = np.nonzero(flat == dup)[0]
-                lanes = sel[who // size]
-                if len(set(self.gtid[lanes].tolist())) > 1:
-                    raise SimError("S0004", f"data race on {mem.describe()}: {self.who(lanes[0])} and "
-                                   f"{self.who(lanes[1])} write {_elem(mem, c[who[0]])} at the same time", op)
-            writer[r, c], wep[r, c] = th, ep
-            if counted:
-                wrc[r, c] = rc
-            reader[r, c] = -1
-            rmulti[r, c] = False
-        else:
-            r_prev, re_prev = reader[r, c], rep[r, c]
-            fresh = (r_prev < 0) | (re_prev != ep) | (r_prev // self.T != blk)
-            other = ~fresh & (r_prev != th)
-            rmulti[r[other], c[other]] = True
-            reader[r[fresh], c[fresh]] = th[fresh]
-            rep[r[fresh], c[fresh]] = ep[fresh]
-            if counted:
-                rrc[r[fresh], c[fresh]] = rc[fresh]
-            rmulti[r[fresh], c[fresh]] = False
-            flat = r * mem.data.shape[1] + c
-            uniq, inv, counts = np.unique(flat, return_inverse=True, return_counts=True)
-            many = counts[inv] > 1
-            if many.any():
-                rmulti[r[many], c[many]] = True
-
-
-def _elem(mem: Memory, byte) -> str:
-    size = mem.elem.nbytes if mem.elem is not None else 1
-    return f"element {int(byte) // size}" if size > 1 else f"byte {int(byte)}"
+        races.track(self, op, mem, sel, rows, cols, kind)

@@ -43,9 +43,12 @@ class Memory:
         self.proxy_dirty = None      # per byte: written by an ordinary store, not yet fenced for the copy engine
         self.async_reading = None    # per byte: bulk stores and wgmmas that may still read it (ember.sim.bulk_store)
         self.wgmma_regs = False      # per-thread registers a wgmma reads: touching them needs a wgmma_fence
+        self._extra = None           # see extra_readers
+        self._root, self._root_offset = None, 0
 
     def race_state(self):
-        """Per byte: writer, its epoch, reader, its epoch, several readers."""
+        """Per byte: writer, its epoch, reader, its epoch, more readers than recorded
+        (ember.sim.races)."""
         if self._race is None:
             shape = self.data.shape
             self._race = (np.full(shape, -1, dtype=np.int64), np.zeros(shape, dtype=np.int64),
@@ -61,6 +64,23 @@ class Memory:
             self._rc = (np.zeros(shape, dtype=np.int64), np.zeros(shape, dtype=np.int64))
         return self._rc
 
+    @property
+    def extra_readers(self):
+        """(threads, epochs, release counts) of the readers of a byte beyond the first, per
+        byte and slot (ember.sim.races), or None before any byte had a second reader; made
+        on the memory its views share, and sliced for each."""
+        root, off = self._root or self, self._root_offset
+        if root._extra is None:
+            return None
+        return tuple(a[:, off:off + self.nbytes] for a in root._extra) if root is not self else root._extra
+
+    def make_extra_readers(self, slots: int):
+        root = self._root or self
+        if root._extra is None:
+            shape = root.data.shape + (slots,)
+            root._extra = (np.full(shape, -1, np.int64), np.zeros(shape, np.int64), np.zeros(shape, np.int64))
+        return self.extra_readers
+
     def view(self, name: str, offset: int, nbytes: int, elem: ScalarType) -> "Memory":
         """Bytes [offset, offset + nbytes) of this memory as a memory of its own (for a
         buffer passed for one parameter): bounds are its own, while data, initialization
@@ -73,6 +93,7 @@ class Memory:
             v._race = tuple(a[:, offset:offset + nbytes] for a in self.race_state())
             v._rc = tuple(a[:, offset:offset + nbytes] for a in self.release_counts())
         v.base = self.base + offset
+        v._root, v._root_offset = self._root or self, self._root_offset + offset
         v.locations = self.locations
         return v
 

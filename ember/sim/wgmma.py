@@ -95,10 +95,10 @@ class Wgmmas:
             else:
                 A = np.asarray(av[g], dtype=np.float64).T.reshape(64, 16)
             B = np.asarray(bv[g], dtype=np.float64).T.reshape(n, 16)
-            D = A @ B.T
-            if accumulate[g[0]]:
-                D[rows, cols] += cv[g]
-            with np.errstate(over="ignore", invalid="ignore"):
+            with np.errstate(over="ignore", invalid="ignore"):      # inf x 0 is NaN, as on the GPU
+                D = A @ B.T
+                if accumulate[g[0]]:
+                    D[rows, cols] += cv[g]
                 out[g] = D[rows, cols].astype(np.float32)
         self._registers(op, acc, zero, n // 2, F32, mask, out.view(np.uint8))
         self._in_flight(op, acc, zero, n // 2, 4, mask, marks)
