@@ -38,7 +38,6 @@ def _gemm(arch: str, defines: dict | None = None):
 def _invariance(prepare, torch) -> dict:
     """Rows of a 4096 x 4096 x 4096 product, bitwise, against the same rows computed with
     M = 1, 7, 128, 1000 and in two chunks."""
-    from ember.runtime import cuda  # noqa: F401 (the context)
     m = n = k = 4096
     g = torch.Generator(device="cuda").manual_seed(7)
     a = torch.randn(m, k, device="cuda", generator=g).to(torch.bfloat16)

@@ -48,16 +48,23 @@ def _battery(run, a, w) -> dict:
     return out
 
 
-@pytest.mark.parametrize("n, k", [(4096, 4096), (1024, 4104)])
-def test_batch_invariance_at_real_sizes(gemm, n, k):
+def check_battery(run, n: int, k: int, name: str) -> tuple:
+    """The battery on `run` for a 4096-row a and w [n, k], cuBLAS's beside it (printed);
+    returns (a, w)."""
     import torch
     g = torch.Generator(device="cuda").manual_seed(n + k)
     a = torch.randn(4096, k, device="cuda", generator=g).to(torch.bfloat16)
     w = torch.randn(n, k, device="cuda", generator=g).to(torch.bfloat16)
-    ours = _battery(gemm, a, w)
+    ours = _battery(run, a, w)
     cublas = _battery(lambda x, y: torch.mm(x, y.t()).float(), a, w)
-    print(f"\nN={n} K={k}: ember {ours}; cuBLAS {cublas}")
+    print(f"\nN={n} K={k}: {name} {ours}; cuBLAS {cublas}")
     assert all(ours.values()), ours
+    return a, w
+
+
+@pytest.mark.parametrize("n, k", [(4096, 4096), (1024, 4104)])
+def test_batch_invariance_at_real_sizes(gemm, n, k):
+    a, w = check_battery(gemm, n, k, "ember")
     ref = a[:64].double() @ w.double().t()
     err = float((gemm(a[:64].contiguous(), w).double() - ref).abs().max() / ref.abs().max())
     assert err < 1e-5

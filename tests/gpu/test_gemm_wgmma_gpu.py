@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import ember
-from tests.gpu.test_gemm_gpu import _battery
+from tests.gpu.test_gemm_gpu import check_battery
 
 pytestmark = pytest.mark.gpu
 SRC = Path(__file__).resolve().parents[2] / "kernels_src" / "gemm_wgmma.ember"
@@ -45,14 +45,7 @@ def test_matches_the_f64_reference(gemm, m, n, k):
 
 @pytest.mark.parametrize("n, k", [(4096, 4096), (1024, 4104)])
 def test_batch_invariance_at_real_sizes(gemm, n, k):
-    import torch
-    g = torch.Generator(device="cuda").manual_seed(n + k)
-    a = torch.randn(4096, k, device="cuda", generator=g).to(torch.bfloat16)
-    w = torch.randn(n, k, device="cuda", generator=g).to(torch.bfloat16)
-    ours = _battery(gemm, a, w)
-    cublas = _battery(lambda x, y: torch.mm(x, y.t()).float(), a, w)
-    print(f"\nN={n} K={k}: ember wgmma {ours}; cuBLAS {cublas}")
-    assert all(ours.values()), ours
+    check_battery(gemm, n, k, "ember wgmma")
 
 
 def test_every_m_from_1_to_4096(gemm):
