@@ -185,10 +185,12 @@ def _table() -> dict[str, Builtin]:
         from_op("wgmma", "gpu.wgmma", "sm_90a, warpgroup-wide, asynchronous: acc = A B^T (+ acc when `accumulate`) "
                 "for A rows a_row..+64, columns a_col..+16 of the swizzled shared tile a and B rows b_row..+N, "
                 "columns b_col..+16 of tile b, N = 2 x the length of the f32 array acc (8..256), in the PTX "
-                "wgmma fragment layout (std/wgmma.ember)", tiles=wgmma_tiles),
+                "wgmma fragment layout (std/wgmma.ember); `mn_major` after it for A then B: that operand "
+                "transposed (its tile's rows are K)", tiles=wgmma_tiles,
+                word_attrs=(("a_major", "A's layout"), ("b_major", "B's layout"))),
         from_op("wgmma_rs", "gpu.wgmma_rs", "sm_90a: as `wgmma` with A from registers: a[i..+8] is the thread's "
                 "part of the 64 x 16 A (mma_m16n8k16's A fragment, warp w of the warpgroup rows 16w..16w+15)",
-                tiles=wgmma_tiles),
+                tiles=wgmma_tiles, word_attrs=(("b_major", "B's layout"),)),
         from_op("tma_load", "mem.tma_load", "sm_90: start copying the box of tensor map `map` at coordinates "
                 "c0, c1, .. (i32, outermost first; one per dimension) into the shared tile `dst` (the box's "
                 "shape, in the map's swizzle) with the copy engine, delivered as transaction bytes of mbarrier "

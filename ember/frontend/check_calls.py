@@ -229,7 +229,7 @@ def builtin_call(ck, e: A.Call, b: Builtin, expected):
             ck.diags.error("E0201", f"`{b.name}`: `{bad[0]}` {bad[1]}", at.span)
             return _error(e)
     if b.tiles is not None:
-        got = b.tiles(b.name, checked)
+        got = b.tiles(b.name, checked, const_attrs)
         if isinstance(got, tuple):
             ck.diags.error("E0218", f"`{b.name}`: {got[1]}", checked[got[0]].span)
             return _error(e)

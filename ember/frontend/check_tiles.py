@@ -12,8 +12,11 @@ _WHOLE = ("the accumulators are a per-thread `[f32; N / 2]` array, N = 8..256 a 
           "(`var acc: [f32; 64];` for m64n128k16)")
 
 
-def _tile(args: list, name: str, at: int, rows: int) -> dict | tuple:
-    """Attributes of the operand whose tile is args[at], rows args[at + 1], columns args[at + 2]."""
+def _tile(args: list, name: str, at: int, rows: int, major: str) -> dict | tuple:
+    """Attributes of the operand whose tile is args[at], rows args[at + 1], columns args[at + 2]
+    (`rows` M or N indices of the operand)."""
+    if major == "mn_major":
+        return _transposed(args, name, at, rows)
     t = args[at].ty
     if not (isinstance(t, ArrayType) and t.swizzle and isinstance(t.elem, ArrayType)
             and not isinstance(t.elem.elem, ArrayType)):
@@ -31,8 +34,28 @@ def _tile(args: list, name: str, at: int, rows: int) -> dict | tuple:
     return {f"{name}_swizzle": t.swizzle, f"{name}_width": width}
 
 
-def wgmma_tiles(name: str, args: list) -> dict | tuple:
-    """The attributes of a `wgmma` (or `wgmma_rs`) call from its arguments' types."""
+def _transposed(args: list, name: str, at: int, count: int) -> dict | tuple:
+    """An MN-major operand: a tile of blocks `[[[T; W]; R]; B] swizzle(S)`, each R rows of K
+    by W columns of M or N; (row, col) = (the first K row, the first M or N column)."""
+    t = args[at].ty
+    if not (isinstance(t, ArrayType) and t.swizzle and isinstance(t.elem, ArrayType)
+            and isinstance(t.elem.elem, ArrayType) and not isinstance(t.elem.elem.elem, ArrayType)):
+        return at, (f"a transposed (mn_major) {name.upper()} is a swizzled shared tile of blocks "
+                    f"`[[[T; W]; K rows]; blocks] swizzle(S)`, not `{t}`")
+    width, krows = t.elem.elem.length, t.elem.length
+    row, col = args[at + 1].const, args[at + 2].const
+    if row is not None and (row % 8 or row + 16 > krows):
+        return at + 1, (f"{name.upper()}'s K rows {row}..{row + 15} must start at a multiple of 8 and lie in a "
+                        f"block's {krows} rows")
+    if col is not None and (col % width or col + count > t.length * width):
+        return at + 2, (f"{name.upper()}'s columns {col}..{col + count - 1} must start a block of {width} and lie "
+                        f"in the tile's {t.length * width}")
+    return {f"{name}_swizzle": t.swizzle, f"{name}_width": width, f"{name}_major": "mn_major", f"{name}_rows": krows}
+
+
+def wgmma_tiles(name: str, args: list, words: dict) -> dict | tuple:
+    """The attributes of a `wgmma` (or `wgmma_rs`) call from its arguments' types and its
+    layout words (`mn_major`: that operand transposed)."""
     acc = args[0].ty
     if not (isinstance(acc, ArrayType) and acc.elem == F32 and acc.space in (None, "local")):
         return 0, _WHOLE
@@ -42,11 +65,11 @@ def wgmma_tiles(name: str, args: list) -> dict | tuple:
     attrs = {"n": n}
     b_at = 3 if name == "wgmma_rs" else 4
     if name != "wgmma_rs":
-        got = _tile(args, "a", 1, 64)
+        got = _tile(args, "a", 1, 64, words.get("a_major", "k_major"))
         if isinstance(got, tuple):
             return got
         attrs.update(got)
-    got = _tile(args, "b", b_at, n)
+    got = _tile(args, "b", b_at, n, words.get("b_major", "k_major"))
     if isinstance(got, tuple):
         return got
     attrs.update(got)
@@ -62,7 +85,7 @@ def _dims(t) -> list:
     return out
 
 
-def tma_tiles(name: str, args: list) -> dict | tuple:
+def tma_tiles(name: str, args: list, words: dict) -> dict | tuple:
     """A TMA copy's tile must be its map's box: the same element type and dimensions, laid
     out in the map's swizzle; one coordinate per dimension."""
     from ..ir.types import TensorMapType

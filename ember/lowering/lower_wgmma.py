@@ -28,11 +28,18 @@ def _descriptor(L, op, name: str, ptr, row, col):
     """The u64 descriptor of operand `name`: the shared address of (row, col) of its tile,
     (address mod 2^18) / 16 in bits 0-13, then the tile's constant fields."""
     width = op.attrs[f"{name}_width"]
+    major, rows = op.attrs.get(f"{name}_major", "k_major"), op.attrs.get(f"{name}_rows") or 0
     t = getattr(op, name).type.pointee
-    index = L.b.add(L.b.mul(L.b.zext(row, I64), ll.Constant(I64, width)), L.b.zext(col, I64))
+    row, col = L.b.zext(row, I64), L.b.zext(col, I64)
+    if major == "mn_major":           # block col / width, K row `row` of it (ember.ir.ops.wgmma.tile_index)
+        block = L.b.udiv(col, ll.Constant(I64, width))
+        index = L.b.add(L.b.mul(L.b.add(L.b.mul(block, ll.Constant(I64, rows)), row), ll.Constant(I64, width)),
+                        L.b.urem(col, ll.Constant(I64, width)))
+    else:
+        index = L.b.add(L.b.mul(row, ll.Constant(I64, width)), col)
     addr = L.b.ptrtoint(L.b.gep(ptr, [index], source_etype=lltype(t)), I32)
     start = L.b.lshr(L.b.and_(addr, ll.Constant(I32, 0x3FFFF)), ll.Constant(I32, 4))
-    bits = descriptor_bits(op.attrs[f"{name}_swizzle"])
+    bits = descriptor_bits(op.attrs[f"{name}_swizzle"], major, rows)
     return L.b.or_(L.b.zext(start, I64), ll.Constant(I64, bits))
 
 
@@ -46,7 +53,8 @@ def _mma(L, op, acc_ptr, a_operand: tuple, b_desc, accumulate):
     a_refs = ", ".join(f"${first + i}" for i in range(len(a_vals)))
     a_ref = f"{{{a_refs}}}" if a_text == "regs" else a_refs
     nb = first + len(a_vals)
-    trans = ", 0, 0" if a_text == "desc" else ", 0"  # A in registers has no transpose
+    tnsp = {p: int(op.attrs.get(f"{p}_major", "k_major") == "mn_major") for p in "ab"}
+    trans = f", {tnsp['a']}, {tnsp['b']}" if a_text == "desc" else f", {tnsp['b']}"  # A in registers: no transpose
     text = ("{ .reg .pred p; setp.ne.b32 p, $%d, 0; wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s "
             "{%s}, %s, $%d, p, 1, 1%s; }" % (nb + 1, n, t, t, ", ".join(f"${j}" for j in range(n // 2)),
                                               a_ref, nb, trans))

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir.ops.wgmma import a_fragment_layout, acc_layout, descriptor_bits, element_offset
+from ..ir.ops.wgmma import a_fragment_layout, acc_layout, descriptor_bits, element_offset, tile_index
 from ..ir.types import F32, VectorType
 from .errors import SimError
 from .memory import to_array
@@ -142,22 +142,29 @@ class Wgmmas:
         warpgroup reads elements e = 128 j + q (row e / 16, column e % 16), j < rows / 8."""
         m = self.m
         swizzle, width = op.attrs[f"{name}_swizzle"], op.attrs[f"{name}_width"]
+        major, block_rows = op.attrs.get(f"{name}_major", "k_major"), op.attrs.get(f"{name}_rows") or 0
         es = t.nbytes
         r, c = row.astype(np.int64), col.astype(np.int64)
-        bad = mask & ((r % 8 != 0) | (c * es % 16 != 0) | (c + 16 > width))
+        if major == "mn_major":     # (row, col) = (K, M or N): 16 K rows of a block from one starting a block
+            bad = mask & ((r % 8 != 0) | (r + 16 > block_rows) | (c % width != 0))
+            rule = (f"a transposed operand starts at a K row that is a multiple of 8, its 16 rows in a block of "
+                    f"{block_rows}, and at the first column of a block of {width}")
+        else:
+            bad = mask & ((r % 8 != 0) | (c * es % 16 != 0) | (c + 16 > width))
+            rule = (f"an operand starts at a row that is a multiple of 8 and a column of a 16-byte chunk, its 16 "
+                    f"columns in one row of {width}")
         if bad.any():
             k = int(np.argmax(bad))
             m.fail("S0013", f"{m.who(k)}'s wgmma reads {name.upper()} from row {int(r[k])}, column {int(c[k])} of its "
-                   f"tile: an operand starts at a row that is a multiple of 8 and a column of a 16-byte chunk, "
-                   f"its 16 columns in one row of {width}", op)
+                   f"tile: {rule}", op)
         base = np.array([ptr.mems[i].base for i in ptr.mid]) + ptr.off
-        start = base + (r * width + c) * es
-        desc = ((start & 0x3FFFF) >> 4).astype(np.uint64) | np.uint64(descriptor_bits(swizzle))
+        start = base + tile_index(major, width, block_rows, r, c) * es
+        desc = ((start & 0x3FFFF) >> 4).astype(np.uint64) | np.uint64(descriptor_bits(swizzle, major, block_rows))
         q = m.thread_lin % 128
         values = []
         for j in range(rows // 8):
             e = 128 * j + q
-            phys = element_offset(desc, e // 16, e % 16, es) + (start & ~0x3FFFF)
+            phys = element_offset(desc, e // 16, e % 16, es, major) + (start & ~0x3FFFF)
             idx = (phys - base) // es
             self._check_proxy(op, ptr, idx, es, mask)
             values.append(m.load(op, ptr, idx, t, mask))

@@ -34,6 +34,31 @@ def test_wgmma_matches_simulator_and_reference(swizzle, t, n, groups, registers,
     assert np.array_equal(gpu, W.reference(a, b))
 
 
+TRANSPOSED = [(128, "bf16", 64, 1, False, True), (128, "bf16", 256, 2, True, True), (64, "f16", 96, 1, False, True),
+              (32, "bf16", 40, 2, True, True), (128, "bf16", 200, 2, False, True), (64, "bf16", 128, 1, True, False)]
+
+
+@pytest.mark.parametrize("swizzle,t,n,groups,a_mn,b_mn", TRANSPOSED)
+def test_transposed_operands_match_simulator_and_reference(swizzle, t, n, groups, a_mn, b_mn):
+    """mn_major operands (tiles of blocks of M or N columns by K rows): the descriptors'
+    LBO between blocks and the transpose flags as the hardware reads them."""
+    _hopper()
+    prog = ember.compile(W.source(swizzle, t, n, groups, a_mn=a_mn, b_mn=b_mn), arch="sm_90a", cache=False)
+    a, b = W.inputs(t, n, groups, seed=n + 3 * groups)
+    gpu = W.run(prog, a, b, n, device="cuda")
+    assert np.array_equal(gpu.view(np.uint32), W.run(prog, a, b, n, device="sim").view(np.uint32))
+    assert np.array_equal(gpu, W.reference(a, b))
+
+
+def test_registers_with_a_transposed_b():
+    _hopper()
+    prog = ember.compile(W.source(128, "bf16", 136, 2, True, b_mn=True), arch="sm_90a", cache=False)
+    a, b = W.inputs("bf16", 136, 2, seed=9)
+    gpu = W.run(prog, a, b, 136, device="cuda")
+    assert np.array_equal(gpu.view(np.uint32), W.run(prog, a, b, 136, device="sim").view(np.uint32))
+    assert np.array_equal(gpu, W.reference(a, b))
+
+
 def test_copies_and_ldmatrix_on_swizzled_tiles():
     _hopper()
     prog = ember.compile(W.COPIES, arch="sm_90", cache=False)

@@ -29,6 +29,13 @@ def test_wgmma_computes_a_times_b_transposed(swizzle, t, n, groups, registers, c
     np.testing.assert_array_equal(got, want)
 
 
+@pytest.mark.parametrize("kw", [dict(b_mn=True), dict(a_mn=True, b_mn=True, n=256), dict(swizzle=32, a_mn=True, n=40),
+                                dict(swizzle=64, registers=True, b_mn=True, n=96, groups=2)])
+def test_transposed_operands(kw):
+    got, want = _run(**kw)
+    np.testing.assert_array_equal(got, want)
+
+
 def test_descriptor_decodes_as_the_isa_lays_out_k_major_tiles():
     """128-byte swizzle: row i of the operand is 128 bytes after row i - 1 (8-row groups SBO
     = 1024 apart), its 16-byte chunk c at c ^ (i % 8); a start 32 bytes into the row (the

@@ -35,20 +35,27 @@ COPIES = """kernel k(x: *global u16, out: *mut global u16) block(32) {
 
 def source(swizzle: int = 128, t: str = "bf16", n: int = 64, groups: int = 1, registers: bool = False,
            fence_proxy: bool = True, fence: bool = True, wait: bool = True, early_overwrite: bool = False,
-           copies: bool = False) -> str:
+           copies: bool = False, a_mn: bool = False, b_mn: bool = False) -> str:
     """The kernel `wg`: `groups` warpgroups, K = 64 in tiles of `swizzle` bytes per row
     (64 / W blocks of W columns); A from the tile, or from registers (`registers`); B's
     tile filled by element stores, or by 16-byte `cp_async_16` copies into its rows
-    (`copies`). The other flags break it on purpose for the simulator's checks."""
+    (`copies`); A or B transposed in shared memory (`a_mn`, `b_mn`: tiles of blocks of W
+    M or N columns by the 64 K rows, read by wgmma as mn_major). The other flags break it on
+    purpose for the simulator's checks."""
     w = swizzle // 2                 # elements per row (16-bit types)
     kb = 64 // w
     m = 64 * groups
-    a_tile = "" if registers else f"    shared ta: [[[{t}; {w}]; {m}]; {kb}] swizzle({swizzle});\n"
+    at = "ta[r / {w}u32][k][r % {w}u32]" if a_mn else "ta[k / {w}u32][r][k % {w}u32]"
+    a_tile = "" if registers else (f"    shared ta: [[[{t}; {w}]; 64]; {m // w}] swizzle({swizzle});\n" if a_mn else
+                                   f"    shared ta: [[[{t}; {w}]; {m}]; {kb}] swizzle({swizzle});\n")
     fill_a = "" if registers else (
         f"    for e in 0u32..{m * 64 // (128 * groups)}u32 {{\n"
         f"        let x = e * {128 * groups}u32 + q;\n"
         f"        let (r, k) = (x / 64u32, x % 64u32);\n"
-        f"        ta[k / {w}u32][r][k % {w}u32] = a[x];\n    }}\n")
+        f"        {at.format(w=w)} = a[x];\n    }}\n")
+    bt = "tb[r / {w}u32][k][r % {w}u32]" if b_mn else "tb[k / {w}u32][r][k % {w}u32]"
+    b_tile = (f"    shared tb: [[[{t}; {w}]; 64]; {-(-n // w)}] swizzle({swizzle});\n" if b_mn else
+              f"    shared tb: [[[{t}; {w}]; {n}]; {kb}] swizzle({swizzle});\n")
     frags = (
         f"    var af: [{t}; 32];\n"
         "    let (warp, g, tq) = ((q % 128u32) / 32u32, (q % 32u32) / 4u32, q % 4u32);\n"
@@ -63,7 +70,7 @@ def source(swizzle: int = 128, t: str = "bf16", n: int = 64, groups: int = 1, re
         f"        let x = e * {threads}u32 + q;\n"
         f"        if x < {n * 64}u32 {{\n"
         "            let (r, k) = (x / 64u32, x % 64u32);\n"
-        f"            tb[k / {w}u32][r][k % {w}u32] = b[x];\n        }}\n    }}\n")
+        f"            {bt.format(w=w)} = b[x];\n        }}\n    }}\n")
     fill_b_copies = (                  # chunk x / 8 of B: 8 elements into one row of a block
         f"    for e in 0u32..{(n * 8 + threads - 1) // threads}u32 {{\n"
         f"        let x = 8u32 * (e * {threads}u32 + q);\n"
@@ -75,16 +82,20 @@ def source(swizzle: int = 128, t: str = "bf16", n: int = 64, groups: int = 1, re
     for s in range(4):
         blk, col = divmod(16 * s, w)
         acc = "false" if s == 0 else "true"
+        b_op = f"tb, {16 * s}u32, 0u32" if b_mn else f"tb[{blk}], 0u32, {col}u32"
+        a_op = f"ta, {16 * s}u32, 64u32 * grp" if a_mn else f"ta[{blk}], 64u32 * grp, {col}u32"
+        b_word = ", mn_major" if b_mn else ""
         if registers:
-            steps.append(f"    wgmma_rs(acc, af, {8 * s}u32, tb[{blk}], 0u32, {col}u32, {acc});\n")
+            steps.append(f"    wgmma_rs(acc, af, {8 * s}u32, {b_op}, {acc}{b_word});\n")
         else:
-            steps.append(f"    wgmma(acc, ta[{blk}], 64u32 * grp, {col}u32, tb[{blk}], 0u32, {col}u32, {acc});\n")
+            words = f", {'mn_major' if a_mn else 'k_major'}{b_word}" if a_mn or b_mn else ""
+            steps.append(f"    wgmma(acc, {a_op}, {b_op}, {acc}{words});\n")
     overwrite = f"    tb[0][0][0] = {t}(0.0);\n" if early_overwrite else ""
     return (
         'import "std/wgmma.ember";\n\n'
         f"kernel wg(a: *global {t}, b: *global {t}, c: *mut global f32) block({128 * groups}) {{\n"
-        + a_tile +
-        f"    shared tb: [[[{t}; {w}]; {n}]; {kb}] swizzle({swizzle});\n"
+        + a_tile
+        + b_tile +
         "    let q = thread_idx.x;\n"
         "    let grp = q / 128u32;\n"
         + fill_a

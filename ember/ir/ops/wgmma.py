@@ -33,31 +33,50 @@ _SM90A = dict(min_sm=90, arch_specific=True, min_ptx=(8, 0))
 _EFFECTS = (READS_MEMORY, WRITES_MEMORY, CONVERGENT, SIDE_EFFECT)
 
 
-def strides(swizzle: int) -> tuple:
-    """(leading, stride) byte offsets of a K-major operand in a `swizzle(S)` tile: the
-    8-row groups lie 8 S bytes apart (SBO); the two 16-byte K chunks of a row are adjacent
-    in a swizzled row, so LBO is unused (1, as CUTLASS sets it)."""
-    return 16, 8 * swizzle
+def strides(swizzle: int, major: str = "k_major", rows: int = 0) -> tuple:
+    """(leading, stride) byte offsets (LBO, SBO) of an operand in a `swizzle(S)` tile. K-major
+    (`[[T; S bytes]; R]`, a row per M or N index): the 8-row groups lie 8 S bytes apart
+    (SBO); a row's two 16-byte K chunks are adjacent, so LBO is unused (1, as CUTLASS sets
+    it). MN-major (`[[[T; S bytes]; rows]; blocks]`, a row per K index, each block S bytes of
+    M or N): the 8-row groups of K lie 8 S bytes apart (SBO), the blocks rows x S (LBO)."""
+    return (rows * swizzle if major == "mn_major" else 16), 8 * swizzle
 
 
-def descriptor_bits(swizzle: int) -> int:
+def descriptor_bits(swizzle: int, major: str = "k_major", rows: int = 0) -> int:
     """The descriptor's constant part (LBO, SBO, layout type); the start address, bits
     0-13, is (address mod 2^18) / 16."""
-    lbo, sbo = strides(swizzle)
+    lbo, sbo = strides(swizzle, major, rows)
     return ((lbo >> 4) << 16) | ((sbo >> 4) << 32) | (SWIZZLE_MODES[swizzle] << 62)
 
 
-def element_offset(desc, i: np.ndarray, k: np.ndarray, elem_bytes: int) -> np.ndarray:
-    """The shared byte address of element (i, k) of a K-major operand as the hardware reads
-    it from descriptor `desc` (u64s; PTX ISA, the canonical K-major layouts: rows of W
-    16-byte chunks, 8-row groups SBO apart, then the Swizzle<log2 W, 4, 3> of the address)."""
+def element_offset(desc, i: np.ndarray, k: np.ndarray, elem_bytes: int, major: str = "k_major") -> np.ndarray:
+    """The shared byte address of element (i, k) (i the M or N index) of an operand as the
+    hardware reads it from descriptor `desc` (u64s), PTX ISA's canonical layouts, in 16-byte
+    chunks (W of them per row of the swizzle): K-major, row i % 8 of W chunks, 8-row groups
+    SBO apart, k's chunk in the row; MN-major, row k % 8, 8-row groups of k SBO apart, i's
+    chunk in the row and blocks of W chunks LBO apart; then the Swizzle<log2 W, 4, 3> of the
+    address."""
     d = np.asarray(desc, dtype=np.uint64)
     field = lambda at: ((d >> np.uint64(at)) & np.uint64(0x3FFF)).astype(np.int64) << 4   # noqa: E731
-    start, sbo = field(0), field(32)
+    start, lbo, sbo = field(0), field(16), field(32)
     width = np.array([1, 8, 4, 2])[(d >> np.uint64(62)).astype(np.int64)]   # 16-byte chunks per row
-    kb = k * elem_bytes
-    addr = start + (i % 8) * 16 * width + (i // 8) * sbo + (kb // 16) * 16 + kb % 16
+    if major == "mn_major":
+        ib = i * elem_bytes
+        chunk = ib // 16
+        addr = start + (chunk % width) * 16 + (chunk // width) * lbo + (k % 8) * 16 * width + (k // 8) * sbo + ib % 16
+    else:
+        kb = k * elem_bytes
+        addr = start + (i % 8) * 16 * width + (i // 8) * sbo + (kb // 16) * 16 + kb % 16
     return addr ^ (((addr >> 7) & (width - 1)) << 4)
+
+
+def tile_index(major: str, width: int, rows: int, row, col):
+    """The element index in its tile of an operand's first element: K-major (row, col) of
+    `[[T; width]; R]`; MN-major K row `row` of the block holding column `col` of
+    `[[[T; width]; rows]; blocks]` (col a multiple of width)."""
+    if major == "mn_major":
+        return (col // width) * (rows * width) + row * width + col % width
+    return row * width + col
 
 
 def acc_layout(n: int) -> tuple:
@@ -87,6 +106,8 @@ def _tile_verify(prefix: str):
             return f"{prefix}_swizzle must be 32, 64 or 128 bytes, not {s}"
         if w * t.nbytes != s:
             return f"{prefix}_width ({w} elements of {t}) must make rows of {prefix}_swizzle = {s} bytes"
+        if op.attrs.get(f"{prefix}_major", "k_major") == "mn_major" and not op.attrs.get(f"{prefix}_rows"):
+            return f"an MN-major {prefix} needs {prefix}_rows (the K rows of each block of its tile)"
         return None
     return verify
 
@@ -95,16 +116,25 @@ def _verify_ss(op):
     return _tile_verify("a")(op) or _tile_verify("b")(op)
 
 
-_TILE = {"n": Attr("int", lo=8, hi=256, multiple_of=8, doc="N of m64nNk16"),
-         "b_swizzle": Attr("int", lo=32, hi=128, doc="B's tile: its swizzle in bytes (32, 64, 128)"),
-         "b_width": Attr("int", lo=1, doc="B's tile: elements per row")}
+MAJORS = ("k_major", "mn_major")
+
+
+def _operand_attrs(p: str) -> dict:
+    return {f"{p}_swizzle": Attr("int", lo=32, hi=128, doc=f"{p.upper()}'s tile: its swizzle in bytes (32, 64, 128)"),
+            f"{p}_width": Attr("int", lo=1, doc=f"{p.upper()}'s tile: elements per row"),
+            f"{p}_major": Attr("enum", MAJORS, required=False,
+                               doc=f"{p.upper()}'s layout: k_major (a row per M or N index; the default) or mn_major "
+                                   "(a row per K index, blocks of width along M or N: transposed)"),
+            f"{p}_rows": Attr("int", lo=8, required=False, doc=f"an MN-major {p.upper()}: K rows per block")}
+
+
+_TILE = {"n": Attr("int", lo=8, hi=256, multiple_of=8, doc="N of m64nNk16"), **_operand_attrs("b")}
 
 
 defop("gpu.wgmma", Operands(types_of="operands"),
       operands="acc: *local F{f32}, a: *shared T{bf16,f16}, a_row: u32, a_col: u32, "
                "b: *shared T, b_row: u32, b_col: u32, accumulate: bool",
-      attrs={**_TILE, "a_swizzle": Attr("int", lo=32, hi=128, doc="A's tile: its swizzle in bytes"),
-             "a_width": Attr("int", lo=1, doc="A's tile: elements per row")},
+      attrs={**_TILE, **_operand_attrs("a")},
       traits=_EFFECTS, verify=_verify_ss, **_SM90A,
       simulate=lambda m, op, args, mask: m.wgmma.mma(op, args, mask, a_in_registers=False) or [],
       example="gpu.wgmma %c, %a, %r, %k, %b, %r, %k, %t {n = 64, a_swizzle = 128, a_width = 64, b_swizzle = 128, "
@@ -114,7 +144,9 @@ defop("gpu.wgmma", Operands(types_of="operands"),
           "columns a_col..+16 of the swizzled K-major tile at `a` (rows of a_width elements), B rows "
           "b_row..+n and columns b_col..+16 of the tile at `b`; acc holds n / 2 f32 per thread in the PTX "
           "wgmma fragment layout (PTX wgmma.mma_async m64nNk16 with shared-memory descriptors, sm_90a). "
-          "Rows start at multiples of 8, columns at 16 bytes.")
+          "Rows start at multiples of 8, columns at 16 bytes. An MN-major operand (`a_major = mn_major`) is "
+          "transposed: its tile has a_rows K rows per block of a_width M (or N) columns, and (row, col) "
+          "is (K, M or N), col starting a block.")
 
 defop("gpu.wgmma_rs", Operands(types_of="operands"),
       operands="acc: *local F{f32}, a: *local T{bf16,f16}, a_index: I, b: *shared T, b_row: u32, b_col: u32, "
