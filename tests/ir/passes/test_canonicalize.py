@@ -29,8 +29,8 @@ def _second_run_changes_nothing(module, where: str) -> None:
 
 @pytest.mark.parametrize("path", KERNELS, ids=lambda p: p.name)
 def test_once_is_enough_on_the_kernels(path):
-    arch = "sm_90a" if path.name == "gemm_wgmma.ember" else None       # wgmma and setmaxnreg
-    prog = ember.compile(path, defines=DEFINES.get(path.name, {}), arch=arch, stop_after="ir", cache=False)
+    arch = {"arch": "sm_90a"} if path.name == "gemm_wgmma.ember" else {}       # wgmma and setmaxnreg
+    prog = ember.compile(path, defines=DEFINES.get(path.name, {}), stop_after="ir", cache=False, **arch)
     _second_run_changes_nothing(prog.ir, path.name)
 
 
