@@ -35,6 +35,48 @@ def _gemm(arch: str, defines: dict | None = None):
     return prepare
 
 
+BACKWARD = [(4096, 4096, 4096), (4096, 14336, 4096), (8192, 4096, 4096)]
+
+
+def _backward(torch, quick: bool) -> list:
+    """A linear layer's backward products (y = x w^T, x [M, K], w [N, K]): dx = dy w (an
+    M x K x N GEMM, w transposed for it: gemm_wgmma<B_MN>) and dw = dy^T x (N x K x M, both
+    transposed: gemm_wgmma<A_MN, B_MN>) against cuBLAS and the mma.sync kernel's
+    (gemm_bf16<B_T>, <A_T, B_T, COPY_PARTS 2>), interleaved rounds; error on sampled rows."""
+    import ember
+    from bench.gemm_ab import _in_rounds
+    from bench.gpu_timing import ember_on_torch_stream
+    from ember.runtime import cuda
+    wg = {"dx": _gemm("sm_90a", {"B_MN": True}), "dw": _gemm("sm_90a", {"A_MN": True, "B_MN": True})}
+    sync = {p: cuda.load(ember.compile(ROOT / "kernels_src" / "gemm_bf16.ember", arch=cuda.context().arch,
+                                       defines=d, cache=False)).gemm_bf16
+            for p, d in (("dx", {"B_T": True}), ("dw", {"A_T": True, "B_T": True, "COPY_PARTS": 2}))}
+    out = []
+    for (m, n, k) in (BACKWARD[:1] if quick else BACKWARD):
+        g = torch.Generator(device="cuda").manual_seed(7 + m + n + k)
+        x = torch.randn(m, k, device="cuda", generator=g).to(torch.bfloat16)
+        w = torch.randn(n, k, device="cuda", generator=g).to(torch.bfloat16)
+        dy = torch.randn(m, n, device="cuda", generator=g).to(torch.bfloat16)
+        for product, a, b, (pm, pn, pk), peer, ref in (
+                ("dx", dy, w, (m, k, n), lambda: torch.mm(dy, w), lambda: dy[:8].double() @ w.double()),
+                ("dw", dy, x, (n, k, m), lambda: torch.mm(dy.t(), x), lambda: dy[:, :8].double().t() @ x.double())):
+            c, cs = torch.empty(pm, pn, device="cuda"), torch.empty(pm, pn, device="cuda")
+            sides = {"wgmma": ember_on_torch_stream(wg[product](a, b, c, pm, pn, pk)),
+                     "mma_sync": ember_on_torch_stream(sync[product].prepare(
+                         a, b, cs, pm, pn, pk, grid=((pn + 127) // 128, (pm + 127) // 128))),
+                     "cublas": peer}
+            flops = 2.0 * m * n * k
+            t = _in_rounds(sides, 10)
+            want = ref()
+            row = {"product": product, "m": m, "n": n, "k": k,
+                   **{side: round(flops / us / 1e6, 1) for side, us in t.items()},
+                   "wgmma_vs_cublas": round(t["cublas"] / t["wgmma"], 3),
+                   "err": float((c[:8].double() - want).abs().max() / want.abs().max())}
+            out.append(row)
+            print(row, flush=True)
+    return out
+
+
 def _invariance(prepare, torch) -> dict:
     """Rows of a 4096 x 4096 x 4096 product, bitwise, against the same rows computed with
     M = 1, 7, 128, 1000 and in two chunks."""
@@ -107,9 +149,10 @@ def main(out_dir: str, quick: bool = False) -> int:
         print(configs[-1], flush=True)
     invariance = _invariance(wg, torch)
     print(invariance, flush=True)
+    backward = _backward(torch, quick)
     result = {"benchmark": "gemm_wgmma_ab", "date": datetime.date.today().isoformat(),
               "device": torch.cuda.get_device_name(), "arch": arch, "torch": torch.__version__, "sass": "nvJitLink",
-              "rows": rows, "configs_4096": configs, "invariance": invariance,
+              "rows": rows, "configs_4096": configs, "invariance": invariance, "backward": backward,
               "note": "wgmma: kernels_src/gemm_wgmma.ember (128 x 256 tiles, 4 stages of 64-wide K slices by TMA, "
                       "2 consumer warpgroups, persistent grid, f32 out); mma_sync: kernels_src/gemm_bf16.ember "
                       "(defaults, f32 out); cublas: torch.mm bf16 (bf16 out); triton: 128x128x64, 8 warps, "
@@ -123,6 +166,14 @@ def main(out_dir: str, quick: bool = False) -> int:
     lines += [f"| {r['m']} | {r['n']} | {r['k']} | {r['wgmma']['tflops']} | {r['mma_sync']['tflops']} | "
               f"{r['cublas']['tflops']} | {r['triton']['tflops']} | {r['wgmma_vs_cublas']:.2f} | "
               f"{r['wgmma']['max_rel_err']:.1e} / {r['cublas']['max_rel_err']:.1e} |" for r in rows]
+    lines += ["", ("Backward products of a linear layer y = x w^T (x [M, K], w [N, K]; f32 out): dx = dy w, an "
+                   "M x K x N GEMM with w transposed for it (gemm_wgmma<B_MN>), and dw = dy^T x, N x K x M with both "
+                   "operands transposed (gemm_wgmma<A_MN, B_MN>), against the mma.sync kernel's and cuBLAS, "
+                   "interleaved rounds:"), "",
+              "| product | M | N | K | wgmma TFLOP/s | mma.sync TFLOP/s | cuBLAS TFLOP/s | wgmma / cuBLAS | max rel err |",
+              "|---|---|---|---|---|---|---|---|---|"]
+    lines += [f"| {r['product']} | {r['m']} | {r['n']} | {r['k']} | {r['wgmma']} | {r['mma_sync']} | {r['cublas']} | "
+              f"{r['wgmma_vs_cublas']:.2f} | {r['err']:.1e} |" for r in backward]
     lines += ["", "Configurations at 4096^3 (`-D`):", "", "| defines | TFLOP/s |", "|---|---|"]
     lines += [f"| {cfg['defines']} | {cfg['tflops']} |" for cfg in configs]
     lines += ["", f"Batch invariance on the GPU: {invariance['rows_checked']} rows computed with M = 1, 7, 128, "

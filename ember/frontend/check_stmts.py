@@ -257,9 +257,16 @@ def _assign(ck, s: A.Assign):
 # ------------------------------------------------------------------ control flow
 
 def _if(ck, s: A.If):
+    """An `if` whose condition is a constant (once const parameters are bound) compiles only
+    the branch it takes: the other is discarded unchecked, as C++'s `if constexpr` discards
+    one, so that a kernel can hold what only other values of its const parameters make
+    valid (a transposed operand's tile shape: kernels_src/gemm_wgmma.ember)."""
     cond = yield _condition(ck, s.cond)
-    then = yield check_block(ck, s.then)
-    if isinstance(s.else_, A.If):
+    taken = cond.const if cond.ty == BOOL and isinstance(cond.const, bool) else None
+    then = T.TBlock(s.then.span, []) if taken is False else (yield check_block(ck, s.then))
+    if s.else_ is not None and taken is True:
+        els = T.TBlock(s.else_.span, [])
+    elif isinstance(s.else_, A.If):
         els = yield _if(ck, s.else_)
     elif s.else_ is not None:
         els = yield check_block(ck, s.else_)

@@ -15,21 +15,26 @@ pytestmark = pytest.mark.gpu
 SRC = Path(__file__).resolve().parents[2] / "kernels_src" / "gemm_wgmma.ember"
 
 
-@pytest.fixture(scope="module")
-def gemm():
+def _kernel(defines: dict):
     import torch
     from ember.runtime import cuda
     if cuda.context().arch != "sm_90":
         pytest.skip("gemm_wgmma needs an sm_90 GPU (Hopper)")
-    mod = cuda.load(ember.compile(SRC, arch="sm_90a", cache=False))
+    mod = cuda.load(ember.compile(SRC, arch="sm_90a", defines=defines, cache=False))
     sms = torch.cuda.get_device_properties(cuda.context().ordinal).multi_processor_count
 
-    def run(a, w):
-        m, n, k = a.shape[0], w.shape[0], a.shape[1]
+    def run(a, w, shape=None):
+        """c = a w^T for the forward; the backward products give (m, n, k)."""
+        m, n, k = shape or (a.shape[0], w.shape[0], a.shape[1])
         c = torch.empty(m, n, device="cuda", dtype=torch.float32)
         mod.gemm_wgmma(a, w, c, m, n, k, grid=(min(sms, -(-m // 128) * -(-n // 256)),))
         return c
     return run
+
+
+@pytest.fixture(scope="module")
+def gemm():
+    return _kernel({})
 
 
 @pytest.mark.parametrize("m, n, k", [(4096, 4096, 4096), (300, 1000, 4104), (1, 256, 64)])
@@ -56,3 +61,24 @@ def test_every_m_from_1_to_4096(gemm):
     full = gemm(a, w)
     differ = [m for m in range(1, 4097) if not torch.equal(gemm(a[:m], w), full[:m])]
     assert differ == []
+
+
+@pytest.mark.parametrize("m, n, k", [(4096, 4096, 4096), (300, 1000, 4104)])
+def test_backward_products(m, n, k):
+    """dx = dy w (w transposed for it) and dw = dy^T x (both transposed) against f64; dx's
+    rows do not depend on the batch; dw is the same run to run and with zero rows added."""
+    import torch
+    g = torch.Generator(device="cuda").manual_seed(m + k)
+    x = torch.randn(m, k, device="cuda", generator=g).to(torch.bfloat16)
+    w = torch.randn(n, k, device="cuda", generator=g).to(torch.bfloat16)
+    dy = torch.randn(m, n, device="cuda", generator=g).to(torch.bfloat16)
+    dx_k, dw_k = _kernel({"B_MN": True}), _kernel({"A_MN": True, "B_MN": True})
+    dx, dw = dx_k(dy, w, (m, k, n)), dw_k(dy, x, (n, k, m))
+    for got, ref, depth in ((dx, dy.double() @ w.double(), n), (dw, dy.double().t() @ x.double(), m)):
+        assert float((got.double() - ref).abs().max()) <= 1e-6 * float(ref.abs().max()) * depth ** 0.5
+    for rows in (1, 7, 129):
+        assert torch.equal(dx_k(dy[:rows], w, (rows, k, n)), dx[:rows])
+    assert torch.equal(dw_k(dy, x, (n, k, m)), dw)
+    zeros = torch.zeros(40, n, device="cuda", dtype=torch.bfloat16), torch.zeros(40, k, device="cuda",
+                                                                               dtype=torch.bfloat16)
+    assert torch.equal(dw_k(torch.cat([dy, zeros[0]]), torch.cat([x, zeros[1]]), (n, k, m + 40)), dw)

@@ -12,23 +12,30 @@ import numpy as np
 import pytest
 
 import ember
-from ember.reference.gemm import bf16_bits, bf16_values, linear
+from ember.reference.gemm import bf16_bits, bf16_values, linear, linear_backward
 from ember.sim import load
 
 SRC = Path(__file__).resolve().parents[2] / "kernels_src" / "gemm_wgmma.ember"
+# the three products of a linear layer: which operand is stored transposed (K outermost)
+PRODUCTS = {"forward": {}, "dx": {"B_MN": True}, "dw": {"A_MN": True, "B_MN": True}}
+
+
+def kernel(product: str, bn: int = 64):
+    """A small configuration (BN-column tiles, 2 stages) so that every path runs quickly."""
+    defines = {"BN": bn, "STAGES": 2, **PRODUCTS[product]}
+    return load(ember.compile(SRC, arch="sm_90a", defines=defines, cache=False)).gemm_wgmma
 
 
 @pytest.fixture(scope="module")
 def gemm():
-    """A small configuration (64-column tiles, 2 stages) so that every path runs quickly."""
-    return load(ember.compile(SRC, arch="sm_90a", defines={"BN": 64, "STAGES": 2}, cache=False)).gemm_wgmma
+    return kernel("forward")
 
 
-def run(gemm, a, w, blocks: int = 2):
-    m, k = a.shape
-    n = w.shape[0]
+def run(gemm, a, w, blocks: int = 2, shape=None, bn: int = 64):
+    """c = a w^T for the forward; the backward products give (m, n, k)."""
+    m, n, k = shape or (a.shape[0], w.shape[0], a.shape[1])
     c = np.full(m * n, np.nan, np.float32)
-    tiles = -(-m // 128) * -(-n // 64)
+    tiles = -(-m // 128) * -(-n // bn)
     gemm(bf16_bits(a), bf16_bits(w), c, m, n, k, grid=(min(blocks, tiles),))
     return c.reshape(m, n)
 
@@ -61,3 +68,33 @@ def test_other_rows_do_not_change_a_row(gemm):
     ref = run(gemm, a, w)
     crowd = np.vstack([a, np.full((60, k), np.inf), bf16_values(rng.standard_normal((65, k)))])
     assert np.array_equal(run(gemm, crowd, w)[:m], ref)
+
+
+@pytest.mark.parametrize("m, n, k", [(70, 64, 136), (130, 72, 64)])
+def test_backward_products_match_the_f64_reference(m, n, k):
+    """dx = dy w (w stored [N, K]: B transposed) and dw = dy^T x (dy and x stored with the
+    batch outermost: both transposed), each at partial tiles."""
+    rng = np.random.default_rng(m + n + k)
+    x, w = bf16_values(rng.standard_normal((m, k))), bf16_values(rng.standard_normal((n, k)))
+    dy = bf16_values(rng.standard_normal((m, n)))
+    dx_ref, dw_ref = linear_backward(x, w, dy)
+    dx = run(kernel("dx"), dy, w, shape=(m, k, n))
+    dw = run(kernel("dw", 128), dy, x, shape=(n, k, m), bn=128)
+    for got, ref, depth in ((dx, dx_ref, n), (dw, dw_ref, m)):
+        assert np.abs(got - ref).max() <= 1e-6 * np.abs(ref).max() * np.sqrt(depth)
+
+
+def test_dx_rows_do_not_depend_on_the_batch_and_dw_ignores_zero_rows():
+    m, n, k = 70, 64, 64
+    rng = np.random.default_rng(2)
+    x, w = bf16_values(rng.standard_normal((m, k))), bf16_values(rng.standard_normal((n, k)))
+    dy = bf16_values(rng.standard_normal((m, n)))
+    dxk, dwk = kernel("dx"), kernel("dw")
+    full = run(dxk, dy, w, shape=(m, k, n))
+    for rows in (1, 9):
+        assert np.array_equal(run(dxk, dy[:rows], w, shape=(rows, k, n)), full[:rows])
+    dw = run(dwk, dy, x, shape=(n, k, m))
+    assert np.array_equal(run(dwk, dy, x, shape=(n, k, m)), dw)                 # run to run
+    zeros = 50                                                                     # zero rows added
+    dy0, x0 = np.vstack([dy, np.zeros((zeros, n))]), np.vstack([x, np.zeros((zeros, k))])
+    assert np.array_equal(run(dwk, dy0, x0, shape=(n, k, m + zeros)), dw)
