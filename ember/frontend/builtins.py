@@ -179,6 +179,13 @@ def _table() -> dict[str, Builtin]:
                                 f"lane's row address src[j] (lanes 0..{8 * n - 1}); 2 elements per matrix "
                                 f"into dst[i..]" + (", transposed" if trans else "") + " (sm_75+)",
                                 attrs=(("count", n), ("trans", trans))))
+    for n in (1, 2, 4):
+        for trans in (False, True):
+            rows.append(from_op(f"stmatrix_x{n}" + ("_trans" if trans else ""), "gpu.stmatrix",
+                                f"warp-wide: store {n} 8x8 matrix(es) of 16-bit elements to shared memory, ldmatrix's "
+                                f"inverse: this lane's row address dst[i] (lanes 0..{8 * n - 1}); 2 elements per "
+                                f"matrix from src[j..]" + (", transposed" if trans else "") + " (sm_90)",
+                                attrs=(("count", n), ("trans", trans))))
     rows.append(from_op("mma_m16n8k16", "gpu.mma", "warp-wide D = A B + C, 16x16 by 16x8, f16/bf16 in f32: "
                         "acc[i..+4] += a[j..+8] x b[k..+4] in the PTX fragment layouts (sm_80+)"))
     rows += [

@@ -17,6 +17,7 @@ from . import llvm_ir as ll
 
 from .registry import lowers
 from .llvm_lower import I32, I64, lltype
+from .lower_mbarrier import inline_ptx
 from .lower_mem import element_address
 
 
@@ -67,4 +68,17 @@ def _ldmatrix(L, op, args):
     dst = element_address(L, op.dst, args[0], op.dst_index, args[1])
     for j, reg in enumerate(regs):
         L.b.store(L.b.bitcast(reg, ll.VectorType(elem, 2)), _at(L, dst, 2 * j, elem), align=2)
+    return []
+
+
+@lowers("gpu.stmatrix")
+def _stmatrix(L, op, args):
+    n, trans = op.attrs["count"], op.attrs["trans"]
+    elem = lltype(op.src.type.pointee)
+    src = element_address(L, op.src, args[2], op.src_index, args[3])
+    regs = [L.b.bitcast(pair, I32) for pair in _pairs(L, src, n, elem)]     # element by element, as mma
+    dst = L.b.ptrtoint(element_address(L, op.dst, args[0], op.dst_index, args[1]), I32)
+    text = (f"stmatrix.sync.aligned.m8n8.x{n}{'.trans' if trans else ''}.shared.b16 [$0], "
+            "{" + ", ".join(f"${1 + j}" for j in range(n)) + "};")
+    inline_ptx(L, text, ",".join(["r"] * (n + 1)), [dst, *regs])
     return []

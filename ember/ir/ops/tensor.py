@@ -147,3 +147,43 @@ defop("gpu.ldmatrix", Operands(types_of="operands"),
           "address of row r of matrix j (16-byte aligned: 8 consecutive elements); each lane receives 2 "
           "elements per matrix, dst[dst_index + 2j], dst[dst_index + 2j + 1]: row lane/4, columns "
           "2(lane%4) and +1 (with `trans`, the transposed matrix's). Warp-wide.")
+
+
+def _stmatrix_sim(m, op, args, mask):
+    """ldmatrix backwards: lane 8j + r names the row address of row r of matrix j, whose 8
+    elements the 4 lanes 4r..4r+3 hold, 2 each (with `trans`, column r's: lane 4c + r / 2
+    holds element c of it, as its element r % 2)."""
+    dst, di, src, sj = args
+    n, trans = op.attrs["count"], op.attrs["trans"]
+    _whole_warps(m, op, mask)
+    t = op.src.type.pointee
+    lane = m.lane_in_warp()
+    base = sj.astype(np.int64)
+    frag = [[m.load(op, src, base + 2 * j + e, t, mask) for e in range(2)] for j in range(n)]
+    supplies = mask & (lane < 8 * n)
+    j, r = lane // 8, lane % 8
+    rows = np.zeros((m.lanes, 8), dtype=np.asarray(frag[0][0]).dtype)
+    for c in range(8):
+        holder = 4 * c + r // 2 if trans else 4 * r + c // 2
+        second = (r % 2 if trans else np.full(m.lanes, c % 2)) == 1      # the holder's element 1
+        at, _ = m.warp_lane(holder)
+        for jj in range(n):
+            pick = supplies & (j == jj)
+            values = np.where(second, np.asarray(frag[jj][1])[at], np.asarray(frag[jj][0])[at])
+            rows[pick, c] = values[pick]
+    m.store(op, dst, di.astype(np.int64), VectorType(t, 8), rows, supplies)
+    return []
+
+
+defop("gpu.stmatrix", Operands(types_of="operands"),
+      operands="dst: *shared T{f16,bf16,i16,u16}, dst_index: U{i32,u32,i64,u64}, src: *local T, src_index: I",
+      attrs={"count": Attr("int"), "trans": Attr("bool")},
+      traits=(READS_MEMORY, WRITES_MEMORY, CONVERGENT, MAY_FAULT), verify=_ldmatrix_verify,
+      accesses=lambda attrs, elem_bytes: [("src", "src_index", 2 * attrs["count"]), ("dst", "dst_index", 8)],
+      simulate=_stmatrix_sim, min_sm=90,
+      example="gpu.stmatrix %s, %i, %d, %i {count = 4, trans = false} : *mut shared bf16, u32, *mut local bf16, u32",
+      example_args="%d: *mut local bf16, %s: *mut shared bf16, %i: u32",
+      doc="Store `count` (1, 2, 4) 8x8 matrices of 16-bit elements to shared memory, ldmatrix's inverse "
+          "(sm_90): lane 8j+r gives the address of row r of matrix j (16-byte aligned); each lane gives "
+          "2 elements per matrix, src[src_index + 2j], src[src_index + 2j + 1]: row lane/4, columns "
+          "2(lane%4) and +1 (with `trans`, stored transposed). Warp-wide.")
