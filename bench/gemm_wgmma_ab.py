@@ -104,6 +104,7 @@ def main(out_dir: str, quick: bool = False) -> int:
     import ember
     from bench.gemm_ab import _in_rounds, _triton_matmul
     from bench.gpu_timing import ember_on_torch_stream, time_torch_graph
+    from bench.hand_ptx import load_pair
     from bench.report import save
     from ember.runtime import cuda
     arch = cuda.context().arch
@@ -111,6 +112,8 @@ def main(out_dir: str, quick: bool = False) -> int:
         print(f"bench hopper: needs an sm_90 GPU, this is {arch}")
         return 2
     wg = _gemm("sm_90a")
+    hand, _ = load_pair("gemm_wgmma.ptx", arch)     # kernels_src/baselines/gemm_wgmma.ptx, same launch
+    sms = torch.cuda.get_device_properties(cuda.context().ordinal).multi_processor_count
     sync = cuda.load(ember.compile(ROOT / "kernels_src" / "gemm_bf16.ember", arch=arch, cache=False)).gemm_bf16
     triton_mm = _triton_matmul()
     rows = []
@@ -118,8 +121,10 @@ def main(out_dir: str, quick: bool = False) -> int:
         g = torch.Generator(device="cuda").manual_seed(m + n + k)
         a = torch.randn(m, k, device="cuda", generator=g).to(torch.bfloat16)
         w = torch.randn(n, k, device="cuda", generator=g).to(torch.bfloat16)
-        outs = {name: torch.empty(m, n, device="cuda") for name in ("wgmma", "mma_sync", "triton")}
+        outs = {name: torch.empty(m, n, device="cuda") for name in ("wgmma", "hand", "mma_sync", "triton")}
+        grid = (min(sms, -(-m // 128) * -(-n // 256)),)
         sides = {"wgmma": ember_on_torch_stream(wg(a, w, outs["wgmma"], m, n, k)),
+                 "hand": ember_on_torch_stream(hand.prepare(a, w, outs["hand"], m, n, k, grid=grid)),
                  "mma_sync": ember_on_torch_stream(sync.prepare(a, w, outs["mma_sync"], m, n, k,
                                                                 grid=((n + 127) // 128, (m + 127) // 128))),
                  "cublas": lambda: torch.mm(a, w.t()),
@@ -136,6 +141,8 @@ def main(out_dir: str, quick: bool = False) -> int:
         for name, t in _in_rounds(sides, 10 if flops > 1e12 else 100).items():
             row[name].update({"us": round(t, 2), "tflops": round(flops / t / 1e6, 1)})
         row["wgmma_vs_cublas"] = round(row["cublas"]["us"] / row["wgmma"]["us"], 3)
+        row["time_vs_hand"] = round(row["wgmma"]["us"] / row["hand"]["us"], 3)
+        row["bitwise_hand"] = bool(torch.equal(outs["wgmma"], outs["hand"]))
         rows.append(row)
         print(row, flush=True)
     configs = []
@@ -154,17 +161,20 @@ def main(out_dir: str, quick: bool = False) -> int:
               "device": torch.cuda.get_device_name(), "arch": arch, "torch": torch.__version__, "sass": "nvJitLink",
               "rows": rows, "configs_4096": configs, "invariance": invariance, "backward": backward,
               "note": "wgmma: kernels_src/gemm_wgmma.ember (128 x 256 tiles, 4 stages of 64-wide K slices by TMA, "
-                      "2 consumer warpgroups, persistent grid, f32 out); mma_sync: kernels_src/gemm_bf16.ember "
+                      "2 consumer warpgroups, persistent grid, f32 out); hand: kernels_src/baselines/gemm_wgmma.ptx "
+                      "(the same tile, K order and launch); mma_sync: kernels_src/gemm_bf16.ember "
                       "(defaults, f32 out); cublas: torch.mm bf16 (bf16 out); triton: 128x128x64, 8 warps, "
                       "3 stages, wgmma (f32 out)"}
     lines = ["# Hopper GEMM (bf16 in, f32 accumulate): Ember wgmma + TMA vs Ember mma.sync vs cuBLAS vs Triton", "",
              f"{result['date']}, {result['device']} ({arch}), torch {torch.__version__}, Ember's PTX through "
              "nvJitLink; one run, CUDA graphs, every shape's sides in interleaved rounds (the median round). "
              + result["note"] + ".", "",
-             "| M | N | K | wgmma TFLOP/s | mma.sync TFLOP/s | cuBLAS TFLOP/s | Triton TFLOP/s | wgmma / cuBLAS | "
-             "max rel err (wgmma / cuBLAS) |", "|---|---|---|---|---|---|---|---|---|"]
-    lines += [f"| {r['m']} | {r['n']} | {r['k']} | {r['wgmma']['tflops']} | {r['mma_sync']['tflops']} | "
-              f"{r['cublas']['tflops']} | {r['triton']['tflops']} | {r['wgmma_vs_cublas']:.2f} | "
+             "| M | N | K | wgmma TFLOP/s | hand PTX TFLOP/s | mma.sync TFLOP/s | cuBLAS TFLOP/s | Triton TFLOP/s | "
+             "wgmma / cuBLAS | time / hand | = hand bitwise | max rel err (wgmma / cuBLAS) |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines += [f"| {r['m']} | {r['n']} | {r['k']} | {r['wgmma']['tflops']} | {r['hand']['tflops']} | "
+              f"{r['mma_sync']['tflops']} | {r['cublas']['tflops']} | {r['triton']['tflops']} | "
+              f"{r['wgmma_vs_cublas']:.2f} | {r['time_vs_hand']:.2f} | {r['bitwise_hand']} | "
               f"{r['wgmma']['max_rel_err']:.1e} / {r['cublas']['max_rel_err']:.1e} |" for r in rows]
     lines += ["", ("Backward products of a linear layer y = x w^T (x [M, K], w [N, K]; f32 out): dx = dy w, an "
                    "M x K x N GEMM with w transposed for it (gemm_wgmma<B_MN>), and dw = dy^T x, N x K x M with both "

@@ -18,7 +18,10 @@ HAND = {
                              "rmsnorm_q4k_gemv"),
     "gemm_f32.ptx": ("gemm_f32_hand", "gemm_f32.ember", {}, "gemm_f32"),
     "gemm_bf16.ptx": ("gemm_bf16_hand", "gemm_bf16.ember", {}, "gemm_bf16"),
+    "gemm_wgmma.ptx": ("gemm_wgmma_hand", "gemm_wgmma.ember", {}, "gemm_wgmma"),
 }
+# the baselines (and their Ember kernels) that need an arch-specific target: wgmma, setmaxnreg
+ARCH = {"gemm_wgmma.ptx": "sm_90a"}
 
 
 def load_pair(fname: str, arch: str):
@@ -27,6 +30,7 @@ def load_pair(fname: str, arch: str):
     from ember import KernelInfo
     from ember.runtime import cuda
     entry, source, defines, kernel = HAND[fname]
+    arch = ARCH.get(fname, arch)
     mod = cuda.load(ember.compile(BASELINES.parent / source, arch=arch, defines=defines, kernels=[kernel]))
     mine = getattr(mod, kernel)
     info = mine.info
