@@ -141,6 +141,10 @@ def check_launch(kernel, grid, block) -> tuple[tuple, tuple]:
     for d, (n, limit) in enumerate(zip(grid, GRID_LIMITS)):
         if n > limit:
             raise LaunchError(f"grid {grid}: dimension {'xyz'[d]} is {n}, above the limit of {limit}")
+    cluster = getattr(kernel, "cluster", None)
+    if cluster and any(g % c for g, c in zip(grid, cluster)):
+        raise LaunchError(f"`{kernel.name}` runs in clusters of {tuple(cluster)} blocks: the grid {grid} must be a "
+                          "multiple of that in each dimension")
     return grid, block
 
 

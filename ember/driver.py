@@ -50,6 +50,7 @@ class KernelInfo:
     sized_shared: tuple | None = None   # a shared array sized at launch: (index of the parameter
                                         # giving its length, bytes per element, its name); a
                                         # launch gives dynamic_shared + length x bytes
+    cluster: tuple | None = None        # blocks per cluster (x, y, z): the grid is a multiple
 
     def signature(self) -> str:
         ps = ", ".join(f"{p.name}: {p.type}" for p in self.params)
@@ -285,7 +286,7 @@ def _compile(source_or_path, arch, defines, opt, ptx_version, name, passes, stop
 
     stages["ast"] = ast_text
     kernels = {k.name: KernelInfo(k.name, tuple(ParamInfo(s.name, s.ty) for s in k.params),
-                                  k.block, {n: v for n, (_, v) in k.consts.items()})
+                                  k.block, {n: v for n, (_, v) in k.consts.items()}, cluster=k.cluster)
                for k in prog.kernels}
     result = Program(file.name, target.arch, target.ptx_text, opt, "", kernels, warnings, timings,
                      None, stages, [f.path or f.name for f in sources])
@@ -407,6 +408,7 @@ def _kernel_json(k: KernelInfo) -> dict:
     return {"name": k.name, "params": [[p.name, to_json(p.type)] for p in k.params],
             "block": list(k.block) if k.block else None, "dynamic_shared": k.dynamic_shared,
             "sized_shared": list(k.sized_shared) if k.sized_shared else None,
+            "cluster": list(k.cluster) if k.cluster else None,
             "consts": [[n, {"type": to_json(v)} if isinstance(v, Type) else v] for n, v in k.consts.items()]}
 
 
@@ -415,7 +417,8 @@ def _kernel_from_json(d: dict) -> KernelInfo:
     return KernelInfo(d["name"], tuple(ParamInfo(n, from_json(t)) for n, t in d["params"]),
                       tuple(d["block"]) if d["block"] else None,
                       {n: from_json(v["type"]) if isinstance(v, dict) else v for n, v in d["consts"]},
-                      d["dynamic_shared"], tuple(d["sized_shared"]) if d.get("sized_shared") else None)
+                      d["dynamic_shared"], tuple(d["sized_shared"]) if d.get("sized_shared") else None,
+                      tuple(d["cluster"]) if d.get("cluster") else None)
 
 
 def _to_cache(store, key: str, prog: Program, imported: list, edges: list) -> None:

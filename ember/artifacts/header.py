@@ -43,7 +43,9 @@ typedef struct ember_param {
    the dynamic shared memory every launch must give it (its arrays above 48 KB; the kernel
    must first be allowed that much: CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES). A
    shared array sized at launch (`shared row: [f32; cols];`) adds the value of parameter
-   number sized_shared_param (-1: none) times sized_shared_elem_bytes to each launch's. */
+   number sized_shared_param (-1: none) times sized_shared_elem_bytes to each launch's. A
+   kernel declared `cluster(x, y, z)` runs in clusters of that many blocks ({1, 1, 1}: none;
+   compiled in, so cuLaunchKernel takes it): its grid must be a multiple of it. */
 typedef struct ember_kernel {
     const char *name;
     unsigned num_params;
@@ -53,6 +55,7 @@ typedef struct ember_kernel {
     unsigned dynamic_shared_bytes;
     int sized_shared_param;
     unsigned sized_shared_elem_bytes;
+    unsigned cluster[3];
 } ember_kernel;
 
 #if defined(__cplusplus)
@@ -115,10 +118,11 @@ def render(prefix: str, image: bytes, image_kind: str, kernels: list, shared: di
         params = f"{prefix}_{k.name}_params" if k.params else "NULL"
         block = ", ".join(map(str, k.block)) if k.block else "0, 0, 0"
         sized = k.sized_shared or (-1, 0, "")
+        cluster = ", ".join(map(str, getattr(k, "cluster", None) or (1, 1, 1)))
         out.append(f"    {{{_c_string(k.name)}, {len(k.params)}, {params}, {{{block}}}, {shared.get(k.name, 0)}, "
-                   f"{k.dynamic_shared}, {sized[0]}, {sized[1]}}},")
+                   f"{k.dynamic_shared}, {sized[0]}, {sized[1]}, {{{cluster}}}}},")
     if not kernels:
-        out.append("    {NULL, 0, NULL, {0, 0, 0}, 0, 0, -1, 0},")
+        out.append("    {NULL, 0, NULL, {0, 0, 0}, 0, 0, -1, 0, {1, 1, 1}},")
     out += ["};", f"static const unsigned {prefix}_num_kernels = {len(kernels)};", ""]
     out += _launchers(prefix, kernels)
     out += ["", f"#endif /* {guard} */", ""]

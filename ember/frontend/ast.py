@@ -246,6 +246,7 @@ class KernelDef(Node):
     block: list | None   # block-size expressions, or None
     body: Block
     min_blocks: Node | None = None   # `min_blocks(N)`: blocks per SM to fit, or None
+    cluster: list | None = None      # `cluster(x, y, z)`: cluster-size expressions, or None
 
 
 @record(eq=False, slots=True)

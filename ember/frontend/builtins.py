@@ -198,6 +198,12 @@ def _table() -> dict[str, Builtin]:
         from_op("wgmma_rs", "gpu.wgmma_rs", "sm_90a: as `wgmma` with A from registers: a[i..+8] is the thread's "
                 "part of the 64 x 16 A (mma_m16n8k16's A fragment, warp w of the warpgroup rows 16w..16w+15)",
                 tiles=wgmma_tiles, word_attrs=(("b_major", "B's layout"),)),
+        from_op("cluster_barrier", "gpu.cluster_barrier", "sm_90, a kernel with `cluster(...)`: wait until every "
+                "thread of every block of the cluster arrives; orders shared and global memory across them"),
+        from_op("dsmem_load", "mem.dsmem_load", "sm_90: element i of shared array a in the block of rank `rank` "
+                "of the cluster (distributed shared memory)"),
+        from_op("dsmem_store", "mem.dsmem_store", "sm_90: store v to element i of shared array a in the block of "
+                "rank `rank` of the cluster"),
         from_op("tma_load", "mem.tma_load", "sm_90: start copying the box of tensor map `map` at coordinates "
                 "c0, c1, .. (i32, outermost first; one per dimension) into the shared tile `dst` (the box's "
                 "shape, in the map's swizzle) with the copy engine, delivered as transaction bytes of mbarrier "
@@ -221,4 +227,5 @@ BUILTINS: dict[str, Builtin] = _table()
 # Builtin values with .x/.y/.z components (all u32).
 INDEX_VALUES = {name.split(".")[1]: name for name in INDEX_OPS}
 # Builtin u32 values: the thread's lane in its warp and its warp's index in the block.
-PLAIN_VALUES = {"lane_id": "gpu.lane_id", "warp_id": "gpu.warp_id"}
+PLAIN_VALUES = {"lane_id": "gpu.lane_id", "warp_id": "gpu.warp_id", "cluster_rank": "gpu.cluster_rank",
+                "cluster_size": "gpu.cluster_size"}

@@ -6,6 +6,7 @@ Every function that checks a subexpression is a generator (see ember.trampoline)
 
 from __future__ import annotations
 
+from ..ir.ops import OPS
 from ..ir.ops.arith import bitcast_problem
 from ..ir.types import BOOL, I64, SCALARS, U32, VOID, ArrayType, PtrType, ScalarType, TupleType, array_scalar
 from ..trampoline import run
@@ -87,6 +88,11 @@ def undefined(ck, e: A.Name) -> None:
 def _name(ck, e: A.Name, expected):
     sym = ck.lookup(e.id)
     if sym is None and e.id in PLAIN_VALUES:
+        need = OPS[PLAIN_VALUES[e.id]].min_sm
+        if need > ck.target.sm:
+            ck.diags.error("E0501", f"`{e.id}` needs sm_{need} or newer; the target is {ck.target.arch}", e.span,
+                           help=f"compile with --arch sm_{need} (or newer)")
+            return T.TConst(e.span, ERROR, None)
         return T.TSpecial(e.span, U32, PLAIN_VALUES[e.id], None)
     if sym is None:
         if e.id not in ck.module.broken_items:

@@ -244,6 +244,7 @@ class Checker:
         block = self.block_dims(k)
         info = T.TKernel(k.name, k.span, k.name_span, consts, params, block)
         info.min_blocks = self.min_blocks(k, block)
+        info.cluster = self.cluster_dims(k)
         info.stream = [i for i, p in enumerate(k.params) if p.stream is not None]
         self.kernels.append(info)
         self.enter_fn("kernel", VOID, k.name, info)
@@ -330,6 +331,34 @@ class Checker:
         if dims[0] * dims[1] * dims[2] > 1024:
             self.diags.error("E0402", f"a block of {dims[0]}x{dims[1]}x{dims[2]} threads exceeds 1024 threads",
                              k.block[0].span.to(k.block[-1].span))
+            return None
+        return tuple(dims)
+
+    def cluster_dims(self, k: A.KernelDef):
+        """`cluster(x, y, z)`: blocks run in clusters of that shape (sm_90), at most 8 blocks
+        (the portable cluster size)."""
+        if k.cluster is None:
+            return None
+        if self.target.sm < 90:
+            self.diags.error("E0501", f"clusters need sm_90 or newer; the target is {self.target.arch}",
+                             k.cluster[0].span, help="compile with --arch sm_90 (or newer)")
+            return None
+        if len(k.cluster) > 3:
+            self.diags.error("E0402", "a cluster has at most three dimensions", k.cluster[3].span)
+            return None
+        dims = []
+        for e in k.cluster:
+            v = self.const_value(e, U32, "a cluster dimension")
+            if v is None:
+                return None
+            if v <= 0:
+                self.diags.error("E0402", f"cluster dimensions must be positive (this one is {v})", e.span)
+                return None
+            dims.append(v)
+        dims += [1] * (3 - len(dims))
+        if dims[0] * dims[1] * dims[2] > 8:
+            self.diags.error("E0402", f"a cluster of {dims[0]}x{dims[1]}x{dims[2]} blocks exceeds the 8 blocks every "
+                             "sm_90 GPU runs together", k.cluster[0].span.to(k.cluster[-1].span))
             return None
         return tuple(dims)
 

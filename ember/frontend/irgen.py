@@ -132,6 +132,8 @@ class FnGen:
             attrs["block"] = list(info.block)
         if info.min_blocks is not None:
             attrs["min_blocks"] = info.min_blocks
+        if info.cluster is not None:
+            attrs["cluster"] = list(info.cluster)
         if info.stream:
             attrs["stream"] = list(info.stream)
         f = Function(info.name, "kernel", region, [], attrs, loc=info.name_span)

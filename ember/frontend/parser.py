@@ -72,19 +72,22 @@ class _Builder:
 
     def kernel_def(self, c):
         name = self.tokens(c, "NAME")[0]
-        generics, params, block, min_blocks, body = [], [], None, None, None
+        generics, params, block, min_blocks, body, cluster = [], [], None, None, None, None
         for n in self.nodes(c):
             if isinstance(n, _Generics):
                 generics = n.items
             elif isinstance(n, _Params):
                 params = n.items
+            elif isinstance(n, _ClusterAttr):
+                cluster = n.dims
             elif isinstance(n, _BlockAttr):
                 block = n.dims
             elif isinstance(n, _MinBlocksAttr):
                 min_blocks = n.expr
             elif isinstance(n, A.Block):
                 body = n
-        return A.KernelDef(self.span(c), str(name), self.tspan(name), generics, params, block, body, min_blocks)
+        return A.KernelDef(self.span(c), str(name), self.tspan(name), generics, params, block, body, min_blocks,
+                           cluster)
 
     def fn_def(self, c):
         name = self.tokens(c, "NAME")[0]
@@ -139,6 +142,9 @@ class _Builder:
 
     def block_attr(self, c):
         return _BlockAttr(self.nodes(c))
+
+    def cluster_attr(self, c):
+        return _ClusterAttr(self.nodes(c))
 
     def min_blocks_attr(self, c):
         return _MinBlocksAttr(self.nodes(c)[0])
@@ -326,6 +332,10 @@ class _BlockAttr:
 
     def __init__(self, dims):
         self.dims = dims
+
+
+class _ClusterAttr(_BlockAttr):
+    __slots__ = ()
 
 
 class _MinBlocksAttr:

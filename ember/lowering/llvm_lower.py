@@ -221,6 +221,10 @@ class ModuleLowering:
                 for dim, n in zip("xyz", block):
                     md = self.ll.add_metadata([llf, f"maxntid{dim}", ll.Constant(I32, n)])
                     self.ll.add_named_metadata("nvvm.annotations", md)
+            cluster = f.attrs.get("cluster")
+            if cluster:        # PTX .explicitcluster and .reqnctapercluster
+                fields = [x for dim, n in zip("xyz", cluster) for x in (f"cluster_dim_{dim}", ll.Constant(I32, n))]
+                self.ll.add_named_metadata("nvvm.annotations", self.ll.add_metadata([llf, *fields]))
             if f.attrs.get("min_blocks"):
                 # launch bound: PTX .minnctapersm (LLVM upgrades the annotation to nvvm.minctasm)
                 md = self.ll.add_metadata([llf, "minctasm", ll.Constant(I32, f.attrs["min_blocks"])])

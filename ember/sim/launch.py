@@ -114,9 +114,13 @@ class SimKernel:
                            f"shared arrays); the simulator's limit is {MEMORY_BUDGET >> 30} GiB",
                            None, notes=["simulate with fewer threads per block, or smaller arrays"])
         per_batch = max(1, min(nblocks, max_lanes // T, MEMORY_BUDGET // max(per_block, 1)))
+        cluster = tuple(info.cluster) if getattr(info, "cluster", None) else None
+        if cluster:        # whole clusters per batch: along x they are consecutive blocks
+            size = cluster[0] * cluster[1] * cluster[2]
+            per_batch = max(size, per_batch // size * size) if cluster[1:] == (1, 1) else nblocks
         for start in range(0, nblocks, per_batch):
             ids = np.arange(start, min(start + per_batch, nblocks))
-            machine = SimMachine(grid, block, ids, tables, check_races)
+            machine = SimMachine(grid, block, ids, tables, check_races, cluster)
             machine.proxy = self.bulk_stores
             lanes = machine.lanes
             lane_args = []

@@ -22,15 +22,17 @@ from .memory import Memory, Ptr, Window, element_bytes, from_array, huge, to_arr
 from .bulk_store import BulkStores, check_overwrite
 from .mbarrier import MBarriers
 from .wgmma import Wgmmas
-from . import races
+from . import cluster, races
 from .races import element_text
 from .ordering import Location, Ordering, reaches
 
 
 class SimMachine(Machine):
-    def __init__(self, grid: tuple, block: tuple, block_ids: np.ndarray, tables: dict, check_races: bool = True):
+    def __init__(self, grid: tuple, block: tuple, block_ids: np.ndarray, tables: dict, check_races: bool = True,
+                 cluster: tuple | None = None):
         super().__init__({})
         self.grid, self.block = grid, block
+        self.cluster = tuple(cluster) if cluster else (1, 1, 1)
         self.T = block[0] * block[1] * block[2]
         self.nb = len(block_ids)
         self.lanes = self.nb * self.T
@@ -243,8 +245,9 @@ class SimMachine(Machine):
 
     # -- memory access with checks
     def access(self, op: Op, ptr: Ptr, idx: np.ndarray, mask: np.ndarray, t, kind: str,
-               values: np.ndarray | None = None) -> np.ndarray | None:
-        """Read ("r"), write ("w") or only check bounds and alignment ("c")."""
+               values: np.ndarray | None = None, rows: np.ndarray | None = None) -> np.ndarray | None:
+        """Read ("r"), write ("w") or only check bounds and alignment ("c"); `rows`: the
+        memory rows (blocks) to use instead of each lane's own (a cluster's other blocks)."""
         size = element_bytes(t)
         lanes = np.nonzero(mask)[0]
         wild = ptr.wild | huge(idx)
@@ -279,37 +282,37 @@ class SimMachine(Machine):
                 continue
             if mem.wgmma_regs:
                 self.wgmma.touched(sel)
-            rows = self.row_of(mem)[sel]
+            rows_sel = (rows if rows is not None else self.row_of(mem))[sel]
             cols = a[:, None] + np.arange(size)
             if mem.in_flight is not None:
-                check_in_flight(self, op, mem, sel, rows, cols, kind)
+                check_in_flight(self, op, mem, sel, rows_sel, cols, kind)
             if mem.bulk_phase is not None:
                 if kind == "r":
-                    self.mbarriers.check_read(op, mem, sel, rows, cols)
+                    self.mbarriers.check_read(op, mem, sel, rows_sel, cols)
                 else:
-                    mem.bulk_phase[rows[:, None], cols, 0] = -1     # a thread's own write now
+                    mem.bulk_phase[rows_sel[:, None], cols, 0] = -1     # a thread's own write now
             if kind == "r":
                 if mem.init is not None:
-                    ok = mem.init[rows[:, None], cols].all(axis=1)
+                    ok = mem.init[rows_sel[:, None], cols].all(axis=1)
                     if not ok.all():
                         k = sel[np.argmin(ok)]
                         raise SimError("S0003", f"{self.who(k)} reads element {int(addr[k]) // ptr.elem.nbytes} of "
                                        f"{mem.describe()}, which no thread of its block has written", op)
                 if mem.track and self.check_races:
-                    self.track(op, mem, sel, rows, cols, "r")
-                out[sel] = mem.data[rows[:, None], cols]
+                    self.track(op, mem, sel, rows_sel, cols, "r")
+                out[sel] = mem.data[rows_sel[:, None], cols]
             else:
                 if mem.async_reading is not None:
-                    check_overwrite(self, op, mem, sel, rows, cols)
+                    check_overwrite(self, op, mem, sel, rows_sel, cols)
                 if mem.track and self.check_races:
-                    self.track(op, mem, sel, rows, cols, "w")
-                mem.data[rows[:, None], cols] = values[sel]
+                    self.track(op, mem, sel, rows_sel, cols, "w")
+                mem.data[rows_sel[:, None], cols] = values[sel]
                 if mem.init is not None:
-                    mem.init[rows[:, None], cols] = True
+                    mem.init[rows_sel[:, None], cols] = True
                 if self.proxy and mem.space == "shared":   # the copy engine sees it after a fence_proxy_async
                     if mem.proxy_dirty is None:
                         mem.proxy_dirty = np.zeros(mem.data.shape, dtype=bool)
-                    mem.proxy_dirty[rows[:, None], cols] = True
+                    mem.proxy_dirty[rows_sel[:, None], cols] = True
         return out
 
     def out_of_bounds(self, mem: Memory, ptr: Ptr, idx: np.ndarray, lane: int, t, kind: str) -> str:
@@ -350,6 +353,19 @@ class SimMachine(Machine):
         lo = out.off.copy()
         out.window = Window(lo, lo + length * ptr.elem.nbytes, np.where(mask, i, 0), text)
         return out
+
+    # -- clusters (ember.sim.cluster)
+    def cluster_rank(self) -> np.ndarray:
+        return cluster.rank(self)
+
+    def cluster_blocks(self) -> int:
+        return self.cluster[0] * self.cluster[1] * self.cluster[2]
+
+    def cluster_barrier(self, op: Op, mask: np.ndarray) -> None:
+        cluster.barrier(self, op, mask)
+
+    def remote(self, op: Op, ptr: Ptr, index: np.ndarray, rank: np.ndarray, t, mask: np.ndarray, values=None):
+        return cluster.remote(self, op, ptr, index, rank, t, mask, values)
 
     def track(self, op: Op, mem: Memory, sel: np.ndarray, rows: np.ndarray, cols: np.ndarray, kind: str) -> None:
         races.track(self, op, mem, sel, rows, cols, kind)

@@ -149,7 +149,7 @@ def test_header_names_come_from_the_output_name(project, capsys):
 
 
 TMA_KERNEL = """
-kernel t(x: tensormap<bf16, [128, 64], swizzle(128)>, y: *mut global f32) block(128) {
+kernel t(x: tensormap<bf16, [128, 64], swizzle(128)>, y: *mut global f32) block(128) cluster(2) {
     y[0] = 1.0;
 }
 """
@@ -166,6 +166,7 @@ int main(void) {
     if (x->rank != 2 || x->box_dim[0] != 64 || x->box_dim[1] != 128 || x->box_dim[2] != 0) return 11;
     if (x->swizzle != 128 || y->is_tensor_map || y->rank != 0) return 12;
     if (strcmp(x->type, "tensormap<bf16, [128, 64], swizzle(128)>") != 0) return 13;
+    if (t_kernels[0].cluster[0] != 2 || t_kernels[0].cluster[1] != 1) return 16;
     CUtensorMap map;
     memset(&map, 7, sizeof map);
     if (t_launch_t(0, 1, 1, 1, 0, &map, 5000) != 0) return 14;

@@ -1,0 +1,67 @@
+"""Thread-block clusters in the simulator (the ops are in ember/ir/ops/cluster.py): a
+batch holds whole clusters; a block's rank is its place in its cluster (x fastest); a
+cluster barrier is a barrier of each of its blocks that also orders the accesses of every
+block of the cluster before it against those after it (ember.sim.ordering: each block
+then knows the others' accesses of the epochs that ended); an access to another block's
+shared array is to that block's copy of it (its row of the array's memory), race-checked
+as an access by the thread that makes it."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .errors import SimError
+from .ordering import merge
+
+
+def rank(m) -> np.ndarray:
+    cx, cy, cz = m.cluster
+    bx, by, bz = m.coords(m.block_lin, m.grid)
+    return bx % cx + cx * (by % cy + cy * (bz % cz))
+
+
+def block_of_rank(m, op, r: np.ndarray, mask) -> np.ndarray:
+    """The batch index of the block of rank r in each lane's cluster (S0001 for a rank past
+    the cluster)."""
+    cx, cy, cz = m.cluster
+    bad = mask & (r.astype(np.int64) >= cx * cy * cz)
+    if bad.any():
+        k = int(np.argmax(bad))
+        raise SimError("S0001", f"{m.who(k)} addresses the block of rank {int(r[k])} of its cluster, which has "
+                       f"{cx * cy * cz} blocks", op)
+    r = r.astype(np.int64)
+    bx, by, bz = m.coords(m.block_lin, m.grid)
+    tx = bx - bx % cx + r % cx
+    ty = by - by % cy + (r // cx) % cy
+    tz = bz - bz % cz + r // (cx * cy)
+    lin = tx + m.grid[0] * (ty + m.grid[1] * tz)
+    return lin - int(m.block_lin[0])
+
+
+def barrier(m, op, mask) -> None:
+    m.barrier(op, mask)                  # each block's threads (S0005 for a divergent one)
+    arrived = mask.reshape(m.nb, m.T).any(axis=1)
+    key = block_of_rank(m, op, np.zeros(m.lanes, dtype=np.int64), np.zeros(m.lanes, dtype=bool))
+    leader = key.reshape(m.nb, m.T)[:, 0]          # the batch index of each block's rank-0 block
+    for first in np.unique(leader[arrived]).tolist():
+        blocks = np.nonzero(leader == first)[0]
+        if not arrived[blocks].all():
+            missing = int(blocks[np.argmin(arrived[blocks])])
+            waiting = int(blocks[np.argmax(arrived[blocks])])
+            raise SimError("S0005", f"divergent cluster barrier: {m.who(waiting * m.T)}'s block waits here, but "
+                           f"block {m.who(missing * m.T).split(' of ')[-1]} of its cluster does not reach it", op)
+        facts = {("b", int(m.block_lin[b * m.T])): int(m.epoch[b]) for b in blocks.tolist()}
+        for b in blocks.tolist():
+            merge(m.ordering.block_facts.setdefault(b, {}), facts)
+    m.ordering.any = True
+
+
+def remote(m, op, ptr, index, r, t, mask, values=None):
+    """Read (values None) or write element `index` of the shared array at ptr in the block of
+    rank r of each lane's cluster."""
+    from .memory import from_array, to_array
+    rows = block_of_rank(m, op, r, mask)
+    if values is None:
+        return to_array(m.access(op, ptr, index, mask, t, "r", rows=rows), t)
+    m.access(op, ptr, index, mask, t, "w", from_array(values, t, m.lanes), rows=rows)
+    return None

@@ -1,0 +1,71 @@
+"""Thread-block clusters in the simulator: ranks, cluster barriers ordering the cluster's
+blocks, distributed shared memory read and written by rank, and each misuse reported
+(tests/gpu/test_cluster_gpu.py runs the same kernel on an H100)."""
+
+import numpy as np
+import pytest
+
+import ember
+from ember.abi import LaunchError
+from ember.diagnostics import CompileError
+from ember.sim.errors import SimError
+from tests.sim.cluster_programs import RING, ring_reference
+
+
+def _run(src, blocks, *arrays):
+    prog = ember.compile(src, arch="sm_90", stop_after="ir-opt", cache=False)
+    ember.runtime.load(prog, device="sim").k(*arrays, grid=blocks)
+
+
+def test_blocks_of_a_cluster_read_and_write_each_others_arrays():
+    out, sums = np.zeros(8 * 64, np.uint32), np.zeros(2 * 64, np.uint32)
+    _run(RING, 8, out, sums)
+    want_out, want_sums = ring_reference(8)
+    np.testing.assert_array_equal(out.reshape(8, 64), want_out)
+    np.testing.assert_array_equal(sums.reshape(2, 64), want_sums)
+
+
+def test_a_read_no_cluster_barrier_orders_is_a_race():
+    src = RING.replace("    acc[thread_idx.x] = 0u32;\n    cluster_barrier();\n", "    acc[thread_idx.x] = 0u32;\n")
+    with pytest.raises(SimError) as err:
+        _run(src, 8, np.zeros(8 * 64, np.uint32), np.zeros(128, np.uint32))
+    d = err.value.diagnostic
+    assert d.code == "S0004" and "of block (1, 0, 0) wrote with nothing in between" in d.message
+
+
+def test_a_cluster_barrier_some_block_skips_is_divergent():
+    src = RING.replace("    cluster_barrier();               // no block exits",
+                       "    if cluster_rank != 3u32 { cluster_barrier(); }  // no block exits")
+    with pytest.raises(SimError) as err:
+        _run(src, 4, np.zeros(4 * 64, np.uint32), np.zeros(64, np.uint32))
+    assert err.value.diagnostic.code == "S0005"
+
+
+def test_a_rank_past_the_cluster_is_out_of_bounds():
+    src = RING.replace("% cluster_size;", "% cluster_size + 4u32;")
+    with pytest.raises(SimError) as err:
+        _run(src, 4, np.zeros(4 * 64, np.uint32), np.zeros(64, np.uint32))
+    assert err.value.diagnostic.code == "S0001" and "rank 5 of its cluster, which has 4 blocks" in err.value.diagnostic.message
+
+
+def test_the_grid_is_a_multiple_of_the_cluster():
+    with pytest.raises(LaunchError, match=r"runs in clusters of \(4, 1, 1\) blocks: the grid \(6, 1, 1\) must be"):
+        _run(RING, 6, np.zeros(6 * 64, np.uint32), np.zeros(128, np.uint32))
+
+
+@pytest.mark.parametrize("src, arch, message", [
+    (RING, "sm_80", "clusters need sm_90 or newer; the target is sm_80"),
+    (RING.replace("cluster(4)", "cluster(4, 3)"), "sm_90", "a cluster of 4x3x1 blocks exceeds the 8 blocks"),
+    (RING.replace("cluster(4)", "cluster(0)"), "sm_90", "cluster dimensions must be positive"),
+    ("kernel k(o: *mut global u32) block(32) { o[0] = cluster_rank; }", "sm_80",
+     "`cluster_rank` needs sm_90 or newer"),
+])
+def test_located_errors(src, arch, message):
+    with pytest.raises(CompileError, match=message):
+        ember.compile(src, arch=arch, cache=False)
+
+
+def test_cluster_dimensions_reach_the_ptx_and_the_kernel_description():
+    prog = ember.compile(RING, arch="sm_90", cache=False)
+    assert ".reqnctapercluster 4, 1, 1" in prog.ptx and "mapa.shared::cluster.u32" in prog.ptx
+    assert prog.kernels["k"].cluster == (4, 1, 1)
