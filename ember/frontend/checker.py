@@ -307,22 +307,28 @@ class Checker:
                               f"or give it a default: `const {g.name}: {t} = ...`")
         return None
 
-    def block_dims(self, k: A.KernelDef):
-        if k.block is None:
-            return None
-        if len(k.block) > 3:
-            self.diags.error("E0402", "a block has at most three dimensions", k.block[3].span)
+    def dims(self, exprs: list, what: str):
+        """1 to 3 positive constants (E0402 otherwise), padded with 1s to three, or None."""
+        if len(exprs) > 3:
+            self.diags.error("E0402", f"a {what} has at most three dimensions", exprs[3].span)
             return None
         dims = []
-        for e in k.block:
-            v = self.const_value(e, U32, "a block dimension")
+        for e in exprs:
+            v = self.const_value(e, U32, f"a {what} dimension")
             if v is None:
                 return None
             if v <= 0:
-                self.diags.error("E0402", f"block dimensions must be positive (this one is {v})", e.span)
+                self.diags.error("E0402", f"{what} dimensions must be positive (this one is {v})", e.span)
                 return None
             dims.append(v)
-        dims += [1] * (3 - len(dims))
+        return dims + [1] * (3 - len(dims))
+
+    def block_dims(self, k: A.KernelDef):
+        if k.block is None:
+            return None
+        dims = self.dims(k.block, "block")
+        if dims is None:
+            return None
         limits = (1024, 1024, 64)
         for d, lim, e in zip(dims, limits, k.block):
             if d > lim:
@@ -343,19 +349,9 @@ class Checker:
             self.diags.error("E0501", f"clusters need sm_90 or newer; the target is {self.target.arch}",
                              k.cluster[0].span, help="compile with --arch sm_90 (or newer)")
             return None
-        if len(k.cluster) > 3:
-            self.diags.error("E0402", "a cluster has at most three dimensions", k.cluster[3].span)
+        dims = self.dims(k.cluster, "cluster")
+        if dims is None:
             return None
-        dims = []
-        for e in k.cluster:
-            v = self.const_value(e, U32, "a cluster dimension")
-            if v is None:
-                return None
-            if v <= 0:
-                self.diags.error("E0402", f"cluster dimensions must be positive (this one is {v})", e.span)
-                return None
-            dims.append(v)
-        dims += [1] * (3 - len(dims))
         if dims[0] * dims[1] * dims[2] > 8:
             self.diags.error("E0402", f"a cluster of {dims[0]}x{dims[1]}x{dims[2]} blocks exceeds the 8 blocks every "
                              "sm_90 GPU runs together", k.cluster[0].span.to(k.cluster[-1].span))
