@@ -208,6 +208,9 @@ def _table() -> dict[str, Builtin]:
                 "c0, c1, .. (i32, outermost first; one per dimension) into the shared tile `dst` (the box's "
                 "shape, in the map's swizzle) with the copy engine, delivered as transaction bytes of mbarrier "
                 "bar[i] (the whole box: zeros outside the tensor)", tiles=tma_tiles),
+        from_op("tma_load_multicast", "mem.tma_load_multicast", "sm_90a, a kernel with `cluster(...)`: as "
+                "`tma_load`, into the same tile of every block of the cluster whose rank's bit is set in `mask`, "
+                "each on its own mbarrier at the same place (one global read feeds them all)", tiles=tma_tiles),
         from_op("tma_store", "mem.tma_store", "sm_90: start copying the shared tile `src` to the box of tensor map "
                 "`map` at coordinates c0, c1, .. with the copy engine, in this thread's bulk group (elements "
                 "outside the tensor are not written)", tiles=tma_tiles),

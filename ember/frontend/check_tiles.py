@@ -89,7 +89,7 @@ def tma_tiles(name: str, args: list, words: dict) -> dict | tuple:
     """A TMA copy's tile must be its map's box: the same element type and dimensions, laid
     out in the map's swizzle; one coordinate per dimension."""
     from ..ir.types import TensorMapType
-    m_at, t_at, first = (1, 0, 4) if name == "tma_load" else (0, 1, 2)
+    m_at, t_at, first = {"tma_load": (1, 0, 4), "tma_load_multicast": (1, 0, 5), "tma_store": (0, 1, 2)}[name]
     m, t = args[m_at].ty, args[t_at].ty
     if not isinstance(m, TensorMapType):
         return m_at, f"the map is a `tensormap<T, [..]>` kernel parameter, not `{m}`"

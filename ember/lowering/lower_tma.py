@@ -5,6 +5,7 @@ innermost dimension, the language from the outermost, so they are reversed here.
 
 from __future__ import annotations
 
+from . import llvm_ir as ll
 from .llvm_lower import I32, I64
 from .lower_mbarrier import inline_ptx, shared32
 from .registry import lowers
@@ -32,4 +33,16 @@ def _tma_store(L, op, args):
     tmap = L.b.ptrtoint(args[0], I64)
     text = f"cp.async.bulk.tensor.{rank}d.global.shared::cta.tile.bulk_group [$0, {_coords(rank, 2)}], [$1];"
     inline_ptx(L, text, ",".join(["l", "r"] + ["r"] * rank), [tmap, src, *args[2:]])
+    return []
+
+
+@lowers("mem.tma_load_multicast")
+def _tma_load_multicast(L, op, args):
+    rank = len(op.coords)
+    dst, bar = L.b.ptrtoint(args[0], I32), shared32(L, op, 2, args)
+    tmap = L.b.ptrtoint(args[1], I64)
+    mask16 = L.b.trunc(args[4], ll.IntType(16))
+    text = (f"cp.async.bulk.tensor.{rank}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+            f".multicast::cluster [$0], [$1, {_coords(rank, 4)}], [$2], $3;")
+    inline_ptx(L, text, ",".join(["r", "l", "r", "h"] + ["r"] * rank), [dst, tmap, bar, mask16, *args[5:]])
     return []

@@ -27,6 +27,7 @@ import numpy as np
 from ..ir.types import U32, U64, VectorType
 from .errors import SimError
 from .ordering import Location
+from .cluster import block_of_rank
 from .tensor_copy import check_coords, check_tile_start
 
 # failed waits on one barrier with no change in between before it is called a deadlock
@@ -111,14 +112,28 @@ class MBarriers:
             mem = dst.mems[dst.mid[lane]]
             self._deliver(op, lane, key, what, mem, int(m.row_of(mem)[lane]), int(dst.off[lane]), data)
 
-    def tensor_copy(self, op, dst, maps, coords, bar, mask) -> None:
-        """TMA: each lane's box of its tensor map, gathered now, delivered as a bulk copy's bytes."""
+    def tensor_copy(self, op, dst, maps, coords, bar, mask, cta_mask=None) -> None:
+        """TMA: each lane's box of its tensor map, gathered now, delivered as a bulk copy's
+        bytes; with `cta_mask`, to the same place in each block of the cluster whose rank's
+        bit is set, on that block's mbarrier at the same place (multicast)."""
         m = self.m
         for lane, key, what in self._keys(op, bar, mask):
             tmap = maps[lane]
             mem, row, start = check_tile_start(m, op, dst, lane, tmap.ty, "load writes")
-            at = check_coords(m, op, lane, coords, tmap.ty, "load reads")
-            self._deliver(op, lane, key, what, mem, row, start, tmap.gather(at))
+            data = tmap.gather(check_coords(m, op, lane, coords, tmap.ty, "load reads"))
+            if cta_mask is None:
+                self._deliver(op, lane, key, what, mem, row, start, data)
+                continue
+            bits = int(cta_mask[lane]) & 0xFFFF
+            for r in [r for r in range(16) if bits >> r & 1]:
+                one = np.zeros(m.lanes, dtype=bool)
+                one[lane] = True
+                rows = block_of_rank(m, op, np.full(m.lanes, r), one)
+                target = int(rows[lane])
+                # the other block's barrier word, read as this thread's: ordered after its init?
+                m.access(op, bar, np.zeros(m.lanes, dtype=np.int64), one, U64, "r", rows=rows)
+                self._deliver(op, lane, (key[0], target, key[2]), f"{what} of the cluster's block of rank {r}",
+                              mem, target, start, data)
 
     def _deliver(self, op, lane: int, key, what: str, mem, row: int, start: int, data: np.ndarray) -> None:
         """Bytes of a bulk copy for mem[row, start:]: in flight until their phase completes."""

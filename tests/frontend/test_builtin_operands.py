@@ -42,6 +42,7 @@ PALETTE = ([f"v_{t}" for t in SCALARS] + [f"g_{t}" for t in ELEMS] + [f"r_{t}" f
 WHOLE_ARRAYS = {"wgmma": ["acc32", "t_bf16", "0", "0", "t_bf16", "0", "16", "v_bool"],
                 "wgmma_rs": ["acc32", "a8_bf16", "0", "t_bf16", "0", "16", "v_bool"],
                 "tma_load": ["p_f32", "m_f32", "s_u64", "0", "0", "0"],
+                "tma_load_multicast": ["p_f32", "m_f32", "s_u64", "0", "3", "0", "0"],
                 "tma_store": ["m_f32", "p_f32", "0", "0"]}
 
 

@@ -82,3 +82,17 @@ def test_backward_products(m, n, k):
     zeros = torch.zeros(40, n, device="cuda", dtype=torch.bfloat16), torch.zeros(40, k, device="cuda",
                                                                                dtype=torch.bfloat16)
     assert torch.equal(dw_k(torch.cat([dy, zeros[0]]), torch.cat([x, zeros[1]]), (n, k, m + 40)), dw)
+
+
+def test_bf16_output_is_the_f32_sum_rounded_once(gemm):
+    import torch
+    m, n, k = 1000, 1030, 520
+    g = torch.Generator(device="cuda").manual_seed(3)
+    a = torch.randn(m, k, device="cuda", generator=g).to(torch.bfloat16)
+    w = torch.randn(n, k, device="cuda", generator=g).to(torch.bfloat16)
+    from ember.runtime import cuda
+    mod = cuda.load(ember.compile(SRC, arch="sm_90a", defines={"O": "bf16"}, cache=False))
+    c = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
+    sms = torch.cuda.get_device_properties(cuda.context().ordinal).multi_processor_count
+    mod.gemm_wgmma(a, w, c, m, n, k, grid=(min(sms, -(-m // 128) * -(-n // 256)),))
+    assert torch.equal(c, gemm(a, w).to(torch.bfloat16))

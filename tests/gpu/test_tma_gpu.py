@@ -93,3 +93,13 @@ def test_a_tensor_tma_cannot_address_is_refused_before_launch():
     x = _padded("bf16", 0).copy()          # 70 bf16 rows: 140 bytes apart
     with pytest.raises(LaunchError, match=r"`x` .*the stride of dimension 0 is 140 bytes"):
         ember.runtime.load(prog).k(x, np.zeros(16 * 64, x.dtype), grid=1)
+
+
+def test_multicast_fills_every_block_of_the_cluster():
+    _hopper()
+    from tests.sim.test_tma import _multicast
+    x, gpu = _multicast(P.MULTICAST, device="cuda")
+    _, sim = _multicast(P.MULTICAST, device="sim")
+    assert np.array_equal(gpu.view(np.uint16), sim.view(np.uint16))
+    for b in range(4):
+        assert np.array_equal(gpu[b].astype(np.float32), x[16 * (b // 2):16 * (b // 2) + 16].astype(np.float32))

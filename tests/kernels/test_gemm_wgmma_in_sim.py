@@ -98,3 +98,15 @@ def test_dx_rows_do_not_depend_on_the_batch_and_dw_ignores_zero_rows():
     zeros = 50                                                                     # zero rows added
     dy0, x0 = np.vstack([dy, np.zeros((zeros, n))]), np.vstack([x, np.zeros((zeros, k))])
     assert np.array_equal(run(dwk, dy0, x0, shape=(n, k, m + zeros)), dw)
+
+
+def test_bf16_output_is_the_f32_sum_rounded_once(gemm):
+    m, n, k = 20, 72, 64
+    rng = np.random.default_rng(5)
+    a, w = bf16_values(rng.standard_normal((m, k))), bf16_values(rng.standard_normal((n, k)))
+    want = bf16_bits(bf16_values(run(gemm, a, w)))
+    g = load(ember.compile(SRC, arch="sm_90a", defines={"BN": 64, "STAGES": 2, "O": "bf16"},
+                           cache=False)).gemm_wgmma
+    c = np.zeros(m * n, np.uint16)
+    g(bf16_bits(a), bf16_bits(w), c, m, n, k, grid=(1,))
+    assert np.array_equal(c.reshape(m, n), want)

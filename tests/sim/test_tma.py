@@ -130,3 +130,28 @@ def test_a_tensor_map_is_a_kernel_parameter_only():
     src = "fn f(x: tensormap<f32, [8, 8]>) {}\nkernel k(o: *mut global f32) block(32) { o[0] = 0.0; }"
     with pytest.raises(CompileError, match="a tensor map is a kernel parameter, passed by the host"):
         ember.compile(src, arch="sm_90", cache=False)
+
+
+def _multicast(src, device="sim"):
+    import ml_dtypes
+    prog = ember.compile(src, arch="sm_90a", cache=False)
+    x = np.random.default_rng(4).standard_normal((64, 64)).astype(ml_dtypes.bfloat16)
+    out = np.zeros(4 * 1024, ml_dtypes.bfloat16)
+    ember.runtime.load(prog, device=device).k(x, out, grid=4)
+    return x, out.reshape(4, 16, 64)
+
+
+def test_a_multicast_load_fills_every_block_of_the_mask():
+    x, out = _multicast(P.MULTICAST)
+    for b in range(4):
+        np.testing.assert_array_equal(out[b].astype(np.float32), x[16 * (b // 2):16 * (b // 2) + 16].astype(np.float32))
+
+
+def test_a_multicast_before_the_other_blocks_barrier_exists_is_reported():
+    """Without the cluster barrier after mbarrier_init, rank 0 may signal rank 1's barrier
+    before rank 1 initialized it: nothing orders rank 1's init before rank 0's copy (S0004)."""
+    src = P.MULTICAST.replace("    cluster_barrier();                           // every block's", "    // ")
+    with pytest.raises(SimError) as err:
+        _multicast(src)
+    d = err.value.diagnostic
+    assert d.code == "S0004" and "shared array `bar`" in d.message and "of block (1, 0, 0) wrote" in d.message

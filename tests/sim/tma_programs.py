@@ -129,3 +129,28 @@ kernel g(a: tensormap<bf16, [64, 64], swizzle(128)>, b: tensormap<bf16, [{n}, 64
     }}
 }}
 """
+
+
+# Rank 0 of each cluster of 2 loads the box at (16 cluster, 0) of x once, multicast into the
+# tile of both blocks; each block waits on its own mbarrier and writes its tile out.
+MULTICAST = """import "std/mbarrier.ember";
+
+kernel k(x: tensormap<bf16, [16, 64], swizzle(128)>, out: *mut global bf16) block(128) cluster(2) {
+    shared t: [[bf16; 64]; 16] swizzle(128);
+    shared bar: [u64; 1];
+    if thread_idx.x == 0u32 {
+        mbarrier_init(bar, 0, 1u32);
+        mbarrier_arrive(bar, 0, 2048u32);       // this block's phase waits for the box's bytes
+    }
+    cluster_barrier();                           // every block's barrier is set up before the copy
+    if cluster_rank == 0u32 && thread_idx.x == 0u32 {
+        tma_load_multicast(t, x, bar, 0, 3u32, i32(16u32 * (block_idx.x / 2u32)), 0);
+    }
+    mbarrier_wait(bar, 0, 0u32);
+    for e in 0u32..8u32 {
+        let i = e * 128u32 + thread_idx.x;
+        out[block_idx.x * 1024u32 + i] = t[i / 64u32][i % 64u32];
+    }
+    cluster_barrier();
+}
+"""

@@ -66,3 +66,17 @@ defop("mem.tma_store", Operands(types_of="operands"), operands="map: any, src: *
       doc="Start copying the shared tile at `src` to the box of `map` at `coords` with the copy engine, in "
           "the thread's current bulk group; elements outside the tensor are not written (PTX "
           "cp.async.bulk.tensor.Nd.global.shared::cta.tile.bulk_group).")
+
+defop("mem.tma_load_multicast", Operands(types_of="operands"),
+      operands="dst: *shared T, map: any, bar: *shared B{u64}, bar_index: I, cta_mask: u32, *coords: i32",
+      traits=_EFFECTS, verify=_verify("dst"), min_sm=90, arch_specific=True, min_ptx=(8, 0),
+      simulate=lambda m, op, args, mask: m.mbarriers.tensor_copy(op, args[0], args[1], args[5:],
+                                                                  args[2].offset(args[3]), mask, args[4]) or [],
+      example="mem.tma_load_multicast %t, %a, %b, %i, %k, %r, %c : *mut shared bf16, "
+              "tensormap<bf16, [128, 64], swizzle(128)>, *mut shared u64, u32, u32, i32, i32",
+      example_args="%t: *mut shared bf16, %a: tensormap<bf16, [128, 64], swizzle(128)>, %b: *mut shared u64, "
+                   "%i: u32, %k: u32, %r: i32, %c: i32",
+      doc="As mem.tma_load, into the tile at the same place in every block of the cluster whose rank's bit "
+          "is set in `cta_mask` (bits 0..15), each delivery counting on that block's mbarrier at the same "
+          "place (PTX cp.async.bulk.tensor...multicast::cluster; sm_90a): one read of global memory feeds "
+          "several blocks.")
