@@ -14,9 +14,10 @@ import datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (4096, 14336, 4096), (4096, 4096, 14336), (128, 4096, 4096),
-          (16, 14336, 4096)]
-CONFIGS = [{}, {"STAGES": 3}, {"BN": 128}, {"BN": 128, "STAGES": 6}, {"BN": 192}]
+SQUARE = [(4096, 4096, 4096), (8192, 8192, 8192)]
+LAYER = [(m, n, k) for (n, k) in ((4096, 4096), (14336, 4096), (4096, 14336)) for m in (1, 16, 128, 2048, 4096)]
+SHAPES = SQUARE + LAYER
+CONFIGS = [{}, {"GROUP_M": 8}, {"GROUP_M": 16}, {"STAGES": 3}, {"BN": 128}, {"BN": 192}]
 
 
 def _gemm(arch: str, defines: dict | None = None):
@@ -35,7 +36,7 @@ def _gemm(arch: str, defines: dict | None = None):
     return prepare
 
 
-BACKWARD = [(4096, 4096, 4096), (4096, 14336, 4096), (8192, 4096, 4096)]
+BACKWARD = SHAPES
 
 
 def _backward(torch, quick: bool) -> list:
@@ -105,7 +106,7 @@ def main(out_dir: str, quick: bool = False) -> int:
     from bench.gemm_ab import _in_rounds, _triton_matmul
     from bench.gpu_timing import ember_on_torch_stream, time_torch_graph
     from bench.hand_ptx import load_pair
-    from bench.report import save
+    from bench.report import save, save_svg
     from ember.runtime import cuda
     arch = cuda.context().arch
     if arch not in ("sm_90", "sm_90a"):
@@ -190,4 +191,15 @@ def main(out_dir: str, quick: bool = False) -> int:
                   f"1000, 2048 (first and last rows) against the same rows of the 4096-row product: "
                   f"{invariance['rows_differing']} differ."]
     save(out_dir, "gemm_wgmma_ab", result, "\n".join(lines) + "\n")
+    save_svg(out_dir, "gemm_wgmma_ab", plot(result))
     return 0
+
+
+def plot(result: dict) -> str:
+    """gemm_wgmma_ab.svg: each forward shape's sides as a fraction of cuBLAS's throughput."""
+    from bench.report import bar_chart_svg
+    groups = [(f"M {r['m']}, N {r['n']}, K {r['k']}",
+               [(side, r[side]["tflops"] / r["cublas"]["tflops"]) for side in ("wgmma", "hand", "mma_sync", "triton")])
+              for r in result["rows"]]
+    return bar_chart_svg(f"bf16 GEMM on Hopper, {result['device']}, {result['date']}: TFLOP/s / cuBLAS's", groups,
+                         "cuBLAS = 1, dashed", 1.0)

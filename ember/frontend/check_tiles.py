@@ -15,9 +15,11 @@ _WHOLE = ("the accumulators are a per-thread `[f32; N / 2]` array, N = 8..256 a 
 def _tile(args: list, name: str, at: int, rows: int, major: str) -> dict | tuple:
     """Attributes of the operand whose tile is args[at], rows args[at + 1], columns args[at + 2]
     (`rows` M or N indices of the operand)."""
+    t = args[at].ty
+    if isinstance(t, ArrayType) and not t.swizzle and t.space == "shared":
+        return _interleaved(args, name, at, rows, major)
     if major == "mn_major":
         return _transposed(args, name, at, rows)
-    t = args[at].ty
     if not (isinstance(t, ArrayType) and t.swizzle and isinstance(t.elem, ArrayType)
             and not isinstance(t.elem.elem, ArrayType)):
         return at, (f"{name.upper()} is a swizzled shared tile `[[T; W]; R] swizzle(S)` (or one block of such "
@@ -51,6 +53,29 @@ def _transposed(args: list, name: str, at: int, count: int) -> dict | tuple:
         return at + 2, (f"{name.upper()}'s columns {col}..{col + count - 1} must start a block of {width} and lie "
                         f"in the tile's {t.length * width}")
     return {f"{name}_swizzle": t.swizzle, f"{name}_width": width, f"{name}_major": "mn_major", f"{name}_rows": krows}
+
+
+def _interleaved(args: list, name: str, at: int, count: int, major: str) -> dict | tuple:
+    """An operand in a tile without a swizzle: the ISA's core matrices of 8 rows of 16 bytes,
+    a tile of blocks `[[[T; 16 bytes]; R]; blocks]` - K-major: rows of M or N, a block per 8
+    of K, (row, col) = (first M or N row, first K column); MN-major: rows of K, a block per 8
+    of M or N, (row, col) = (first K row, first M or N column)."""
+    t = args[at].ty
+    if not (isinstance(t.elem, ArrayType) and isinstance(t.elem.elem, ArrayType)
+            and not isinstance(t.elem.elem.elem, ArrayType) and t.elem.elem.length * array_scalar(t).nbytes == 16):
+        return at, (f"{name.upper()} is a swizzled shared tile, or one of blocks of 16-byte rows "
+                    f"`[[[T; {16 // array_scalar(t).nbytes}]; R]; blocks]` (no swizzle: the ISA's core matrices), "
+                    f"not `{t}`")
+    width, nrows = t.elem.elem.length, t.elem.length
+    row, col = args[at + 1].const, args[at + 2].const
+    extent = (16, count) if major == "mn_major" else (count, 16)      # (rows, columns) the operand covers
+    if row is not None and (row % 8 or row + extent[0] > nrows):
+        return at + 1, (f"{name.upper()}'s rows {row}..{row + extent[0] - 1} must start at a multiple of 8 and lie in "
+                        f"a block's {nrows} rows")
+    if col is not None and (col % width or col + extent[1] > t.length * width):
+        return at + 2, (f"{name.upper()}'s columns {col}..{col + extent[1] - 1} must start a block of {width} and lie "
+                        f"in the tile's {t.length * width}")
+    return {f"{name}_swizzle": 0, f"{name}_width": width, f"{name}_major": major, f"{name}_rows": nrows}
 
 
 def wgmma_tiles(name: str, args: list, words: dict) -> dict | tuple:

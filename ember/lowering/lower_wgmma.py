@@ -31,7 +31,8 @@ def _descriptor(L, op, name: str, ptr, row, col):
     major, rows = op.attrs.get(f"{name}_major", "k_major"), op.attrs.get(f"{name}_rows") or 0
     t = getattr(op, name).type.pointee
     row, col = L.b.zext(row, I64), L.b.zext(col, I64)
-    if major == "mn_major":           # block col / width, K row `row` of it (ember.ir.ops.wgmma.tile_index)
+    swizzle = op.attrs[f"{name}_swizzle"]
+    if major == "mn_major" or swizzle == 0:     # row `row` of block col / width (ember.ir.ops.wgmma.tile_index)
         block = L.b.udiv(col, ll.Constant(I64, width))
         index = L.b.add(L.b.mul(L.b.add(L.b.mul(block, ll.Constant(I64, rows)), row), ll.Constant(I64, width)),
                         L.b.urem(col, ll.Constant(I64, width)))
@@ -39,7 +40,7 @@ def _descriptor(L, op, name: str, ptr, row, col):
         index = L.b.add(L.b.mul(row, ll.Constant(I64, width)), col)
     addr = L.b.ptrtoint(L.b.gep(ptr, [index], source_etype=lltype(t)), I32)
     start = L.b.lshr(L.b.and_(addr, ll.Constant(I32, 0x3FFFF)), ll.Constant(I32, 4))
-    bits = descriptor_bits(op.attrs[f"{name}_swizzle"], major, rows)
+    bits = descriptor_bits(swizzle, major, rows)
     return L.b.or_(L.b.zext(start, I64), ll.Constant(I64, bits))
 
 

@@ -145,7 +145,10 @@ class Wgmmas:
         major, block_rows = op.attrs.get(f"{name}_major", "k_major"), op.attrs.get(f"{name}_rows") or 0
         es = t.nbytes
         r, c = row.astype(np.int64), col.astype(np.int64)
-        if major == "mn_major":     # (row, col) = (K, M or N): 16 K rows of a block from one starting a block
+        if swizzle == 0 and major == "k_major":     # (M or N, K): 16 columns across blocks of 8
+            bad = mask & ((r % 8 != 0) | (c % width != 0))
+            rule = f"an operand starts at a row that is a multiple of 8 and the first column of a block of {width}"
+        elif major == "mn_major":     # (row, col) = (K, M or N): 16 K rows of a block from one starting a block
             bad = mask & ((r % 8 != 0) | (r + 16 > block_rows) | (c % width != 0))
             rule = (f"a transposed operand starts at a K row that is a multiple of 8, its 16 rows in a block of "
                     f"{block_rows}, and at the first column of a block of {width}")
@@ -158,7 +161,7 @@ class Wgmmas:
             m.fail("S0013", f"{m.who(k)}'s wgmma reads {name.upper()} from row {int(r[k])}, column {int(c[k])} of its "
                    f"tile: {rule}", op)
         base = np.array([ptr.mems[i].base for i in ptr.mid]) + ptr.off
-        start = base + tile_index(major, width, block_rows, r, c) * es
+        start = base + tile_index(major, width, block_rows, r, c, swizzle) * es
         desc = ((start & 0x3FFFF) >> 4).astype(np.uint64) | np.uint64(descriptor_bits(swizzle, major, block_rows))
         q = m.thread_lin % 128
         values = []

@@ -35,7 +35,9 @@ def test_wgmma_matches_simulator_and_reference(swizzle, t, n, groups, registers,
 
 
 TRANSPOSED = [(128, "bf16", 64, 1, False, True), (128, "bf16", 256, 2, True, True), (64, "f16", 96, 1, False, True),
-              (32, "bf16", 40, 2, True, True), (128, "bf16", 200, 2, False, True), (64, "bf16", 128, 1, True, False)]
+              (32, "bf16", 40, 2, True, True), (128, "bf16", 200, 2, False, True), (64, "bf16", 128, 1, True, False),
+              (0, "bf16", 64, 1, False, False), (0, "f16", 256, 2, True, True), (0, "bf16", 40, 1, False, True),
+              (0, "bf16", 96, 2, True, False)]     # swizzle 0: no swizzle, the ISA's interleaved core matrices
 
 
 @pytest.mark.parametrize("swizzle,t,n,groups,a_mn,b_mn", TRANSPOSED)
@@ -47,6 +49,16 @@ def test_transposed_operands_match_simulator_and_reference(swizzle, t, n, groups
     a, b = W.inputs(t, n, groups, seed=n + 3 * groups)
     gpu = W.run(prog, a, b, n, device="cuda")
     assert np.array_equal(gpu.view(np.uint32), W.run(prog, a, b, n, device="sim").view(np.uint32))
+    assert np.array_equal(gpu, W.reference(a, b))
+
+
+@pytest.mark.parametrize("b_mn", [False, True])
+def test_registers_with_an_unswizzled_b(b_mn):
+    _hopper()
+    prog = ember.compile(W.source(0, "bf16", 72, 1, True, b_mn=b_mn), arch="sm_90a", cache=False)
+    a, b = W.inputs("bf16", 72, 1, seed=10 + b_mn)
+    gpu = W.run(prog, a, b, 72, device="cuda")
+    assert np.array_equal(gpu.view(np.uint32), W.run(prog, a, b, 72, device="sim").view(np.uint32))
     assert np.array_equal(gpu, W.reference(a, b))
 
 

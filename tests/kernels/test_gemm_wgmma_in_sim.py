@@ -110,3 +110,13 @@ def test_bf16_output_is_the_f32_sum_rounded_once(gemm):
     c = np.zeros(m * n, np.uint16)
     g(bf16_bits(a), bf16_bits(w), c, m, n, k, grid=(1,))
     assert np.array_equal(c.reshape(m, n), want)
+
+
+def test_a_grouped_tile_order_changes_no_bits(gemm):
+    """GROUP_M walks the tiles in bands of rows (for L2): the same tiles, the same sums."""
+    m, n, k = 300, 200, 64
+    rng = np.random.default_rng(6)
+    a, w = bf16_values(rng.standard_normal((m, k))), bf16_values(rng.standard_normal((n, k)))
+    grouped = load(ember.compile(SRC, arch="sm_90a", defines={"BN": 64, "STAGES": 2, "GROUP_M": 2},
+                                 cache=False)).gemm_wgmma
+    assert np.array_equal(run(grouped, a, w, blocks=5), run(gemm, a, w, blocks=5))

@@ -30,7 +30,9 @@ def test_wgmma_computes_a_times_b_transposed(swizzle, t, n, groups, registers, c
 
 
 @pytest.mark.parametrize("kw", [dict(b_mn=True), dict(a_mn=True, b_mn=True, n=256), dict(swizzle=32, a_mn=True, n=40),
-                                dict(swizzle=64, registers=True, b_mn=True, n=96, groups=2)])
+                                dict(swizzle=64, registers=True, b_mn=True, n=96, groups=2),
+                                dict(swizzle=0), dict(swizzle=0, a_mn=True, b_mn=True, n=128, groups=2),
+                                dict(swizzle=0, registers=True, b_mn=True, n=24)])
 def test_transposed_operands(kw):
     got, want = _run(**kw)
     np.testing.assert_array_equal(got, want)

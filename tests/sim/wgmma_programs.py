@@ -42,20 +42,21 @@ def source(swizzle: int = 128, t: str = "bf16", n: int = 64, groups: int = 1, re
     (`copies`); A or B transposed in shared memory (`a_mn`, `b_mn`: tiles of blocks of W
     M or N columns by the 64 K rows, read by wgmma as mn_major). The other flags break it on
     purpose for the simulator's checks."""
-    w = swizzle // 2                 # elements per row (16-bit types)
+    w = (swizzle or 16) // 2         # elements per row (16-bit types); swizzle 0: none (16-byte rows)
+    swz = f" swizzle({swizzle})" if swizzle else ""
     kb = 64 // w
     m = 64 * groups
     at = "ta[r / {w}u32][k][r % {w}u32]" if a_mn else "ta[k / {w}u32][r][k % {w}u32]"
-    a_tile = "" if registers else (f"    shared ta: [[[{t}; {w}]; 64]; {m // w}] swizzle({swizzle});\n" if a_mn else
-                                   f"    shared ta: [[[{t}; {w}]; {m}]; {kb}] swizzle({swizzle});\n")
+    a_tile = "" if registers else (f"    shared ta: [[[{t}; {w}]; 64]; {m // w}]{swz};\n" if a_mn else
+                                   f"    shared ta: [[[{t}; {w}]; {m}]; {kb}]{swz};\n")
     fill_a = "" if registers else (
         f"    for e in 0u32..{m * 64 // (128 * groups)}u32 {{\n"
         f"        let x = e * {128 * groups}u32 + q;\n"
         f"        let (r, k) = (x / 64u32, x % 64u32);\n"
         f"        {at.format(w=w)} = a[x];\n    }}\n")
     bt = "tb[r / {w}u32][k][r % {w}u32]" if b_mn else "tb[k / {w}u32][r][k % {w}u32]"
-    b_tile = (f"    shared tb: [[[{t}; {w}]; 64]; {-(-n // w)}] swizzle({swizzle});\n" if b_mn else
-              f"    shared tb: [[[{t}; {w}]; {n}]; {kb}] swizzle({swizzle});\n")
+    b_tile = (f"    shared tb: [[[{t}; {w}]; 64]; {-(-n // w)}]{swz};\n" if b_mn else
+              f"    shared tb: [[[{t}; {w}]; {n}]; {kb}]{swz};\n")
     frags = (
         f"    var af: [{t}; 32];\n"
         "    let (warp, g, tq) = ((q % 128u32) / 32u32, (q % 32u32) / 4u32, q % 4u32);\n"
@@ -82,8 +83,10 @@ def source(swizzle: int = 128, t: str = "bf16", n: int = 64, groups: int = 1, re
     for s in range(4):
         blk, col = divmod(16 * s, w)
         acc = "false" if s == 0 else "true"
-        b_op = f"tb, {16 * s}u32, 0u32" if b_mn else f"tb[{blk}], 0u32, {col}u32"
-        a_op = f"ta, {16 * s}u32, 64u32 * grp" if a_mn else f"ta[{blk}], 64u32 * grp, {col}u32"
+        b_op = (f"tb, {16 * s}u32, 0u32" if b_mn else f"tb, 0u32, {16 * s}u32" if not swizzle
+                else f"tb[{blk}], 0u32, {col}u32")      # no swizzle: a K-major operand spans blocks of 8
+        a_op = (f"ta, {16 * s}u32, 64u32 * grp" if a_mn else f"ta, 64u32 * grp, {16 * s}u32" if not swizzle
+                else f"ta[{blk}], 64u32 * grp, {col}u32")
         b_word = ", mn_major" if b_mn else ""
         if registers:
             steps.append(f"    wgmma_rs(acc, af, {8 * s}u32, {b_op}, {acc}{b_word});\n")

@@ -28,7 +28,7 @@ from ...lazy_numpy import np
 from ..formats import Operands
 from ..opdef import CONVERGENT, READS_MEMORY, SIDE_EFFECT, WRITES_MEMORY, Attr, defop
 
-SWIZZLE_MODES = {128: 1, 64: 2, 32: 3}      # swizzle bytes -> the descriptor's layout type (bits 62-63)
+SWIZZLE_MODES = {128: 1, 64: 2, 32: 3, 0: 0}   # swizzle bytes -> the descriptor's layout type (bits 62-63)
 _SM90A = dict(min_sm=90, arch_specific=True, min_ptx=(8, 0))
 _EFFECTS = (READS_MEMORY, WRITES_MEMORY, CONVERGENT, SIDE_EFFECT)
 
@@ -38,7 +38,13 @@ def strides(swizzle: int, major: str = "k_major", rows: int = 0) -> tuple:
     (`[[T; S bytes]; R]`, a row per M or N index): the 8-row groups lie 8 S bytes apart
     (SBO); a row's two 16-byte K chunks are adjacent, so LBO is unused (1, as CUTLASS sets
     it). MN-major (`[[[T; S bytes]; rows]; blocks]`, a row per K index, each block S bytes of
-    M or N): the 8-row groups of K lie 8 S bytes apart (SBO), the blocks rows x S (LBO)."""
+    M or N): the 8-row groups of K lie 8 S bytes apart (SBO), the blocks rows x S (LBO).
+    Without a swizzle (S = 0: the ISA's interleaved core matrices of 8 rows of 16 bytes), a
+    tile `[[[T; 16 bytes]; rows]; blocks]`: K-major, rows of M or N, a block per 8 of K - the
+    8-row groups 128 bytes apart (SBO), the blocks rows x 16 (LBO); MN-major, rows of K, a
+    block per 8 of M or N - the blocks rows x 16 apart (SBO), the 8-row groups of K 128 (LBO)."""
+    if swizzle == 0:
+        return (128, rows * 16) if major == "mn_major" else (rows * 16, 128)
     return (rows * swizzle if major == "mn_major" else 16), 8 * swizzle
 
 
@@ -60,21 +66,27 @@ def element_offset(desc, i: np.ndarray, k: np.ndarray, elem_bytes: int, major: s
     field = lambda at: ((d >> np.uint64(at)) & np.uint64(0x3FFF)).astype(np.int64) << 4   # noqa: E731
     start, lbo, sbo = field(0), field(16), field(32)
     width = np.array([1, 8, 4, 2])[(d >> np.uint64(62)).astype(np.int64)]   # 16-byte chunks per row
+    interleaved = width == 1               # no swizzle: core matrices of 8 rows of 16 bytes
     if major == "mn_major":
         ib = i * elem_bytes
         chunk = ib // 16
-        addr = start + (chunk % width) * 16 + (chunk // width) * lbo + (k % 8) * 16 * width + (k // 8) * sbo + ib % 16
+        if interleaved.all():
+            addr = start + chunk * sbo + (k % 8) * 16 + (k // 8) * lbo + ib % 16
+        else:
+            addr = (start + (chunk % width) * 16 + (chunk // width) * lbo + (k % 8) * 16 * width + (k // 8) * sbo
+                    + ib % 16)
     else:
         kb = k * elem_bytes
-        addr = start + (i % 8) * 16 * width + (i // 8) * sbo + (kb // 16) * 16 + kb % 16
+        step = lbo if interleaved.all() else 16      # between a row's 16-byte K chunks
+        addr = start + (i % 8) * 16 * width + (i // 8) * sbo + (kb // 16) * step + kb % 16
     return addr ^ (((addr >> 7) & (width - 1)) << 4)
 
 
-def tile_index(major: str, width: int, rows: int, row, col):
+def tile_index(major: str, width: int, rows: int, row, col, swizzle: int = 128):
     """The element index in its tile of an operand's first element: K-major (row, col) of
-    `[[T; width]; R]`; MN-major K row `row` of the block holding column `col` of
-    `[[[T; width]; rows]; blocks]` (col a multiple of width)."""
-    if major == "mn_major":
+    `[[T; width]; R]`; MN-major, or without a swizzle, row `row` of the block holding column
+    `col` of `[[[T; width]; rows]; blocks]` (col a multiple of width)."""
+    if major == "mn_major" or swizzle == 0:
         return (col // width) * (rows * width) + row * width + col % width
     return row * width + col
 
@@ -103,11 +115,11 @@ def _tile_verify(prefix: str):
         s, w = op.attrs[f"{prefix}_swizzle"], op.attrs[f"{prefix}_width"]
         t = getattr(op, prefix).type.pointee
         if s not in SWIZZLE_MODES:
-            return f"{prefix}_swizzle must be 32, 64 or 128 bytes, not {s}"
-        if w * t.nbytes != s:
-            return f"{prefix}_width ({w} elements of {t}) must make rows of {prefix}_swizzle = {s} bytes"
-        if op.attrs.get(f"{prefix}_major", "k_major") == "mn_major" and not op.attrs.get(f"{prefix}_rows"):
-            return f"an MN-major {prefix} needs {prefix}_rows (the K rows of each block of its tile)"
+            return f"{prefix}_swizzle must be 0 (none), 32, 64 or 128 bytes, not {s}"
+        if w * t.nbytes != (s or 16):
+            return f"{prefix}_width ({w} elements of {t}) must make rows of {s or 16} bytes"
+        if (op.attrs.get(f"{prefix}_major", "k_major") == "mn_major" or s == 0) and not op.attrs.get(f"{prefix}_rows"):
+            return f"{prefix}'s tile of blocks needs {prefix}_rows (the rows of each block)"
         return None
     return verify
 
@@ -120,12 +132,14 @@ MAJORS = ("k_major", "mn_major")
 
 
 def _operand_attrs(p: str) -> dict:
-    return {f"{p}_swizzle": Attr("int", lo=32, hi=128, doc=f"{p.upper()}'s tile: its swizzle in bytes (32, 64, 128)"),
+    return {f"{p}_swizzle": Attr("int", lo=0, hi=128,
+                                 doc=f"{p.upper()}'s tile: its swizzle in bytes (32, 64, 128; 0: none)"),
             f"{p}_width": Attr("int", lo=1, doc=f"{p.upper()}'s tile: elements per row"),
             f"{p}_major": Attr("enum", MAJORS, required=False,
                                doc=f"{p.upper()}'s layout: k_major (a row per M or N index; the default) or mn_major "
                                    "(a row per K index, blocks of width along M or N: transposed)"),
-            f"{p}_rows": Attr("int", lo=8, required=False, doc=f"an MN-major {p.upper()}: K rows per block")}
+            f"{p}_rows": Attr("int", lo=8, required=False,
+                              doc=f"{p.upper()}'s tile of blocks (MN-major, or not swizzled): rows per block")}
 
 
 _TILE = {"n": Attr("int", lo=8, hi=256, multiple_of=8, doc="N of m64nNk16"), **_operand_attrs("b")}
