@@ -1,0 +1,12 @@
+import sys, torch, ember
+from ember.runtime import cuda
+SRC = "kernels_src/gemm_wgmma.ember"
+for d in ({}, {"B_MN": True}, {"A_MN": True, "B_MN": True}, {"O": "bf16"}):
+    mod = cuda.load(ember.compile(SRC, arch="sm_90a", defines=d, cache=False))
+    m, n, k = 300, 512, 200
+    a = torch.randn(m if not d.get("A_MN") else k, k if not d.get("A_MN") else m, device="cuda").to(torch.bfloat16)
+    b = torch.randn(n if not d.get("B_MN") else k, k if not d.get("B_MN") else n, device="cuda").to(torch.bfloat16)
+    c = torch.empty(m, n, device="cuda", dtype=torch.bfloat16 if d.get("O") else torch.float32)
+    mod.gemm_wgmma(a, b, c, m, n, k, grid=(4,))
+    torch.cuda.synchronize()
+print("ok")
