@@ -120,3 +120,21 @@ def test_a_grouped_tile_order_changes_no_bits(gemm):
     grouped = load(ember.compile(SRC, arch="sm_90a", defines={"BN": 64, "STAGES": 2, "GROUP_M": 2},
                                  cache=False)).gemm_wgmma
     assert np.array_equal(run(grouped, a, w, blocks=5), run(gemm, a, w, blocks=5))
+
+
+@pytest.mark.parametrize("product", sorted(PRODUCTS))
+def test_one_consumer_warpgroup(product):
+    """CONSUMERS = 1 (64-row tiles, for decode shapes): the same reference, every product."""
+    m, n, k = 70, 64, 136
+    rng = np.random.default_rng(len(product) + 10)
+    x, w = bf16_values(rng.standard_normal((m, k))), bf16_values(rng.standard_normal((n, k)))
+    dy = bf16_values(rng.standard_normal((m, n)))
+    defines = {"BN": 64, "STAGES": 2, "CONSUMERS": 1, **PRODUCTS[product]}
+    g = load(ember.compile(SRC, arch="sm_90a", defines=defines, cache=False)).gemm_wgmma
+    a, b, shape, ref = {"forward": (x, w, (m, n, k), linear(x, w)),
+                        "dx": (dy, w, (m, k, n), dy @ w),
+                        "dw": (dy, x, (n, k, m), dy.T @ x)}[product]
+    pm, pn, pk = shape
+    c = np.full(pm * pn, np.nan, np.float32)
+    g(bf16_bits(a), bf16_bits(b), c, pm, pn, pk, grid=(2,))
+    assert np.abs(c.reshape(pm, pn) - ref).max() <= 1e-6 * np.abs(ref).max() * np.sqrt(pk)
