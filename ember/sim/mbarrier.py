@@ -27,6 +27,7 @@ import numpy as np
 from ..ir.types import U32, U64, VectorType
 from .errors import SimError
 from .ordering import Location
+from .bulk_store import check_overwrite
 from .cluster import block_of_rank
 from .tensor_copy import check_coords, check_tile_start
 
@@ -140,6 +141,8 @@ class MBarriers:
         m = self.m
         n = len(data)
         b = self._barrier(op, key, what, lane)
+        if mem.async_reading is not None and n:     # a wgmma (or bulk store) still reading the stage
+            check_overwrite(m, op, mem, np.array([lane]), np.array([row]), np.arange(start, start + n)[None, :])
         if mem.track and m.check_races and n:
             # overwriting bytes other threads read, with nothing ordering their reads before
             # this copy (a stage refilled before its readers released it), is a race

@@ -138,3 +138,32 @@ def test_one_consumer_warpgroup(product):
     c = np.full(pm * pn, np.nan, np.float32)
     g(bf16_bits(a), bf16_bits(b), c, pm, pn, pk, grid=(2,))
     assert np.abs(c.reshape(pm, pn) - ref).max() <= 1e-6 * np.abs(ref).max() * np.sqrt(pk)
+
+
+BROKEN = [
+    # consumers multiplying a stage before its TMA phase completed: a read of bytes in flight
+    ("                consumer_wait(full, use, STAGES);\n", "", "S0009"),
+    # a stage released before the wgmmas reading it are done (no wait for the previous group):
+    # the producer's TMA overwrites bytes an in-flight wgmma still reads
+    ("                wgmma_wait(1);                   // the previous stage's wgmmas are done: release it\n", "",
+     "S0009"),
+    # a consumer that never releases the tile's last stage: the producer waits forever
+    ("            consumer_release(empty, use - 1u32, STAGES);\n            let (tm, tn)",
+     "            let (tm, tn)", "S0011"),
+]
+
+
+@pytest.mark.parametrize("old, new, code", BROKEN, ids=["read-before-data", "overwrite-under-wgmma", "lost-release"])
+def test_the_kernel_broken_on_purpose_is_reported(old, new, code):
+    """The pipeline's mistakes in the real kernel, each reported by the simulator (the fixed
+    twin is every other test here)."""
+    from ember.sim.errors import SimError
+    src = SRC.read_text()
+    assert old in src
+    prog = ember.compile(src.replace(old, new), arch="sm_90a", defines={"BN": 64, "STAGES": 2}, cache=False,
+                         include_dirs=[str(SRC.parent)])
+    rng = np.random.default_rng(9)
+    a, w = bf16_values(rng.standard_normal((130, 320))), bf16_values(rng.standard_normal((128, 320)))
+    with pytest.raises(SimError) as err:
+        run(load(prog).gemm_wgmma, a, w, blocks=1)
+    assert err.value.diagnostic.code == code
