@@ -23,11 +23,12 @@ from ..ir.types import BOOL, F32, VOID, ArrayType, PtrType, ScalarType, TupleTyp
 from ..trampoline import run
 from . import typed as T
 from ..ir.ops import OPS
+from .irgen_facts import BREAK, CONTINUE, RETURN, Facts
+from .irgen_tiles import align_tma_tiles, swizzle, swizzle_operands
 from .operators import BINARY, COMPARE, UNARY
 
 # Builtins with no op of their own: `classify` writes each from other ops.
 EXPANDED = ("isnan", "isinf", "isfinite")
-_RETURN, _BREAK, _CONTINUE = ("return",), ("break",), ("continue",)
 
 
 class Flag:
@@ -45,69 +46,6 @@ class _Loop:
 
     def __init__(self, brk, cont):
         self.brk, self.cont = brk, cont
-
-
-class Facts:
-    """Per statement, in program order: the variables it may assign and whether control
-    may leave it by `return`, or by a `break`/`continue` of the loop around it (not one
-    inside it). Computed bottom-up, iteratively, once per statement."""
-
-    def __init__(self):
-        self.memo: dict[int, dict] = {}
-        self.suffixes: dict[int, list] = {}
-
-    def events(self, s) -> dict:
-        memo = self.memo
-        if id(s) in memo:
-            return memo[id(s)]
-        stack = [(s, False)]
-        while stack:
-            n, ready = stack.pop()
-            if id(n) in memo:
-                continue
-            kids = T.stmt_children(n)
-            if not ready and kids:
-                stack.append((n, True))
-                stack.extend((k, False) for k in kids)
-                continue
-            memo[id(n)] = self._own(n, kids)
-        return memo[id(s)]
-
-    def _own(self, n, kids) -> dict:
-        if isinstance(n, T.TAssign):
-            return {("var", n.sym): None}
-        if isinstance(n, T.TBreak):
-            return {_BREAK: None}
-        if isinstance(n, T.TContinue):
-            return {_CONTINUE: None}
-        if isinstance(n, T.TReturn):
-            return {_RETURN: None}
-        out: dict = {}
-        for k in kids:
-            out.update(self.memo[id(k)])
-        if isinstance(n, (T.TFor, T.TWhile)):       # its breaks and continues are its own
-            out.pop(_BREAK, None)
-            out.pop(_CONTINUE, None)
-        return out
-
-    def suffix(self, stmts: list, start: int) -> dict:
-        """The events of stmts[start:], in order, from unions computed once per list."""
-        key = id(stmts)
-        table = self.suffixes.get(key)
-        if table is None:
-            table = [None] * (len(stmts) + 1)
-            table[len(stmts)] = {}
-            for i in range(len(stmts) - 1, -1, -1):
-                d = dict(self.events(stmts[i]))
-                d.update(table[i + 1])
-                table[i] = d
-            self.suffixes[key] = table
-        return table[start]
-
-    def exits(self, s) -> set:
-        ev = self.events(s)
-        return {name for name, key in (("return", _RETURN), ("break", _BREAK), ("continue", _CONTINUE))
-                if key in ev}
 
 
 class FnGen:
@@ -138,7 +76,7 @@ class FnGen:
             attrs["stream"] = list(info.stream)
         f = Function(info.name, "kernel", region, [], attrs, loc=info.name_span)
         self.body(region, info.params, info.body, VOID)
-        _align_tma_tiles(f)
+        align_tma_tiles(f)
         return f
 
     def fn(self, info: T.TFunction) -> Function:
@@ -152,8 +90,8 @@ class FnGen:
         for sym, arg in zip(params, region.args):
             self.env[sym] = arg
         stmts = block.stmts
-        needs_flags = any(_RETURN in self.facts.events(s) for s in stmts[:-1]) or (
-            stmts and not isinstance(stmts[-1], T.TReturn) and _RETURN in self.facts.events(stmts[-1]))
+        needs_flags = any(RETURN in self.facts.events(s) for s in stmts[:-1]) or (
+            stmts and not isinstance(stmts[-1], T.TReturn) and RETURN in self.facts.events(stmts[-1]))
         results = _types(ret_type)
         if needs_flags:
             self.ret = Flag("returned")
@@ -185,10 +123,10 @@ class FnGen:
             if ev[0] == "var":
                 if ev[1].kind == "var":
                     out[ev[1]] = None
-            elif ev == _BREAK:
+            elif ev == BREAK:
                 if self.loops and self.loops[-1].brk is not None:
                     out[self.loops[-1].brk] = None
-            elif ev == _CONTINUE:
+            elif ev == CONTINUE:
                 if self.loops and self.loops[-1].cont is not None:
                     out[self.loops[-1].cont] = None
             else:
@@ -304,7 +242,7 @@ class FnGen:
 
     def stmt_TStore(self, s: T.TStore):
         ptr = yield self.expr(s.base)
-        idx = self.swizzle(s.base.ty, ptr, (yield self.expr(s.index)))
+        idx = swizzle(self.b, self.swizzled_rows, s.base.ty, ptr, (yield self.expr(s.index)))
         if s.op is None:
             v = yield self.expr(s.value)
         else:
@@ -359,7 +297,7 @@ class FnGen:
         hi = yield self.expr(s.end)
         step = (yield self.expr(s.step)) if s.step is not None else self.b.const(t, 1)
         loop = self.loop_flags(s)
-        returns = _RETURN in self.facts.events(s.body)
+        returns = RETURN in self.facts.events(s.body)
         if loop.brk is None and loop.cont is None and not returns:
             keys = self.assigned([s.body])
             body = Region([lo.type] + [k.ty for k in keys], [s.sym.name] + [k.name for k in keys])
@@ -400,7 +338,7 @@ class FnGen:
             keys.remove(loop.cont)   # reset on every iteration, not carried
         if counter is not None and counter not in keys:
             keys.insert(0, counter)
-        stop_flags = [f for f in (loop.brk, self.ret if _RETURN in self.facts.events(s.body) else None)
+        stop_flags = [f for f in (loop.brk, self.ret if RETURN in self.facts.events(s.body) else None)
                       if f is not None]
         for f in stop_flags:
             if f not in keys:
@@ -539,38 +477,7 @@ class FnGen:
             if e.ty.swizzle and not isinstance(e.ty.elem, ArrayType):
                 self.swizzled_rows[row] = idx
             return [row]
-        return [self.b.value("mem.load", ptr, self.swizzle(e.base.ty, ptr, idx), type=e.ty)]
-
-    def swizzle_index(self, ty, ptr: Value, index: Value) -> Value:
-        """Where element `index` of a swizzled tile (or of one of its rows) lies, for an
-        access within one 16-byte chunk: a row's by `swizzle`; a whole tile's (or one block
-        of it) from the index's byte offset, the tile aligned to its atom: chunk bits 4..
-        XOR bits 7.. (the hardware's Swizzle<log2(N / 16), 4, 3>)."""
-        if not (isinstance(ty, ArrayType) and ty.swizzle):
-            return index
-        if not isinstance(ty.elem, ArrayType):
-            return self.swizzle(ty, ptr, index)
-        n, es = ty.swizzle, array_scalar(ty).nbytes
-        t = index.type
-        byte = self.b.binary("arith.mul", index, self.b.const(t, es))
-        g = self.b.binary("arith.and", self.b.binary("arith.shr", byte, self.b.const(t, 7)),
-                          self.b.const(t, n // 16 - 1))
-        return self.b.binary("arith.xor", index, self.b.binary("arith.mul", g, self.b.const(t, 16 // es)))
-
-    def swizzle(self, base_ty, ptr: Value, col: Value) -> Value:
-        """Element `col` of a row of a swizzled tile: where the tile's XOR order puts it.
-        Row r's 16-byte chunk c lies at chunk c ^ (r * N / 128 mod N / 16) of the same row
-        (the hardware's Swizzle<log2(N / 16), 4, 3> on byte addresses, the tile aligned to
-        its 8-row atom; ember.frontend.check_stmts admits rows of exactly N bytes)."""
-        if not (isinstance(base_ty, ArrayType) and base_ty.swizzle) or isinstance(base_ty.elem, ArrayType):
-            return col
-        n, es = base_ty.swizzle, array_scalar(base_ty).nbytes
-        t = col.type
-        row = self.b.cast(self.swizzled_rows[ptr], t)
-        shift = {128: 0, 64: 1, 32: 2}[n]
-        g = self.b.binary("arith.and", self.b.binary("arith.shr", row, self.b.const(t, shift)),
-                          self.b.const(t, n // 16 - 1))
-        return self.b.binary("arith.xor", col, self.b.binary("arith.mul", g, self.b.const(t, 16 // es)))
+        return [self.b.value("mem.load", ptr, swizzle(self.b, self.swizzled_rows, e.base.ty, ptr, idx), type=e.ty)]
 
     def expr_TTuple(self, e: T.TTuple):
         out = []
@@ -594,12 +501,8 @@ class FnGen:
         if not b.op:
             return [self.classify(b.name, args[0])]
         attrs = {**dict(b.attrs), **e.const_attrs} or None
-        d = OPS[b.op]
-        if d.accesses is not None and b.tiles is None:      # a 16-byte chunk of a swizzled tile
-            names = [s.name for s in d.operands]
-            for ptr, index, _ in d.accesses(attrs or {}, _AnyBytes()):
-                i, j = names.index(ptr), names.index(index)
-                args[j] = self.swizzle_index(e.args[i].ty, args[i], args[j])
+        if b.tiles is None:             # a 16-byte chunk of a swizzled tile: where it lies
+            args = swizzle_operands(self.b, self.swizzled_rows, OPS[b.op], attrs, [a.ty for a in e.args], args)
         result_types = _types(e.ty)
         if b.promote_half and any(t.name in ("f16", "bf16") for t in result_types):
             args = [self.b.cast(a, F32) for a in args]
@@ -628,29 +531,6 @@ class FnGen:
         for a in e.args:
             args.append((yield self.expr(a)))
         return list(self.b.op("func.call", args, _types(e.ty), {"callee": e.fn}).results)
-
-
-TMA_TILE_ALIGN = 128
-
-
-def _align_tma_tiles(f: Function) -> None:
-    """The copy engine moves a TMA box to or from a 128-byte aligned shared address: the
-    arrays TMA copies use (declared in the kernel, as every shared array is) are aligned so,
-    and their blocks start at multiples of 128 bytes (the checker admits whole tiles only)."""
-    for op in f.walk():
-        if op.name in ("mem.tma_load", "mem.tma_store"):
-            p = op.operands[0] if op.name == "mem.tma_load" else op.operands[1]
-            while p.op is not None and p.op.name in ("mem.row", "mem.offset"):
-                p = p.op.operands[0]
-            if p.op is not None and p.op.name == "mem.shared":
-                p.op.attrs["align"] = max(p.op.attrs.get("align") or 0, TMA_TILE_ALIGN)
-
-
-class _AnyBytes(dict):
-    """Element bytes for an op's `accesses` where only the operand names matter."""
-
-    def __missing__(self, key):
-        return 1
 
 
 def _types(t) -> list:

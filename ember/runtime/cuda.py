@@ -28,14 +28,11 @@ import numpy as np
 from ..abi import (Buffer, KernelTable, LaunchError, check_buffers, check_launch, elem_name_of_dtype,
                    host_groups, launch_shared_bytes, require_contiguous, scalar_bytes)
 from . import tensor_maps
+from .driver_api import CudaError, check as _check, driver as _driver
 from .interop import borrow
 
 _lock = threading.Lock()
 _contexts: dict = {}
-
-
-class CudaError(RuntimeError):
-    pass
 
 
 class NoGPUError(CudaError):
@@ -52,25 +49,6 @@ def _core():
     except ImportError as e:  # pragma: no cover - cuda-python is a dependency
         raise CudaError(f"cuda-python (cuda.core) is not installed: {e}") from e
     return core
-
-
-def _driver():
-    from cuda.bindings import driver
-    return driver
-
-
-def _check(ret):
-    """A cuda.bindings driver call's result, raising CudaError on failure (for the few driver
-    calls cuda.core has no object for: host <-> device copies, kernel attributes)."""
-    drv = _driver()
-    err, *rest = ret if isinstance(ret, tuple) else (ret,)
-    if err != drv.CUresult.CUDA_SUCCESS:
-        _, name = drv.cuGetErrorName(err)
-        _, text = drv.cuGetErrorString(err)
-        raise CudaError(f"{name.decode() if name else err}: {text.decode() if text else ''}")
-    if not rest:
-        return None
-    return rest[0] if len(rest) == 1 else tuple(rest)
 
 
 def device_count() -> int:
@@ -356,7 +334,7 @@ class Kernel:
         ordinal = self.module.ctx.ordinal
         for i, (p, a) in enumerate(zip(info.params, args)):
             if p.type.is_tensormap:
-                maps[i] = tensor_maps.bind(info, p, a, ordinal, keep, after)
+                maps[i] = tensor_maps.bind(info, p, a, ordinal, keep, after, DeviceArray)
             elif p.is_pointer:
                 buf = borrow(a)
                 if buf is None and isinstance(a, np.ndarray):

@@ -16,6 +16,7 @@ import numpy as np
 
 from ..abi import LaunchError, Tensor, check_tensor, host_tensor
 from ..records import replace
+from .driver_api import check, driver
 from .interop import tensor
 
 TENSOR_MAP_BYTES = 128
@@ -36,11 +37,10 @@ def encode(ty, t: Tensor) -> _Map:
     """cuTensorMapEncodeTiled for a tensor map type and a checked tensor: dimensions, strides
     and the box innermost first, as the driver numbers them; elements outside the tensor
     read as zeros; L2 promotion of 128 bytes."""
-    from .cuda import _check, _driver
-    d = _driver()
+    d = driver()
     rank = ty.rank
     u64, u32 = d.cuuint64_t, d.cuuint32_t
-    tmap = _check(d.cuTensorMapEncodeTiled(
+    tmap = check(d.cuTensorMapEncodeTiled(
         getattr(d.CUtensorMapDataType, f"CU_TENSOR_MAP_DATA_TYPE_{_DATA_TYPES[ty.elem.name]}"), rank, t.ptr,
         [u64(int(x)) for x in reversed(t.shape)], [u64(int(x)) for x in reversed(t.strides[:-1])],
         [u32(int(x)) for x in reversed(ty.box)], [u32(1)] * rank,
@@ -53,14 +53,14 @@ def encode(ty, t: Tensor) -> _Map:
     return out
 
 
-def bind(kernel, p, a, ordinal: int, keep: list, after: list) -> _Map:
+def bind(kernel, p, a, ordinal: int, keep: list, after: list, device_array) -> _Map:
     """The encoded map for argument `a` of parameter p. A numpy array is copied to the GPU
-    with its strides (its padded rows too) and, after the launch, back (`after`)."""
-    from .cuda import DeviceArray
+    (a `device_array`: ember.runtime.cuda.DeviceArray) with its strides (its padded rows
+    too) and, after the launch, back (`after`)."""
     t = tensor(a, p)
     if t is None:
         t, host, laid = host_tensor(kernel, p, a, "a device tensor or a numpy array")
-        dev = DeviceArray((host.nbytes,), np.uint8, ordinal)
+        dev = device_array((host.nbytes,), np.uint8, ordinal)
         dev.copy_from_host(host)
         keep.append(dev)
         t = replace(t, ptr=dev.ptr)
@@ -76,11 +76,10 @@ def bind(kernel, p, a, ordinal: int, keep: list, after: list) -> _Map:
 
 def launch_raw(kernel, grid, block, shared: int, stream, values: list) -> None:
     """cuLaunchKernel with a pointer to each argument's bytes (ctypes values and maps)."""
-    from .cuda import _check, _driver
-    d = _driver()
-    func = _check(d.cuKernelGetFunction(kernel.function.handle))
+    d = driver()
+    func = check(d.cuKernelGetFunction(kernel.function.handle))
     handle = getattr(stream, "handle", None)
     if handle is None and hasattr(stream, "stream"):          # a cuda.core graph builder: its stream
         handle = stream.stream.handle
     args = (ctypes.c_void_p * len(values))(*[ctypes.addressof(v) for v in values])
-    _check(d.cuLaunchKernel(func, *grid, *block, shared, int(handle), ctypes.addressof(args), 0))
+    check(d.cuLaunchKernel(func, *grid, *block, shared, int(handle), ctypes.addressof(args), 0))
