@@ -172,20 +172,18 @@ def _table() -> dict[str, Builtin]:
     rows.append(from_op("cp_async_bulk", "mem.cp_async_bulk", "sm_90: start copying `bytes` (a multiple of 16, "
                         "16-byte aligned) from the global src[j] to the shared dst[i] with the copy engine, "
                         "delivered as transaction bytes of the mbarrier bar[k]"))
-    for n in (1, 2, 4):
-        for trans in (False, True):
-            rows.append(from_op(f"ldmatrix_x{n}" + ("_trans" if trans else ""), "gpu.ldmatrix",
-                                f"warp-wide: load {n} 8x8 matrix(es) of 16-bit elements from shared memory, this "
-                                f"lane's row address src[j] (lanes 0..{8 * n - 1}); 2 elements per matrix "
-                                f"into dst[i..]" + (", transposed" if trans else "") + " (sm_75+)",
-                                attrs=(("count", n), ("trans", trans))))
-    for n in (1, 2, 4):
-        for trans in (False, True):
-            rows.append(from_op(f"stmatrix_x{n}" + ("_trans" if trans else ""), "gpu.stmatrix",
-                                f"warp-wide: store {n} 8x8 matrix(es) of 16-bit elements to shared memory, ldmatrix's "
-                                f"inverse: this lane's row address dst[i] (lanes 0..{8 * n - 1}); 2 elements per "
-                                f"matrix from src[j..]" + (", transposed" if trans else "") + " (sm_90)",
-                                attrs=(("count", n), ("trans", trans))))
+    # (name, op, what it does with its row address, where the fragments are, sm)
+    for name, op, moves, frags, sm in (("ldmatrix", "gpu.ldmatrix", "load {n} 8x8 matrix(es) of 16-bit elements from "
+                                        "shared memory, this lane's row address src[j]", "into dst[i..]", "sm_75+"),
+                                       ("stmatrix", "gpu.stmatrix", "store {n} 8x8 matrix(es) of 16-bit elements to "
+                                        "shared memory (ldmatrix's inverse), this lane's row address dst[i]",
+                                        "from src[j..]", "sm_90")):
+        for n in (1, 2, 4):
+            for trans in (False, True):
+                rows.append(from_op(f"{name}_x{n}" + ("_trans" if trans else ""), op,
+                                    f"warp-wide: {moves.format(n=n)} (lanes 0..{8 * n - 1}); 2 elements per matrix "
+                                    f"{frags}" + (", transposed" if trans else "") + f" ({sm})",
+                                    attrs=(("count", n), ("trans", trans))))
     rows.append(from_op("mma_m16n8k16", "gpu.mma", "warp-wide D = A B + C, 16x16 by 16x8, f16/bf16 in f32: "
                         "acc[i..+4] += a[j..+8] x b[k..+4] in the PTX fragment layouts (sm_80+)"))
     rows += [

@@ -8,8 +8,8 @@ cluster (distributed shared memory: PTX mapa and ld/st.shared::cluster) by rank.
 The simulator (ember.sim.cluster) runs a cluster's blocks in one batch, gives each access
 to another block's shared array that block's memory, and orders the cluster's blocks at
 its barriers; an access to another block's array that no cluster barrier orders against
-that block's own accesses is a race (S0004), as one before the blocks are known to run
-(no barrier since the start) or after the other block may have exited is.
+that block's own accesses is a race (S0004). (Not checked: an access after the other
+block may have exited - a kernel ends with a cluster barrier for that.)
 """
 
 from __future__ import annotations
