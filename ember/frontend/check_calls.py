@@ -138,6 +138,12 @@ def user_call(ck, e: A.Call, info: T.TFunction):
             args.append(_error(a))
             continue
         t = yield ck.typed(a, p.ty)
+        if isinstance(t.ty, ArrayType) and t.ty.swizzle:
+            ck.diags.error("E0218", f"`{e.name}` would index the swizzled tile `{t.ty}` plainly, ignoring its XOR "
+                           "order", t.span, help="index a swizzled tile where it is declared (`t[r][c]`), or pass "
+                                                 "it to the builtins that take tiles")
+            args.append(_error(a))
+            continue
         if t.ty is not ERROR and not decays_to(t.ty, p.ty):
             t = expect(ck, t, p.ty)
         args.append(t)

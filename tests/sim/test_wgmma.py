@@ -163,3 +163,17 @@ WG = """kernel k(o: *mut global f32) block(128) {{
 def test_wgmma_call_errors(call, arch, message):
     with pytest.raises(CompileError, match=message.replace("(", r"\(").replace(")", r"\)")):
         ember.compile(WG.format(call=call), arch=arch, cache=False)
+
+
+def test_a_swizzled_tile_cannot_go_to_a_function():
+    """A device function would index the tile (or a row) plainly: a located error, not a
+    silently wrong order."""
+    src = """fn put(p: *mut shared bf16, i: u32) { p[i] = bf16(1.0); }
+kernel k(o: *mut global bf16) block(64) {
+    shared t: [[bf16; 64]; 8] swizzle(128);
+    put(t[1], thread_idx.x);
+    barrier();
+    o[thread_idx.x] = t[1][thread_idx.x];
+}"""
+    with pytest.raises(CompileError, match=r"`put` would index the swizzled tile `\[bf16; 64\] swizzle\(128\)` plainly"):
+        ember.compile(src, arch="sm_90", cache=False)
