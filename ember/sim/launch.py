@@ -118,6 +118,12 @@ class SimKernel:
         if cluster:        # whole clusters per batch: along x they are consecutive blocks
             size = cluster[0] * cluster[1] * cluster[2]
             per_batch = max(size, per_batch // size * size) if cluster[1:] == (1, 1) else nblocks
+            if per_batch * per_block > MEMORY_BUDGET:
+                raise SimError("S0008", f"simulating `{info.name}` needs {per_batch} blocks at once (whole clusters "
+                               f"of {cluster}: {per_batch * per_block / 2**30:.1f} GiB); the simulator's limit is "
+                               f"{MEMORY_BUDGET >> 30} GiB", None,
+                               notes=["clusters along x alone are simulated a few at a time; smaller grids or "
+                                      "blocks fit"])
         for start in range(0, nblocks, per_batch):
             ids = np.arange(start, min(start + per_batch, nblocks))
             machine = SimMachine(grid, block, ids, tables, check_races, cluster)
