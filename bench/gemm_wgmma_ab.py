@@ -135,7 +135,7 @@ def main(out_dir: str, quick: bool = False) -> int:
     if arch not in ("sm_90", "sm_90a"):
         print(f"bench hopper: needs an sm_90 GPU, this is {arch}")
         return 2
-    wg = _gemm("sm_90a")
+    wg, wg_bf16 = _gemm("sm_90a"), _gemm("sm_90a", {"O": "bf16"})
     hand, _ = load_pair("gemm_wgmma.ptx", arch)     # kernels_src/baselines/gemm_wgmma.ptx, same launch
     sms = torch.cuda.get_device_properties(cuda.context().ordinal).multi_processor_count
     sync = cuda.load(ember.compile(ROOT / "kernels_src" / "gemm_bf16.ember", arch=arch, cache=False)).gemm_bf16
@@ -146,8 +146,10 @@ def main(out_dir: str, quick: bool = False) -> int:
         a = torch.randn(m, k, device="cuda", generator=g).to(torch.bfloat16)
         w = torch.randn(n, k, device="cuda", generator=g).to(torch.bfloat16)
         outs = {name: torch.empty(m, n, device="cuda") for name in ("wgmma", "hand", "mma_sync", "triton")}
+        outs["wgmma_bf16"] = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
         grid = (min(sms, -(-m // 128) * -(-n // 256)),)
         sides = {"wgmma": ember_on_torch_stream(wg(a, w, outs["wgmma"], m, n, k)),
+                 "wgmma_bf16": ember_on_torch_stream(wg_bf16(a, w, outs["wgmma_bf16"], m, n, k)),
                  "hand": ember_on_torch_stream(hand.prepare(a, w, outs["hand"], m, n, k, grid=grid)),
                  "mma_sync": ember_on_torch_stream(sync.prepare(a, w, outs["mma_sync"], m, n, k,
                                                                 grid=((n + 127) // 128, (m + 127) // 128))),
@@ -161,10 +163,13 @@ def main(out_dir: str, quick: bool = False) -> int:
             fn()
             torch.cuda.synchronize()
             got = outs[name][pick].double() if name in outs else torch.mm(a, w.t())[pick].double()
+            if name == "wgmma_bf16":        # the f32 sums rounded once: the f32 side's, rounded
+                assert torch.equal(outs[name], outs["wgmma"].to(torch.bfloat16))
             row[name] = {"max_rel_err": float((got - ref).abs().max() / ref.abs().max())}
         for name, t in _in_rounds(sides, 10 if flops > 1e12 else 100).items():
             row[name].update({"us": round(t, 2), "tflops": round(flops / t / 1e6, 1)})
         row["wgmma_vs_cublas"] = round(row["cublas"]["us"] / row["wgmma"]["us"], 3)
+        row["wgmma_bf16_vs_cublas"] = round(row["cublas"]["us"] / row["wgmma_bf16"]["us"], 3)
         row["time_vs_hand"] = round(row["wgmma"]["us"] / row["hand"]["us"], 3)
         row["bitwise_hand"] = bool(torch.equal(outs["wgmma"], outs["hand"]))
         rows.append(row)
@@ -186,7 +191,7 @@ def main(out_dir: str, quick: bool = False) -> int:
               "device": torch.cuda.get_device_name(), "arch": arch, "torch": torch.__version__, "sass": "nvJitLink",
               "rows": rows, "configs_4096": configs, "invariance": invariance, "backward": backward, "decode": decode,
               "note": "wgmma: kernels_src/gemm_wgmma.ember (128 x 256 tiles, 4 stages of 64-wide K slices by TMA, "
-                      "2 consumer warpgroups, persistent grid, f32 out); hand: kernels_src/baselines/gemm_wgmma.ptx "
+                      "2 consumer warpgroups, persistent grid, f32 out; bf16 out: O = bf16); hand: kernels_src/baselines/gemm_wgmma.ptx "
                       "(the same tile, K order and launch); mma_sync: kernels_src/gemm_bf16.ember "
                       "(defaults, f32 out); cublas: torch.mm bf16 (bf16 out); triton: 128x128x64, 8 warps, "
                       "3 stages, wgmma (f32 out)"}
@@ -194,12 +199,14 @@ def main(out_dir: str, quick: bool = False) -> int:
              f"{result['date']}, {result['device']} ({arch}), torch {torch.__version__}, Ember's PTX through "
              "nvJitLink; one run, CUDA graphs, every shape's sides in interleaved rounds (the median round). "
              + result["note"] + ".", "",
-             "| M | N | K | wgmma TFLOP/s | hand PTX TFLOP/s | mma.sync TFLOP/s | cuBLAS TFLOP/s | Triton TFLOP/s | "
-             "wgmma / cuBLAS | time / hand | = hand bitwise | max rel err (wgmma / cuBLAS) |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    lines += [f"| {r['m']} | {r['n']} | {r['k']} | {r['wgmma']['tflops']} | {r['hand']['tflops']} | "
-              f"{r['mma_sync']['tflops']} | {r['cublas']['tflops']} | {r['triton']['tflops']} | "
-              f"{r['wgmma_vs_cublas']:.2f} | {r['time_vs_hand']:.2f} | {r['bitwise_hand']} | "
+             "| M | N | K | wgmma TFLOP/s | wgmma bf16 out | hand PTX TFLOP/s | mma.sync TFLOP/s | cuBLAS TFLOP/s | "
+             "Triton TFLOP/s | wgmma / cuBLAS (f32 out, bf16 out) | time / hand | = hand bitwise | "
+             "max rel err (wgmma / cuBLAS) |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines += [f"| {r['m']} | {r['n']} | {r['k']} | {r['wgmma']['tflops']} | {r['wgmma_bf16']['tflops']} | "
+              f"{r['hand']['tflops']} | {r['mma_sync']['tflops']} | {r['cublas']['tflops']} | {r['triton']['tflops']} | "
+              f"{r['wgmma_vs_cublas']:.2f}, {r['wgmma_bf16_vs_cublas']:.2f} | {r['time_vs_hand']:.2f} | "
+              f"{r['bitwise_hand']} | "
               f"{r['wgmma']['max_rel_err']:.1e} / {r['cublas']['max_rel_err']:.1e} |" for r in rows]
     lines += ["", ("Backward products of a linear layer y = x w^T (x [M, K], w [N, K]; f32 out): dx = dy w, an "
                    "M x K x N GEMM with w transposed for it (gemm_wgmma<B_MN>), and dw = dy^T x, N x K x M with both "
@@ -227,7 +234,7 @@ def plot(result: dict) -> str:
     """gemm_wgmma_ab.svg: each forward shape's sides as a fraction of cuBLAS's throughput."""
     from bench.report import bar_chart_svg
     groups = [(f"M {r['m']}, N {r['n']}, K {r['k']}",
-               [(side, r[side]["tflops"] / r["cublas"]["tflops"]) for side in ("wgmma", "hand", "mma_sync", "triton")])
+               [(side, r[side]["tflops"] / r["cublas"]["tflops"]) for side in ("wgmma", "wgmma_bf16", "hand", "mma_sync", "triton")])
               for r in result["rows"]]
     return bar_chart_svg(f"bf16 GEMM on Hopper, {result['device']}, {result['date']}: TFLOP/s / cuBLAS's", groups,
                          "cuBLAS = 1, dashed", 1.0)
