@@ -11,6 +11,7 @@ __version__ = "0.1.0"
 
 from .diagnostics import CompileError, Diagnostic, InternalError  # noqa: E402
 from .driver import KernelInfo, ParamInfo, Program, compile  # noqa: E402
+from .tuning import TuneSpace, tune_space  # noqa: E402
 
 
 
@@ -23,4 +24,4 @@ def __getattr__(name):
 
 
 __all__ = ["compile", "Program", "KernelInfo", "ParamInfo", "CompileError", "InternalError",
-           "Diagnostic", "__version__"]
+           "Diagnostic", "tune_space", "TuneSpace", "__version__"]

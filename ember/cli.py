@@ -121,6 +121,14 @@ def _parser(full_help: bool = True) -> argparse.ArgumentParser:
     o.add_argument("-o", dest="output", metavar="OUT", default="-", help="output file (default standard output)")
     _opt_pass_options(o, full_help)
 
+    t = sub.add_parser("tune-space", help="list the configurations a kernel's `tune [...]` parameters span",
+                       description="Read the const parameters FILE's kernels declare `tune [...]`, check "
+                                   "every configuration of their values (the front end only: no GPU) and "
+                                   "print those that check; the kernel's static_asserts are the "
+                                   "constraints between parameters.")
+    from .tune_space_command import add_arguments as tune_space_arguments
+    tune_space_arguments(t)
+
     k = sub.add_parser("cache", help="show or clear the compile cache",
                        description="The compile cache holds PTX, cubins and fatbins by the content of "
                                    "everything that made them. Its directory is EMBER_CACHE_DIR, else the "
@@ -242,6 +250,9 @@ def main(argv: list[str] | None = None) -> int:
             return _run(args)
         if args.command == "explain":
             return _explain(args.code)
+        if args.command == "tune-space":
+            from .tune_space_command import run as tune_space_command
+            return tune_space_command(args)
         if args.command == "completion":
             import shtab
             print(shtab.complete(_parser(full_help=True), args.shell), end="")

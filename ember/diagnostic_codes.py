@@ -117,7 +117,9 @@ CODES: dict[str, tuple[str, str]] = {
               'Constant folding failed (division by zero, a float constant with an integer-only '
               'operator, ...).'),
     'E0404': ('invalid value for a const parameter',
-              "A `-D` value that does not parse as the const parameter's type or does not fit it."),
+              "A `-D` value that does not parse as the const parameter's type or does not fit it; or a "
+              "`tune [...]` list that repeats a value, leaves out the parameter's default, or is given "
+              'to a type parameter.'),
     'E0405': ('too much shared memory',
               "A kernel's `shared` arrays exceed what a block may declare (48 KB on every "
               'architecture; ptxas places each array 16-byte aligned).'),

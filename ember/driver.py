@@ -51,6 +51,7 @@ class KernelInfo:
                                         # giving its length, bytes per element, its name); a
                                         # launch gives dynamic_shared + length x bytes
     cluster: tuple | None = None        # blocks per cluster (x, y, z): the grid is a multiple
+    tunables: dict = field(default_factory=dict)   # const parameter -> the values it may be tuned over
 
     def signature(self) -> str:
         ps = ", ".join(f"{p.name}: {p.type}" for p in self.params)
@@ -286,7 +287,8 @@ def _compile(source_or_path, arch, defines, opt, ptx_version, name, passes, stop
 
     stages["ast"] = ast_text
     kernels = {k.name: KernelInfo(k.name, tuple(ParamInfo(s.name, s.ty) for s in k.params),
-                                  k.block, {n: v for n, (_, v) in k.consts.items()}, cluster=k.cluster)
+                                  k.block, {n: v for n, (_, v) in k.consts.items()}, cluster=k.cluster,
+                                  tunables=dict(k.tunables))
                for k in prog.kernels}
     result = Program(file.name, target.arch, target.ptx_text, opt, "", kernels, warnings, timings,
                      None, stages, [f.path or f.name for f in sources])
@@ -409,6 +411,7 @@ def _kernel_json(k: KernelInfo) -> dict:
             "block": list(k.block) if k.block else None, "dynamic_shared": k.dynamic_shared,
             "sized_shared": list(k.sized_shared) if k.sized_shared else None,
             "cluster": list(k.cluster) if k.cluster else None,
+            "tunables": {n: list(v) for n, v in k.tunables.items()},
             "consts": [[n, {"type": to_json(v)} if isinstance(v, Type) else v] for n, v in k.consts.items()]}
 
 
@@ -418,7 +421,7 @@ def _kernel_from_json(d: dict) -> KernelInfo:
                       tuple(d["block"]) if d["block"] else None,
                       {n: from_json(v["type"]) if isinstance(v, dict) else v for n, v in d["consts"]},
                       d["dynamic_shared"], tuple(d["sized_shared"]) if d.get("sized_shared") else None,
-                      tuple(d["cluster"]) if d.get("cluster") else None)
+                      tuple(d["cluster"]) if d.get("cluster") else None, d.get("tunables", {}))
 
 
 def _to_cache(store, key: str, prog: Program, imported: list, edges: list) -> None:

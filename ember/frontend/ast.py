@@ -226,6 +226,7 @@ class GenericParam(Node):
     name_span: Span
     type: Node
     default: Expr | None
+    tune: list | None = None      # `tune [a, b, ...]`: the values a tuner may give it
 
 
 @record(eq=False, slots=True)

@@ -221,8 +221,12 @@ class Checker:
         self.push()
         consts: dict[str, tuple] = {}
         self.type_params = {}
+        tunables = {}
         for g in k.generics:
             if isinstance(g.type, A.TypeName) and g.type.name == "type":
+                if g.tune is not None:
+                    self.diags.error("E0404", f"type parameter `{g.name}` cannot be tuned: a tuner chooses values",
+                                     g.tune[0].span, help="compile each type with `-D` instead")
                 self.type_param(k, g, consts)
                 continue
             t = resolve_type(self, g.type)
@@ -234,6 +238,8 @@ class Checker:
                 self.diags.error("E0102", f"const parameter `{g.name}` is declared twice", g.name_span)
             sym = Symbol(g.name, "const", t if value is not None else ERROR, g.name_span, value)
             consts[g.name] = (t, value)
+            if g.tune is not None and t is not ERROR:
+                tunables[g.name] = self.tune_values(g, t)
             self.declare(sym)
         params = check_params(self, k.params, kernel=True)
         for sym in params:
@@ -245,6 +251,7 @@ class Checker:
         info = T.TKernel(k.name, k.span, k.name_span, consts, params, block)
         info.min_blocks = self.min_blocks(k, block)
         info.cluster = self.cluster_dims(k)
+        info.tunables = {n: v for n, v in tunables.items() if v is not None}
         info.stream = [i for i, p in enumerate(k.params) if p.stream is not None]
         self.kernels.append(info)
         self.enter_fn("kernel", VOID, k.name, info)
@@ -286,6 +293,25 @@ class Checker:
         self.type_params[g.name] = t
         consts[g.name] = (None, t.name)
         self.declare(Symbol(g.name, "type", ERROR, g.name_span, t.name))
+
+    def tune_values(self, g: A.GenericParam, t) -> list | None:
+        """`tune [a, b, ...]`: distinct constants of the parameter's type, its default among
+        them (so that the default configuration is one the tuner tries), or None."""
+        values = []
+        for e in g.tune:
+            v = self.const_value(e, t, "a tuned value")
+            if v is None:
+                return None
+            if v in values:
+                self.diags.error("E0404", f"`{g.name}` is tuned over {v} twice", e.span)
+                return None
+            values.append(v)
+        default = self.const_value(g.default, t, "a const parameter default") if g.default is not None else None
+        if g.default is not None and default not in values:
+            self.diags.error("E0404", f"the default of `{g.name}` ({default}) is not among the values it is tuned over",
+                             g.default.span, help=f"add {default} to `tune [...]`")
+            return None
+        return values
 
     def const_param_value(self, k: A.KernelDef, g: A.GenericParam, t):
         if t is ERROR:

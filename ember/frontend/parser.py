@@ -116,7 +116,11 @@ class _Builder:
     def generic_param(self, c):
         name = self.tokens(c, "NAME")[0]
         n = self.nodes(c)
-        return A.GenericParam(self.span(c), str(name), self.tspan(name), n[0], n[1] if len(n) > 1 else None)
+        tune = n.pop().values if n and isinstance(n[-1], _Tune) else None
+        return A.GenericParam(self.span(c), str(name), self.tspan(name), n[0], n[1] if len(n) > 1 else None, tune)
+
+    def tune_list(self, c):
+        return _Tune(self.nodes(c))
 
     def params(self, c):
         return _Params(self.nodes(c))
@@ -336,6 +340,13 @@ class _BlockAttr:
 
 class _ClusterAttr(_BlockAttr):
     __slots__ = ()
+
+
+class _Tune:
+    __slots__ = ("values",)
+
+    def __init__(self, values):
+        self.values = values
 
 
 class _MinBlocksAttr:

@@ -251,6 +251,7 @@ class TKernel:
     body: TBlock = None
     min_blocks: int | None = None   # launch bound: blocks of `block` that must fit on one SM
     cluster: tuple | None = None    # (x, y, z) blocks per cluster, or None
+    tunables: dict = field(default_factory=dict)   # const parameter -> the values `tune [...]` lists
     stream: list = field(default_factory=list)   # indices of the parameters declared `stream`
     calls: list = field(default_factory=list)    # [(callee name, span)]
     local_bytes: int = 0

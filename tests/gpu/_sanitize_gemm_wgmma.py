@@ -1,4 +1,4 @@
-import sys, torch, ember
+import torch, ember
 from ember.runtime import cuda
 SRC = "kernels_src/gemm_wgmma.ember"
 for d in ({}, {"B_MN": True}, {"A_MN": True, "B_MN": True}, {"O": "bf16"}):

@@ -18,7 +18,6 @@ import itertools
 import math
 import random
 
-import numpy as np
 import pytest
 
 from ember.ir import signature as sig

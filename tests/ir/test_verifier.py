@@ -94,4 +94,4 @@ def test_stream_attribute_names_read_only_pointers(attr, ok):
         with pytest.raises(VerifyError, match="`stream` must list parameters of a kernel"):
             verify_module(parse_module(text))
     with pytest.raises(VerifyError, match="`stream`"):
-        verify_module(parse_module(f"func @f(%q: *global f32) attributes {{stream = [0]}} {{\n  return\n}}\n"))
+        verify_module(parse_module("func @f(%q: *global f32) attributes {stream = [0]} {\n  return\n}\n"))

@@ -1,0 +1,55 @@
+"""The configurations a tuner may try: each kernel's const parameters declared
+`tune [a, b, ...]` span a space (their product, the others at their defaults or `-D`
+values), and a configuration is admissible when the kernel checks with it - its
+`static_assert`s are the constraints between parameters (`static_assert(BLOCK * VEC <=
+COLS)`). A parameter bound by `defines` is fixed, not tuned. One declaration in the
+source, read here, by `ember tune-space` and by a tuner.
+
+    space = ember.tune_space("kernels_src/rmsnorm.ember", kernel="rmsnorm_rows")
+    space["rmsnorm_rows"].admissible      # [{"BLOCK": 128, "VEC": 2}, ...]
+"""
+
+from __future__ import annotations
+
+import itertools
+
+from .records import field, record
+
+
+@record
+class TuneSpace:
+    """One kernel's configurations: those that check, and those that do not with why."""
+
+    kernel: str
+    params: dict                     # tuned parameter -> its values, in declaration order
+    admissible: list = field(default_factory=list)     # [{parameter: value}]
+    rejected: list = field(default_factory=list)       # [({parameter: value}, first error message)]
+
+
+def tune_space(source_or_path, arch: str | None = None, kernel: str | None = None,
+               defines: dict | None = None, include_dirs: list | None = None) -> dict:
+    """{kernel name: TuneSpace} for every kernel with tuned parameters (or the one named):
+    each configuration of the product of their values checked (the front end only: fast)."""
+    from . import compile as compile_
+    from .diagnostics import CompileError
+    kw = {"arch": arch} if arch else {}
+    kw.update(stop_after="ast", cache=False, include_dirs=include_dirs or [],
+              kernels=[kernel] if kernel is not None else None)
+    base = compile_(source_or_path, defines=defines or {}, **kw)
+    out = {}
+    fixed = set(defines or {})
+    for name, info in base.kernels.items():
+        tunables = {p: v for p, v in info.tunables.items() if p not in fixed}
+        if (kernel is not None and name != kernel) or not tunables:
+            continue
+        space = TuneSpace(name, tunables)
+        for values in itertools.product(*tunables.values()):
+            config = dict(zip(tunables, values))
+            try:
+                compile_(source_or_path, defines={**(defines or {}), **config}, **{**kw, "kernels": [name]})
+                space.admissible.append(config)
+            except CompileError as e:
+                first = e.diagnostics.errors[0]
+                space.rejected.append((config, f"{first.code}: {first.message}"))
+        out[name] = space
+    return out
