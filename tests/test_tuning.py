@@ -83,11 +83,23 @@ def test_tune_stays_a_name_elsewhere():
 @pytest.mark.parametrize("path, kernel, arch", [
     ("rmsnorm.ember", "rmsnorm_rows", None), ("q4k_dp4a.ember", "q4k_q8_gemv", None),
     ("q4k_gemv.ember", "q4k_gemv", None), ("q4k_digits.ember", "q4k_digits_gemv", None),
-    ("gemm_wgmma.ember", "gemm_wgmma", "sm_90a"),
+    ("gemm_wgmma.ember", "gemm_wgmma", "sm_90a"), ("gemm_bf16.ember", "gemm_bf16", None),
+    ("rope.ember", "rope", None),
 ])
 def test_shipped_kernels_declare_a_space_holding_their_defaults(path, kernel, arch):
-    prog = ember.compile(ROOT / "kernels_src" / path, arch=arch or "sm_90", stop_after="ast", kernels=[kernel])
+    defines = {"HEAD_DIM": 128} if kernel == "rope" else {}
+    prog = ember.compile(ROOT / "kernels_src" / path, arch=arch or "sm_90", stop_after="ast", kernels=[kernel],
+                         defines=defines)
     info = prog.kernels[kernel]
-    s = ember.tune_space(ROOT / "kernels_src" / path, arch=arch, kernel=kernel)[kernel]
+    s = ember.tune_space(ROOT / "kernels_src" / path, arch=arch, kernel=kernel, defines=defines)[kernel]
     default = {p: info.consts[p] for p in s.params}
     assert default in s.admissible and len(s.admissible) >= 3
+
+
+def test_gemm_tile_constraints_refuse_what_the_kernel_cannot_do():
+    s = ember.tune_space(ROOT / "kernels_src" / "gemm_bf16.ember", kernel="gemm_bf16")["gemm_bf16"]
+    refused = {tuple(c.values()): why for c, why in s.rejected}
+    # 64 x 32 / 8 = 256 chunks cannot be shared out over 512 threads
+    assert refused[(64, 64, 32, 2, 4, 4)].startswith("E0408")
+    assert refused[(256, 256, 64, 4, 2, 2)].startswith("E0405")          # 256 KB of shared tiles
+    assert {"BM": 64, "BN": 64, "BK": 32, "STAGES": 3, "WARPS_M": 2, "WARPS_N": 2} in s.admissible
