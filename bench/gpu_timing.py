@@ -9,27 +9,13 @@ from __future__ import annotations
 
 import statistics
 
-from ember.runtime.cuda import Event, Graph, Stream   # noqa: F401 (time_per_launch)
+from ember.runtime.cuda import Stream   # noqa: F401 (time_per_launch's signature)
+from ember.tuning.timing import time_launches
 
 
 def time_per_launch(enqueue, stream: Stream, warmup: int = 20, rounds: int = 5, iters: int = 100) -> dict:
     """enqueue(stream) issues one launch. Returns median and per-round microseconds."""
-    for _ in range(warmup):
-        enqueue(stream)
-    stream.synchronize()
-    with Graph.capture(stream) as graph:
-        for _ in range(iters):
-            enqueue(stream)
-    graph.launch()   # one untimed replay (first replay uploads the graph)
-    stream.synchronize()
-    per_launch = []
-    for _ in range(rounds):
-        start, end = Event(), Event()
-        start.record(stream)
-        graph.launch()
-        end.record(stream)
-        per_launch.append(start.elapsed_ms(end) * 1000.0 / iters)
-    return {"median_us": statistics.median(per_launch), "rounds_us": per_launch}
+    return time_launches([enqueue], stream, warmup, rounds, iters)
 
 
 def time_torch_graph(fn, warmup: int = 20, rounds: int = 5, iters: int = 100) -> dict:

@@ -129,6 +129,15 @@ def _parser(full_help: bool = True) -> argparse.ArgumentParser:
     from .tune_space_command import add_arguments as tune_space_arguments
     tune_space_arguments(t)
 
+    u = sub.add_parser("tune", help="tune a kernel's `tune [...]` parameters on this GPU and write its table",
+                       description="Compile every admissible configuration of KERNEL (ember tune-space), "
+                                   "check each against the f64 reference on fresh random inputs (a wrong one "
+                                   "is reported, never chosen), time the correct ones (CUDA graphs, inputs "
+                                   "rotated beyond the L2, hopeless ones pruned early) at each shape bucket, "
+                                   "and write the fastest per device and bucket to a tuned table.")
+    from .tuning.command import add_arguments as tune_arguments
+    tune_arguments(u)
+
     k = sub.add_parser("cache", help="show or clear the compile cache",
                        description="The compile cache holds PTX, cubins and fatbins by the content of "
                                    "everything that made them. Its directory is EMBER_CACHE_DIR, else the "
@@ -250,6 +259,9 @@ def main(argv: list[str] | None = None) -> int:
             return _run(args)
         if args.command == "explain":
             return _explain(args.code)
+        if args.command == "tune":
+            from .tuning.command import run as tune_command
+            return tune_command(args)
         if args.command == "tune-space":
             from .tune_space_command import run as tune_space_command
             return tune_space_command(args)

@@ -2,7 +2,7 @@
 
 import json
 
-from ember.cli import main
+from tests.test_cli import run
 
 SRC = """kernel k<const BLOCK: u32 = 256 tune [128, 256, 512], const VEC: u32 = 4 tune [2, 4, 8]>(
         o: *mut global f32) block(BLOCK) {
@@ -10,12 +10,6 @@ SRC = """kernel k<const BLOCK: u32 = 256 tune [128, 256, 512], const VEC: u32 = 
     o[thread_idx.x] = f32(VEC);
 }
 """
-
-
-def run(capsys, *args):
-    code = main(list(args))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_lists_the_admissible_configurations_and_why_others_fail(tmp_path, capsys):

@@ -111,6 +111,14 @@ class Context:
         attr = d.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
         return int(_check(d.cuDeviceGetAttribute(attr, dev)))
 
+    @functools.cached_property
+    def l2_bytes(self) -> int:
+        """The L2 cache's size (50 MB on an H100): inputs a benchmark rotates through must
+        exceed it, or a time measures L2, not memory."""
+        d = _driver()
+        dev = _check(d.cuDeviceGet(self.ordinal))
+        return int(_check(d.cuDeviceGetAttribute(d.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, dev)))
+
     def make_current(self) -> None:
         self.device.set_current()
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import itertools
 
-from .records import field, record
+from ..records import field, record
 
 
 @record
@@ -30,8 +30,8 @@ def tune_space(source_or_path, arch: str | None = None, kernel: str | None = Non
                defines: dict | None = None, include_dirs: list | None = None) -> dict:
     """{kernel name: TuneSpace} for every kernel with tuned parameters (or the one named):
     each configuration of the product of their values checked (the front end only: fast)."""
-    from . import compile as compile_
-    from .diagnostics import CompileError
+    from .. import compile as compile_
+    from ..diagnostics import CompileError
     kw = {"arch": arch} if arch else {}
     kw.update(stop_after="ast", cache=False, include_dirs=include_dirs or [],
               kernels=[kernel] if kernel is not None else None)

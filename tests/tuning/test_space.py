@@ -8,7 +8,7 @@ import pytest
 import ember
 from ember import CompileError
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 SRC = """
 kernel k<const BLOCK: u32 = 256 tune [128, 256, 512], const VEC: u32 = 4 tune [2, 4, 8],

@@ -1,0 +1,7 @@
+"""Tuning: the configurations a kernel declares (`tune [...]`, space.py), the workloads
+`ember tune` runs them on (workloads.py), the tuner (runner.py) and its tables (table.py)."""
+
+from .space import TuneSpace, tune_space
+from .table import config_for
+
+__all__ = ["TuneSpace", "tune_space", "config_for"]

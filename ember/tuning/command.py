@@ -1,0 +1,60 @@
+"""`ember tune KERNEL`: tune a kernel of kernels_src/ on this machine's GPU and write (or
+update) its tuned table; `ember tune --list` names the kernels it can tune and their
+shape buckets (no GPU needed)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from ..cli_support import EXIT_OK, UsageError
+
+
+def add_arguments(p) -> None:
+    p.add_argument("kernel", nargs="?", metavar="KERNEL", help="a kernel with a workload (see --list)")
+    p.add_argument("--shape", action="append", default=[], metavar="SHAPE",
+                   help="a shape bucket, as --list prints them (repeatable; default: the kernel's buckets)")
+    p.add_argument("--device", type=int, default=0, metavar="N", help="the GPU to tune on (default 0)")
+    p.add_argument("-o", dest="output", metavar="TABLE",
+                   help="the table to write or update (default kernels_src/tuned/KERNEL.json)")
+    p.add_argument("-j", dest="jobs", type=int, default=min(8, os.cpu_count() or 1), metavar="N",
+                   help="compile configurations in N worker processes (default: up to 8)")
+    p.add_argument("--quick", action="store_true",
+                   help="time 3 rounds of 20 launches instead of 5 of 100 (a first look, not for tables you ship)")
+    p.add_argument("--list", action="store_true", help="list the kernels `ember tune` can tune, with their buckets")
+
+
+def run(args) -> int:
+    from . import table as T
+    from .workloads import WORKLOADS, source_of
+    if args.list:
+        for name, (_, source, buckets) in WORKLOADS.items():
+            print(f"{name} ({source}): {', '.join(buckets)}")
+        return EXIT_OK
+    if not args.kernel:
+        raise UsageError("name a KERNEL to tune (ember tune --list names them)")
+    if args.jobs < 1:
+        raise UsageError(f"-j must be at least 1, got {args.jobs}")
+    shapes = args.shape or None
+    source = source_of(args.kernel)
+    out = Path(args.output) if args.output else source.parent / "tuned" / f"{args.kernel}.json"
+    if out.exists() and not out.is_file():
+        raise UsageError(f"-o {out}: not a regular file")
+    from ..runtime import cuda
+    if not cuda.available():
+        raise UsageError("ember tune needs a CUDA GPU (none found); `ember tune-space` lists the space without one")
+    from .runner import FULL, tune
+    timing = {"warmup": 5, "rounds": 3, "iters": 20} if args.quick else FULL
+    new = tune(args.kernel, shapes, args.device, args.jobs, sys.stderr, timing)
+    old = T.read(out) if out.is_file() else None
+    out.parent.mkdir(parents=True, exist_ok=True)
+    T.write(out, T.merge(old, new))
+    for dev, buckets in new["devices"].items():
+        for bucket, e in buckets.items():
+            chosen = " ".join(f"{k}={v}" for k, v in (e["config"] or {}).items()) or "nothing correct"
+            extra = f", {len(e['wrong'])} WRONG" if e["wrong"] else ""
+            print(f"{args.kernel} {bucket} on {dev}: {chosen} {e['us']} us (default {e['default_us']} us; "
+                  f"{e['tried']} tried, {e['pruned']} pruned{extra})")
+    print(f"wrote {out}")
+    return EXIT_OK

@@ -1,0 +1,102 @@
+"""Tuned tables: per kernel, per device (name and compute capability), per shape bucket,
+the configuration `ember tune` chose, its time, the runner-up, the SASS path it was
+measured through, Ember's version and a content hash of the kernel's source. A table
+whose source hash no longer matches the kernel is refused with a warning, never used.
+
+    {"format": 1, "kernel": "rmsnorm_rows", "source": "rmsnorm.ember", "source_hash": "...",
+     "ember_version": "0.1.0", "sass_path": "nvjitlink",
+     "devices": {"NVIDIA H100 80GB HBM3 sm_90": {"16384x4096 f32": {
+         "config": {"BLOCK": 512, "VEC": 4}, "us": 101.2, "runner_up": {...}, ...}}}}
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import warnings
+from pathlib import Path
+
+FORMAT = 1
+
+
+def source_hash(path) -> str:
+    """sha256 of the kernel's source text (what a configuration's speed depends on)."""
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def device_key(name: str, arch: str) -> str:
+    return f"{name} {arch}"
+
+
+def new_table(kernel: str, source, sass_path: str) -> dict:
+    from .. import __version__
+    return {"format": FORMAT, "kernel": kernel, "source": Path(source).name, "source_hash": source_hash(source),
+            "ember_version": __version__, "sass_path": sass_path, "devices": {}}
+
+
+def read(path) -> dict:
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def write(path, table: dict) -> None:
+    """Sorted keys and a trailing newline: the same measurements give the same bytes."""
+    import os
+    text = json.dumps(table, indent=1, sort_keys=True) + "\n"
+    tmp = f"{path}.tmp{os.getpid()}"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+def merge(old: dict | None, new: dict) -> dict:
+    """`new`'s device entries over `old`'s, when both were made from the same source;
+    a table of other source is replaced whole (its entries are stale)."""
+    if not old or old.get("source_hash") != new["source_hash"] or old.get("kernel") != new["kernel"]:
+        return new
+    devices = {d: dict(b) for d, b in old.get("devices", {}).items()}
+    for d, buckets in new["devices"].items():
+        devices.setdefault(d, {}).update(buckets)
+    return {**new, "devices": devices}
+
+
+def lookup(table: dict, source, device_name: str, arch: str, bucket: str) -> dict | None:
+    """The tuned configuration for a device and bucket, or None: the device or bucket is not
+    in the table (the caller uses its defaults), or the table was made from other source
+    (refused with a warning)."""
+    if table.get("source_hash") != source_hash(source):
+        warnings.warn(f"tuned table of `{table.get('kernel')}` was made from another version of "
+                      f"{Path(source).name} (source hash differs): ignored, the defaults are used; "
+                      f"rerun `ember tune {table.get('kernel')}`", stacklevel=2)
+        return None
+    entry = table.get("devices", {}).get(device_key(device_name, arch), {}).get(bucket)
+    return dict(entry["config"]) if entry else None
+
+
+def table_path(kernel: str) -> Path:
+    """Where a kernel's shipped table lives: kernels_src/tuned/KERNEL.json."""
+    from .workloads import source_of
+    return source_of(kernel).parent / "tuned" / f"{kernel}.json"
+
+
+def config_for(kernel: str, bucket: str, device=0, *, device_name: str | None = None, arch: str | None = None,
+               path=None) -> dict:
+    """The const parameters to compile `kernel` with for `bucket` on a GPU (the device's
+    name and arch, or those of CUDA device `device`): the tuned table's entry, or {} - the
+    kernel's defaults - with a warning saying why (no table, the device or bucket not in
+    it, a table made from other source)."""
+    from .workloads import source_of
+    if device_name is None or arch is None:
+        from ..runtime import cuda
+        ctx = cuda.context(device)
+        device_name, arch = ctx.name, ctx.arch
+    path = Path(path) if path else table_path(kernel)
+    if not path.is_file():
+        warnings.warn(f"no tuned table for `{kernel}` ({path}): its defaults are used", stacklevel=2)
+        return {}
+    config = lookup(read(path), source_of(kernel), device_name, arch, bucket)
+    if config is None and read(path).get("source_hash") == source_hash(source_of(kernel)):
+        warnings.warn(f"`{kernel}` is not tuned for {device_key(device_name, arch)} at `{bucket}` ({path}): "
+                      f"its defaults are used; `ember tune {kernel} --shape '{bucket}'` on that GPU tunes it",
+                      stacklevel=2)
+    return config or {}

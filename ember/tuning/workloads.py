@@ -1,0 +1,145 @@
+"""What `ember tune` runs a kernel on: for each tunable kernel of `kernels_src/`, its inputs
+at a shape (fresh random data from a seed, never zeros), the launch, and the f64 reference
+the output is checked against before a configuration is timed. A workload names the bytes
+it moves, so that a time reads as a bandwidth.
+
+A kernel without a workload here cannot be tuned by `ember tune` (it says so); adding one
+is a function of a shape returning a Workload, registered in WORKLOADS."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from ..records import field, record
+
+KERNELS_SRC = Path(__file__).resolve().parents[2] / "kernels_src"
+
+
+@record
+class Workload:
+    """One kernel at one shape."""
+
+    source: Path
+    kernel: str
+    bucket: str                     # the table's key for this shape: "16384x4096 f32"
+    defines: dict                   # fixed const parameters (the shape's, the type's)
+    inputs: dict                    # name -> numpy array, read by the kernel
+    output: str                     # the name of the array checked
+    outputs: dict                   # name -> numpy array the kernel writes (zeroed)
+    args: list                      # argument names (in inputs/outputs) and scalars, in order
+    grid: object                    # config -> grid dims
+    reference: np.ndarray           # the output in float64
+    tolerance: float                # max |out - ref| / max |ref| a correct configuration stays within
+    moved_bytes: int                # bytes read and written by one launch
+    arch: str | None = None         # a target the kernel needs (sm_90a), else the device's
+    notes: list = field(default_factory=list)
+
+    def arguments(self, arrays: dict) -> list:
+        """The launch's arguments: `args` with each name replaced by its array in `arrays`
+        (numpy arrays for the simulator, device arrays on a GPU)."""
+        return [arrays[a] if isinstance(a, str) else a for a in self.args]
+
+    def error(self, out: np.ndarray) -> float:
+        """Normwise relative error of an output against the reference (inf if not finite)."""
+        got = np.asarray(out, dtype=np.float64).reshape(self.reference.shape)
+        if not np.isfinite(got).all():
+            return float("inf")
+        scale = max(float(np.abs(self.reference).max()), 1e-30)
+        return float(np.abs(got - self.reference).max() / scale)
+
+
+def _rng(seed_text: str) -> np.random.Generator:
+    import hashlib
+    return np.random.default_rng(int.from_bytes(hashlib.sha256(seed_text.encode()).digest()[:8], "little"))
+
+
+def rmsnorm_rows(shape: str, dtype: str = "f32") -> Workload:
+    """kernels_src/rmsnorm.ember rmsnorm_rows: ROWSxCOLS rows of f32 or bf16."""
+    from ..reference.rmsnorm import rmsnorm
+    rows, cols = (int(v) for v in shape.split("x"))
+    rng = _rng(f"rmsnorm_rows {shape} {dtype}")
+    np_t = np.float32 if dtype == "f32" else _bf16()
+    x = (rng.standard_normal((rows, cols)) * rng.uniform(0.5, 4.0, (rows, 1))).astype(np_t)
+    gamma = (rng.random(cols) + 0.5).astype(np_t)
+    eps = 1e-6
+    ref = rmsnorm(x.astype(np.float64), gamma.astype(np.float64), eps)
+    item = np.dtype(np_t).itemsize
+    return Workload(KERNELS_SRC / "rmsnorm.ember", "rmsnorm_rows", f"{shape} {dtype}",
+                    {"T": dtype, "COLS": cols}, {"x": x, "gamma": gamma}, "y",
+                    {"y": np.zeros((rows, cols), np_t)}, ["x", "gamma", "y", eps], lambda c: (rows,),
+                    ref, 1e-5 if dtype == "f32" else 1e-2, 2 * rows * cols * item + cols * item)
+
+
+def _q4k_inputs(kernel: str, shape: str):
+    from ..reference import q4k as R
+    m, n, k = (int(v) for v in shape.split("x"))
+    rng = _rng(f"{kernel} {shape}")
+    w = R.random_q4k(rng, n, k)
+    x = (rng.standard_normal((m, k)) * rng.uniform(0.1, 10.0, (m, 1))).astype(np.float32)
+    return R, m, n, k, w, x
+
+
+def q4k_q8_gemv(shape: str) -> Workload:
+    """kernels_src/q4k_dp4a.ember q4k_q8_gemv: MxNxK, Q4_K weights [N, K] times M rows of
+    Q8_1 activations (quantized on the host as the quantize kernel does; the reference is
+    the exact Q8_1 product in f64)."""
+    R, m, n, k, w, x = _q4k_inputs("q4k_q8_gemv", shape)
+    q8 = R.quantize_q8_1(x)
+    aq, ads = R.split_q8_1(q8)
+    return Workload(KERNELS_SRC / "q4k_dp4a.ember", "q4k_q8_gemv", shape, {"M": m},
+                    {"w": w.view(np.uint32), "aq": aq, "ads": ads}, "y", {"y": np.zeros((m, n), np.float32)},
+                    ["w", "aq", "ads", "y", n, k], lambda c: (-(-n // (c["WARPS"] * c["ROWS"])),),
+                    R.gemv_q8_1(w, q8), 1e-5, w.nbytes + aq.nbytes + ads.nbytes + m * n * 4)
+
+
+def q4k_gemv(shape: str) -> Workload:
+    """kernels_src/q4k_gemv.ember q4k_gemv: MxNxK, Q4_K weights times M rows of f32."""
+    R, m, n, k, w, x = _q4k_inputs("q4k_gemv", shape)
+    return Workload(KERNELS_SRC / "q4k_gemv.ember", "q4k_gemv", shape, {"M": m},
+                    {"w": w.view(np.uint32), "x": x}, "y", {"y": np.zeros((m, n), np.float32)},
+                    ["w", "x", "y", n, k], lambda c: (-(-n // (c["WARPS"] * c["ROWS"])),),
+                    R.gemv(w, x), 1e-5, w.nbytes + x.nbytes + m * n * 4)
+
+
+def _bf16():
+    import ml_dtypes
+    return ml_dtypes.bfloat16
+
+
+# kernel -> (workload factory, its source, the shape buckets tuned by default: the decoder
+# layer's shapes of bench/, e.g. Llama-3-8B's 4096 and 14336)
+WORKLOADS = {
+    "rmsnorm_rows": (rmsnorm_rows, "rmsnorm.ember", ["16384x4096 f32", "4096x8192 bf16", "1x4096 f32"]),
+    "q4k_q8_gemv": (q4k_q8_gemv, "q4k_dp4a.ember", ["1x14336x4096", "1x4096x14336", "8x14336x4096"]),
+    "q4k_gemv": (q4k_gemv, "q4k_gemv.ember", ["1x14336x4096", "1x4096x14336", "8x14336x4096"]),
+}
+
+
+def source_of(kernel: str) -> Path:
+    _known(kernel)
+    return KERNELS_SRC / WORKLOADS[kernel][1]
+
+
+def buckets_of(kernel: str) -> list:
+    _known(kernel)
+    return list(WORKLOADS[kernel][2])
+
+
+def _known(kernel: str) -> None:
+    from ..cli_support import UsageError
+    if kernel not in WORKLOADS:
+        raise UsageError(f"`ember tune` has no workload for `{kernel}`; it tunes {', '.join(WORKLOADS)} "
+                         f"(ember/tuning/workloads.py)")
+
+
+def workload(kernel: str, shape: str) -> Workload:
+    from ..cli_support import UsageError
+    _known(kernel)
+    factory = WORKLOADS[kernel][0]
+    name, _, dtype = shape.partition(" ")
+    try:
+        return factory(name, dtype) if dtype else factory(name)
+    except (ValueError, TypeError, KeyError):
+        raise UsageError(f"`{shape}` is not a shape of {kernel} (like `{WORKLOADS[kernel][2][0]}`)") from None

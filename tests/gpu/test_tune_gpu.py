@@ -1,0 +1,46 @@
+"""`ember tune` on the GPU: every admissible configuration checked, then timed; a wrong
+configuration reported and never chosen; the table written and read back."""
+
+import pytest
+
+from ember.tuning import table as T
+from ember.tuning import workloads as W
+from ember.tuning.runner import QUICK, tune_bucket
+
+pytestmark = pytest.mark.gpu
+
+
+def test_tune_bucket_checks_times_and_chooses_an_admissible_configuration():
+    from ember.tuning import tune_space
+    e = tune_bucket("q4k_gemv", "1x2048x1024", workers=2, timing=QUICK)
+    space = tune_space(W.source_of("q4k_gemv"), kernel="q4k_gemv", defines={"M": 1})["q4k_gemv"]
+    assert e["wrong"] == [] and e["failed"] == [] and e["tried"] == len(space.admissible)
+    assert e["config"] in space.admissible and e["us"] > 0
+    assert e["runner_up"] is None or e["runner_up"]["us"] >= e["us"]
+
+
+def test_a_wrong_configuration_is_reported_and_never_chosen(monkeypatch):
+    """A workload whose launch covers half the rows when ROWS is 4: those configurations
+    leave rows unwritten, and the check must catch every one of them."""
+    factory, source, buckets = W.WORKLOADS["q4k_gemv"]
+
+    def broken(shape):
+        wl = factory(shape)
+        n = wl.reference.shape[-1]
+        wl.grid = lambda c: (-(-n // (c["WARPS"] * c["ROWS"] * (2 if c["ROWS"] == 4 else 1))),)
+        return wl
+    monkeypatch.setitem(W.WORKLOADS, "q4k_gemv", (broken, source, buckets))
+    e = tune_bucket("q4k_gemv", "1x2048x1024", timing=QUICK)
+    assert sorted(w["config"]["WARPS"] for w in e["wrong"]) == [2, 4, 8]
+    assert all(w["config"]["ROWS"] == 4 for w in e["wrong"]) and e["config"]["ROWS"] != 4
+
+
+def test_the_command_writes_a_table_the_lookup_reads(tmp_path, capsys):
+    from ember.cli import main
+    from ember.runtime import cuda
+    out = tmp_path / "q4k_gemv.json"
+    assert main(["tune", "q4k_gemv", "--shape", "1x1024x1024", "--quick", "-o", str(out), "-j", "2"]) == 0
+    assert "wrote" in capsys.readouterr().out
+    ctx = cuda.context()
+    config = T.lookup(T.read(out), W.source_of("q4k_gemv"), ctx.name, ctx.arch, "1x1024x1024")
+    assert set(config) == {"WARPS", "ROWS"}

@@ -1,0 +1,80 @@
+"""Tuned tables: written deterministically, merged per device, and refused with a warning
+when the kernel's source changed after tuning."""
+
+import json
+import shutil
+
+import pytest
+
+from ember.tuning import table as T
+from ember.tuning.workloads import source_of
+
+
+def entry(config, us):
+    return {"config": config, "us": us, "runner_up": None}
+
+
+def test_lookup_finds_the_device_and_bucket_and_falls_back_to_none(tmp_path):
+    src = source_of("q4k_gemv")
+    t = T.new_table("q4k_gemv", src, "nvjitlink")
+    t["devices"][T.device_key("NVIDIA H100 80GB HBM3", "sm_90")] = {"1x14336x4096": entry({"WARPS": 8, "ROWS": 1}, 40.0)}
+    path = tmp_path / "q4k_gemv.json"
+    T.write(path, t)
+    text = path.read_bytes()
+    T.write(path, T.read(path))
+    assert path.read_bytes() == text and text.endswith(b"\n")            # same table, same bytes
+    t = T.read(path)
+    assert T.lookup(t, src, "NVIDIA H100 80GB HBM3", "sm_90", "1x14336x4096") == {"WARPS": 8, "ROWS": 1}
+    assert T.lookup(t, src, "NVIDIA H200", "sm_90", "1x14336x4096") is None
+    assert T.lookup(t, src, "NVIDIA H100 80GB HBM3", "sm_90", "8x14336x4096") is None
+
+
+def test_a_table_of_edited_source_is_refused_with_a_warning(tmp_path):
+    src = tmp_path / "q4k_gemv.ember"
+    shutil.copy(source_of("q4k_gemv"), src)
+    t = T.new_table("q4k_gemv", src, "nvjitlink")
+    t["devices"]["GPU sm_90"] = {"b": entry({"WARPS": 8}, 1.0)}
+    assert T.lookup(t, src, "GPU", "sm_90", "b") == {"WARPS": 8}
+    src.write_text(src.read_text() + "\n// edited after tuning\n")
+    with pytest.warns(UserWarning, match="another version of q4k_gemv.ember"):
+        assert T.lookup(t, src, "GPU", "sm_90", "b") is None
+
+
+def test_merge_keeps_other_devices_and_drops_stale_tables():
+    src = source_of("q4k_gemv")
+    old = T.new_table("q4k_gemv", src, "nvjitlink")
+    old["devices"] = {"H100 sm_90": {"a": entry({}, 1.0), "b": entry({}, 2.0)}, "H200 sm_90": {"a": entry({}, 3.0)}}
+    new = T.new_table("q4k_gemv", src, "nvjitlink")
+    new["devices"] = {"H100 sm_90": {"b": entry({}, 5.0)}}
+    merged = T.merge(old, new)
+    assert merged["devices"] == {"H100 sm_90": {"a": entry({}, 1.0), "b": entry({}, 5.0)},
+                                 "H200 sm_90": {"a": entry({}, 3.0)}}
+    stale = json.loads(json.dumps(old))
+    stale["source_hash"] = "0" * 64
+    assert T.merge(stale, new) == new
+
+
+def test_shipped_tables_match_their_sources_and_serve_config_for():
+    """Each table under kernels_src/tuned/ was made from the kernel source as committed (an
+    edit after tuning must be retuned), and config_for reads it by device and bucket."""
+    import warnings
+    from ember.tuning import config_for
+    from ember.tuning.workloads import WORKLOADS
+    for kernel in WORKLOADS:
+        t = T.read(T.table_path(kernel))
+        assert t["kernel"] == kernel and t["source_hash"] == T.source_hash(source_of(kernel)), kernel
+        assert t["sass_path"] == "nvjitlink"
+        for key, buckets in t["devices"].items():
+            name, arch = key.rsplit(" ", 1)
+            for bucket, e in buckets.items():
+                with warnings.catch_warnings():
+                    warnings.simplefilter("error")
+                    assert config_for(kernel, bucket, device_name=name, arch=arch) == e["config"]
+    with pytest.warns(UserWarning, match="not tuned for Some GPU sm_80"):
+        assert config_for("q4k_gemv", "1x14336x4096", device_name="Some GPU", arch="sm_80") == {}
+
+
+def test_config_for_without_a_table_warns_and_uses_the_defaults(tmp_path):
+    from ember.tuning import config_for
+    with pytest.warns(UserWarning, match="no tuned table"):
+        assert config_for("q4k_gemv", "b", device_name="GPU", arch="sm_90", path=tmp_path / "none.json") == {}

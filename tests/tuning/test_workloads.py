@@ -1,0 +1,59 @@
+"""The workloads `ember tune` checks configurations with: run in the simulator at small
+shapes, every admissible configuration of the tuned kernels is within the workload's
+tolerance of its f64 reference, and a wrong launch is caught."""
+
+import numpy as np
+import pytest
+
+import ember
+from ember.cli_support import UsageError
+from ember.sim import load
+from ember.tuning import tune_space
+from ember.tuning.workloads import WORKLOADS, buckets_of, source_of, workload
+
+
+def run_in_sim(wl, config):
+    prog = ember.compile(wl.source, defines={**wl.defines, **config}, kernels=[wl.kernel], stop_after="ir-opt")
+    arrays = {**wl.inputs, **{n: a.copy() for n, a in wl.outputs.items()}}
+    load(prog)[wl.kernel](*wl.arguments(arrays), grid=wl.grid(config))
+    return arrays[wl.output]
+
+
+@pytest.mark.parametrize("kernel, shape, configs", [
+    ("rmsnorm_rows", "3x256 f32", [{"BLOCK": 128, "VEC": 2}, {"BLOCK": 256, "VEC": 8}]),
+    ("rmsnorm_rows", "2x512 bf16", [{"BLOCK": 128, "VEC": 8}]),
+    ("q4k_q8_gemv", "2x9x512", [{"WARPS": 2, "UNROLL": 1, "ROWS": 2}, {"WARPS": 4, "UNROLL": 2, "ROWS": 1}]),
+    ("q4k_gemv", "1x7x512", [{"WARPS": 2, "ROWS": 4}]),
+])
+def test_correct_configurations_pass_the_check(kernel, shape, configs):
+    wl = workload(kernel, shape)
+    admissible = tune_space(wl.source, kernel=kernel, defines=wl.defines)[kernel].admissible
+    for config in configs:
+        assert config in admissible
+        err = wl.error(run_in_sim(wl, config))
+        assert err <= wl.tolerance, (config, err)
+
+
+def test_a_wrong_launch_fails_the_check():
+    """A grid one block short leaves rows unwritten (zeros): far outside the tolerance."""
+    wl = workload("q4k_gemv", "1x9x256")
+    config = {"WARPS": 2, "ROWS": 1}
+    wl.grid = lambda c: (4,)                        # 8 of the 9 rows
+    assert wl.error(run_in_sim(wl, config)) > 1e3 * wl.tolerance
+    assert wl.error(np.full(wl.reference.shape, np.nan)) == float("inf")
+
+
+def test_inputs_are_fresh_random_data_the_same_for_every_run():
+    a, b = workload("rmsnorm_rows", "4x256 f32"), workload("rmsnorm_rows", "4x256 f32")
+    assert np.array_equal(a.inputs["x"], b.inputs["x"]) and np.abs(a.inputs["x"]).min() > 0
+    assert not np.array_equal(a.inputs["x"], workload("rmsnorm_rows", "4x512 f32").inputs["x"][:, :256])
+
+
+def test_every_workload_names_its_source_and_buckets():
+    for kernel in WORKLOADS:
+        assert kernel in ember.compile(source_of(kernel), stop_after="ast").kernels
+        assert buckets_of(kernel)
+    with pytest.raises(UsageError, match="no workload for `nope`"):
+        workload("nope", "1x1")
+    with pytest.raises(UsageError, match="not a shape of q4k_gemv"):
+        workload("q4k_gemv", "big")
