@@ -48,6 +48,10 @@ def add_arguments(c, default_arch: str, arch_names: list, pass_help: str | None)
     c.add_argument("--variants", metavar="FILE",
                    help="compile one variant per line of FILE (`NAME=VALUE NAME=VALUE ...`; # comments), "
                         "each with the -D values")
+    c.add_argument("--tuned", metavar="DEVICE",
+                   help="compile one variant per configuration that the tuned tables next to FILE "
+                        "(tuned/KERNEL.json, from `ember tune`) chose for the device whose name contains "
+                        "DEVICE (e.g. H100), each with its shape's const values")
     c.add_argument("--list-outputs", action="store_true",
                    help="compile nothing: print each output this command would write and its const "
                         "values, one per line (OUTPUT<tab>NAME=VALUE<tab>...), for build systems")
@@ -119,7 +123,13 @@ def run(args) -> int:
                          f"--image fatbin); --emit {args.emit} takes one")
     if args.jobs < 1:
         raise UsageError("-j takes a positive number of worker processes")
-    matrix, varying = variants.expand(args.defines, args.variants)
+    rows = None
+    if args.tuned is not None:
+        if len(args.files) != 1 or args.variants:
+            raise UsageError("--tuned takes one source file and no --variants")
+        from .tuned import tuned_rows
+        rows = tuned_rows(args.files[0], _kernel_names(args.kernels), args.tuned)
+    matrix, varying = variants.expand(args.defines, args.variants, rows)
     options = job_options(args, archs)
     jobs = _plan(args, matrix, varying, options)
     if args.list_outputs:

@@ -14,9 +14,10 @@ import re
 from ..cli_support import UsageError, parse_define
 
 
-def expand(defines: list, variants_file: str | None = None) -> tuple[list, list]:
+def expand(defines: list, variants_file: str | None = None, rows: list | None = None) -> tuple[list, list]:
     """(variants, varying): every variant as {NAME: VALUE} in a fixed order, and the names
-    whose value differs between variants (what output names are made of)."""
+    whose value differs between variants (what output names are made of). `rows` are
+    variants given directly (`--tuned`), as a variants file's lines."""
     names: list = []
     choices: dict = {}
     for item in defines:
@@ -33,12 +34,13 @@ def expand(defines: list, variants_file: str | None = None) -> tuple[list, list]
         choices[name] = values
     matrix = [dict(zip(names, combo)) for combo in itertools.product(*(choices[n] for n in names))]
     named = [n for n in names if len(choices[n]) > 1]
-    if variants_file is not None:
-        rows = _read_variants(variants_file)
+    if variants_file is not None or rows is not None:
+        where = variants_file or "--tuned"
+        rows = _read_variants(variants_file) if variants_file is not None else rows
         for row in rows:
             for name in row:
                 if name in choices:
-                    raise UsageError(f"{variants_file}: {name} is also given with -D")
+                    raise UsageError(f"{where}: {name} is also given with -D")
         matrix = [dict(m, **row) for m in matrix for row in rows]
         # a variants file names its outputs by every name it sets
         for row in rows:

@@ -128,7 +128,7 @@ def tune_bucket(kernel: str, shape: str, device: int = 0, workers: int = 1, prog
         results.append({"index": index, "config": config, "us": us, "error": err})
         progress.step(f"{text} {us:.2f} us")
     chosen, runner_up = choose(results)
-    entry = {"tried": len(configs), "wrong": wrong, "failed": failed, "pruned": len(pruned),
+    entry = {"defines": dict(wl.defines), "tried": len(configs), "wrong": wrong, "failed": failed, "pruned": len(pruned),
              "moved_bytes": wl.moved_bytes, "rotating_copies": copies}
     if chosen is None:
         return {**entry, "config": None, "us": None, "runner_up": None}

@@ -103,6 +103,51 @@ def q4k_gemv(shape: str) -> Workload:
                     R.gemv(w, x), 1e-5, w.nbytes + x.nbytes + m * n * 4)
 
 
+def q4k_q8_swiglu(shape: str) -> Workload:
+    """kernels_src/q4k_dp4a.ember q4k_q8_swiglu: MxNxK, silu(gate . x) * (up . x) with Q4_K
+    gate and up weights and Q8_1 activations; the reference from the exact Q8_1 products."""
+    R, m, n, k, wg, x = _q4k_inputs("q4k_q8_swiglu", shape)
+    wu = R.random_q4k(_rng(f"q4k_q8_swiglu up {shape}"), n, k)
+    q8 = R.quantize_q8_1(x)
+    aq, ads = R.split_q8_1(q8)
+    g, u = R.gemv_q8_1(wg, q8), R.gemv_q8_1(wu, q8)
+    return Workload(KERNELS_SRC / "q4k_dp4a.ember", "q4k_q8_swiglu", shape, {"M": m},
+                    {"wg": wg.view(np.uint32), "wu": wu.view(np.uint32), "aq": aq, "ads": ads}, "y",
+                    {"y": np.zeros((m, n), np.float32)}, ["wg", "wu", "aq", "ads", "y", n, k],
+                    lambda c: (-(-n // c["WARPS"]),), g / (1.0 + np.exp(-g)) * u, 1e-5,
+                    wg.nbytes + wu.nbytes + aq.nbytes + ads.nbytes + m * n * 4)
+
+
+def q4k_digits_gemv(shape: str) -> Workload:
+    """kernels_src/q4k_digits.ember q4k_digits_gemv: MxNxK, Q4_K weights times f32
+    activations as three int8 digits (split on the host as quantize_digits does)."""
+    R, m, n, k, w, x = _q4k_inputs("q4k_digits_gemv", shape)
+    digits, scales, sums = R.quantize_digits(x)
+    aq, ds = R.split_digits(digits, scales, sums)
+    return Workload(KERNELS_SRC / "q4k_digits.ember", "q4k_digits_gemv", shape, {"M": m},
+                    {"w": w.view(np.uint32), "aq": aq, "ds": ds}, "y", {"y": np.zeros((m, n), np.float32)},
+                    ["w", "aq", "ds", "y", n, k], lambda c: (-(-n // (c["WARPS"] * c["ROWS"])),),
+                    R.gemv(w, x), 1e-5, w.nbytes + aq.nbytes + ds.nbytes + m * n * 4)
+
+
+def rope_out(shape: str, dtype: str = "f32") -> Workload:
+    """kernels_src/rope.ember rope_out (out of place, so that every launch reads the same
+    input): TOKENSxHEADSxHEAD_DIM of f32 or bf16, positions 0..TOKENS-1 shuffled, base 10000."""
+    from ..reference.rope import rope
+    tokens, heads, head_dim = (int(v) for v in shape.split("x"))
+    rng = _rng(f"rope_out {shape} {dtype}")
+    np_t = np.float32 if dtype == "f32" else _bf16()
+    x = rng.standard_normal((tokens, heads, head_dim)).astype(np_t)
+    positions = rng.permutation(tokens).astype(np.int32)
+    item = np.dtype(np_t).itemsize
+    return Workload(KERNELS_SRC / "rope.ember", "rope_out", f"{shape} {dtype}", {"HEAD_DIM": head_dim, "T": dtype},
+                    {"x": x, "positions": positions}, "y", {"y": np.zeros_like(x)},
+                    ["x", "y", "positions", heads, 10000.0],
+                    lambda c: (-(-heads // c["HEADS_PER_THREAD"]), tokens),
+                    rope(x.astype(np.float64), positions, 10000.0), 1e-5 if dtype == "f32" else 1e-2,
+                    2 * x.size * item + positions.nbytes)
+
+
 def _bf16():
     import ml_dtypes
     return ml_dtypes.bfloat16
@@ -114,6 +159,9 @@ WORKLOADS = {
     "rmsnorm_rows": (rmsnorm_rows, "rmsnorm.ember", ["16384x4096 f32", "4096x8192 bf16", "1x4096 f32"]),
     "q4k_q8_gemv": (q4k_q8_gemv, "q4k_dp4a.ember", ["1x14336x4096", "1x4096x14336", "8x14336x4096"]),
     "q4k_gemv": (q4k_gemv, "q4k_gemv.ember", ["1x14336x4096", "1x4096x14336", "8x14336x4096"]),
+    "q4k_q8_swiglu": (q4k_q8_swiglu, "q4k_dp4a.ember", ["1x14336x4096", "8x14336x4096"]),
+    "q4k_digits_gemv": (q4k_digits_gemv, "q4k_digits.ember", ["1x14336x4096", "1x4096x14336", "8x14336x4096"]),
+    "rope_out": (rope_out, "rope.ember", ["4096x32x128 f32", "4096x32x128 bf16", "1x32x128 f32"]),
 }
 
 

@@ -1,0 +1,48 @@
+"""`ember compile FILE --tuned DEVICE`: one variant per configuration the tuned tables next to
+FILE (`tuned/KERNEL.json`, written by `ember tune`) chose for DEVICE, each with the const
+values of its shape bucket. A stale table (its kernel was edited after tuning) is skipped
+with a warning; a device with no entries compiles the defaults, with a note."""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+from ..cli_support import UsageError
+
+
+def tuned_rows(file: str, kernels: list | None, device: str) -> list:
+    """[{NAME: VALUE}]: the variants the tables of FILE's kernels (those of `kernels`, if
+    given) hold for the one device whose name contains DEVICE (case-insensitive)."""
+    from ..tuning import table as T
+    if file == "-":
+        raise UsageError("--tuned reads the tables next to the source file: it needs a file, not standard input")
+    source = Path(file)
+    paths = sorted((source.parent / "tuned").glob("*.json"))
+    rows: list = []
+    found = False
+    for path in paths:
+        t = T.read(path)
+        if t.get("source") != source.name or (kernels and t.get("kernel") not in kernels):
+            continue
+        if t.get("source_hash") != T.source_hash(source):
+            warnings.warn(f"{path}: made from another version of {source.name}: not used; "
+                          f"rerun `ember tune {t.get('kernel')}`", stacklevel=2)
+            continue
+        matches = [k for k in t["devices"] if device.lower() in k.lower()]
+        if len(matches) > 1:
+            raise UsageError(f"--tuned {device} matches several devices of {path}: {', '.join(matches)}")
+        if not matches:
+            continue
+        found = True
+        for bucket, e in sorted(t["devices"][matches[0]].items()):
+            if e.get("config") is None:
+                continue
+            row = {n: str(v) for n, v in {**e.get("defines", {}), **e["config"]}.items()}
+            if row not in rows:
+                rows.append(row)
+    if not found:
+        warnings.warn(f"no tuned table next to {file} has entries for `{device}`: the defaults are compiled",
+                      stacklevel=2)
+        return [{}]
+    return rows

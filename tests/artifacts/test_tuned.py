@@ -1,0 +1,47 @@
+"""`ember compile FILE --tuned DEVICE`: the tuned tables' configurations as variants."""
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from ember.tuning import table as T
+from tests.test_cli import run
+
+SRC = Path(__file__).resolve().parents[2] / "kernels_src" / "q4k_dp4a.ember"
+
+
+@pytest.fixture
+def tuned_dir(tmp_path, monkeypatch):
+    shutil.copy(SRC, tmp_path / SRC.name)
+    (tmp_path / "tuned").mkdir()
+    t = T.new_table("q4k_q8_gemv", tmp_path / SRC.name, "nvjitlink")
+    entry = {"config": {"WARPS": 2, "UNROLL": 1, "ROWS": 2}, "defines": {"M": 1}}
+    t["devices"] = {"NVIDIA H100 80GB HBM3 sm_90": {"1x14336x4096": entry,
+                                                     "8x14336x4096": {**entry, "defines": {"M": 8}},
+                                                     "1x4096x14336": dict(entry)},    # the same variant: once
+                    "NVIDIA H200 sm_90": {"1x14336x4096": {**entry, "config": {"WARPS": 8, "UNROLL": 2, "ROWS": 1}}}}
+    T.write(tmp_path / "tuned" / "q4k_q8_gemv.json", t)
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def test_each_configuration_of_the_device_is_a_variant(tuned_dir, capsys):
+    code, out, _ = run(capsys, "compile", SRC.name, "--tuned", "h100", "-k", "q4k_q8_gemv", "--list-outputs")
+    assert code == 0 and out.splitlines() == [
+        "q4k_dp4a.M-1.ROWS-2.UNROLL-1.WARPS-2.ptx\tM=1\tROWS=2\tUNROLL=1\tWARPS=2",
+        "q4k_dp4a.M-8.ROWS-2.UNROLL-1.WARPS-2.ptx\tM=8\tROWS=2\tUNROLL=1\tWARPS=2"]
+    code, _, _ = run(capsys, "compile", SRC.name, "--tuned", "H200", "-k", "q4k_q8_gemv", "-o", "out/")
+    assert code == 0 and [p.name for p in (tuned_dir / "out").iterdir()] == ["q4k_dp4a.M-1.ROWS-1.UNROLL-2.WARPS-8.ptx"]
+
+
+def test_unknown_ambiguous_and_stale(tuned_dir, capsys):
+    code, out, err = run(capsys, "compile", SRC.name, "--tuned", "A100", "-k", "q4k_q8_gemv", "--list-outputs")
+    assert code == 0 and out.strip() == "q4k_dp4a.ptx" and "no tuned table" in err and "defaults" in err
+    code, _, err = run(capsys, "compile", SRC.name, "--tuned", "NVIDIA", "--list-outputs")
+    assert code == 2 and "matches several devices" in err
+    code, _, err = run(capsys, "compile", SRC.name, SRC.name, "--tuned", "H100", "--list-outputs")
+    assert code == 2 and "one source file" in err
+    (tuned_dir / SRC.name).write_text(SRC.read_text() + "\n// edited after tuning\n")
+    code, out, err = run(capsys, "compile", SRC.name, "--tuned", "H100", "-k", "q4k_q8_gemv", "--list-outputs")
+    assert code == 0 and out.strip() == "q4k_dp4a.ptx" and "another version of q4k_dp4a.ember: not used" in err
