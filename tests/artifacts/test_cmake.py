@@ -144,3 +144,21 @@ def test_each_source_may_have_its_own_const_values(tmp_path):
     r, build, env = _configure(tmp_path, lists, {"a.ember": A, "lib/helper.ember": HELPER, "c.ember": c})
     assert r.returncode == 0, r.stderr
     assert _ninja(build, env) == ["a.W-1.ptx", "a.W-2.ptx", "c.ptx"]
+
+
+def test_tuned_builds_one_output_per_tuned_configuration(tmp_path):
+    """TUNED H100 plans the outputs from the tables next to the source, and builds each with
+    its own const values (not --tuned again, which would clash with them)."""
+    from ember.tuning import table as T
+    kernel = "kernel t<const BLOCK: u32 = 64 tune [64, 128], const M: u32 = 1>(x: *mut global f32) block(BLOCK) { x[M] = 1.0; }\n"
+    src = tmp_path / "proj2"                       # where _configure writes the project
+    (src / "tuned").mkdir(parents=True)
+    (src / "t.ember").write_text(kernel)
+    t = T.new_table("t", src / "t.ember", "nvjitlink")
+    t["devices"] = {"NVIDIA H100 80GB HBM3 sm_90": {"m1": {"config": {"BLOCK": 128}, "defines": {"M": 1}},
+                                                     "m8": {"config": {"BLOCK": 64}, "defines": {"M": 8}}}}
+    T.write(src / "tuned" / "t.json", t)
+    r, build, env = _configure(tmp_path, HEAD + "ember_add_kernels(k SOURCES t.ember EMIT ptx TUNED H100)\n",
+                               {"t.ember": kernel})
+    assert r.returncode == 0, r.stderr
+    assert _ninja(build, env) == ["t.M-1.BLOCK-128.ptx", "t.M-8.BLOCK-64.ptx"]

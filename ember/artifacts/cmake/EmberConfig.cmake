@@ -19,6 +19,10 @@
 #     [EMIT header|fatbin|cubin|ptx]   default header (embedding a fatbin of every arch)
 #     [IMAGE fatbin|cubin|ptx]         what a header embeds (default fatbin)
 #     [OUTPUT_DIR <dir>]               default ${CMAKE_CURRENT_BINARY_DIR}/<target>
+#     [TUNED <device>]                 one output per configuration the tuned tables next to
+#                                      each source (tuned/KERNEL.json, `ember tune`) chose for
+#                                      the device whose name contains <device> (e.g. H100);
+#                                      an edit to a table reconfigures
 #     [OPTIONS <ember compile option>...])
 #
 # makes one build step per output (named as `ember compile` names it, listed in
@@ -55,7 +59,7 @@ set(Ember_VERSION "${CMAKE_MATCH_1}")
 set(Ember_FOUND TRUE)
 
 function(ember_add_kernels target)
-    cmake_parse_arguments(PARSE_ARGV 1 EK "" "EMIT;IMAGE;OUTPUT_DIR" "SOURCES;ARCHS;DEFINES;OPTIONS")
+    cmake_parse_arguments(PARSE_ARGV 1 EK "" "EMIT;IMAGE;OUTPUT_DIR;TUNED" "SOURCES;ARCHS;DEFINES;OPTIONS")
     if(EK_UNPARSED_ARGUMENTS)
         message(FATAL_ERROR "ember_add_kernels(${target}): unknown arguments ${EK_UNPARSED_ARGUMENTS}")
     endif()
@@ -96,9 +100,17 @@ function(ember_add_kernels target)
                 list(APPEND source_define_args -D "${d}")
             endforeach()
         endif()
-        # The outputs and their const values, as `ember compile` plans them.
+        # The outputs and their const values, as `ember compile` plans them (with TUNED: the
+        # tables' configurations, each output then built with its own values).
+        set(tuned_args "")
+        if(EK_TUNED)
+            set(tuned_args --tuned "${EK_TUNED}")
+            get_filename_component(src_dir "${src}" DIRECTORY)
+            file(GLOB tables "${src_dir}/tuned/*.json")
+            set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${tables} "${src_dir}/tuned")
+        endif()
         execute_process(COMMAND "${EMBER_EXECUTABLE}" compile "${src}" ${common} ${source_define_args}
-                                -o "${EK_OUTPUT_DIR}/" --list-outputs
+                                ${tuned_args} -o "${EK_OUTPUT_DIR}/" --list-outputs
                         OUTPUT_VARIABLE plan ERROR_VARIABLE plan_err RESULT_VARIABLE rc)
         if(NOT rc EQUAL 0)
             message(FATAL_ERROR "ember_add_kernels(${target}): ${plan_err}")
