@@ -15,7 +15,9 @@ def add_arguments(p) -> None:
     p.add_argument("kernel", nargs="?", metavar="KERNEL", help="a kernel with a workload (see --list)")
     p.add_argument("--shape", action="append", default=[], metavar="SHAPE",
                    help="a shape bucket, as --list prints them (repeatable; default: the kernel's buckets)")
-    p.add_argument("--device", type=int, default=0, metavar="N", help="the GPU to tune on (default 0)")
+    p.add_argument("--device", type=int, action="append", metavar="N",
+                   help="a GPU to tune on (repeatable; default: every GPU of the host, the shapes shared "
+                        "out among them and measured at once)")
     p.add_argument("-o", dest="output", metavar="TABLE",
                    help="the table to write or update (default kernels_src/tuned/KERNEL.json)")
     p.add_argument("-j", dest="jobs", type=int, default=min(8, os.cpu_count() or 1), metavar="N",
@@ -46,6 +48,10 @@ def run(args) -> int:
         raise UsageError("ember tune needs a CUDA GPU (none found); `ember tune-space` lists the space without one")
     from .runner import FULL, tune
     timing = {"warmup": 5, "rounds": 3, "iters": 20} if args.quick else FULL
+    count = cuda.device_count()
+    bad = [d for d in args.device or [] if not 0 <= d < count]
+    if bad:
+        raise UsageError(f"--device {bad[0]}: this machine has {count} GPU{'s' if count != 1 else ''} (0..{count - 1})")
     new = tune(args.kernel, shapes, args.device, args.jobs, sys.stderr, timing)
     old = T.read(out) if out.is_file() else None
     out.parent.mkdir(parents=True, exist_ok=True)

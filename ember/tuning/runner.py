@@ -149,18 +149,43 @@ def _defaults(wl, arch) -> dict:
     return {p: info.consts[p] for p in info.tunables}
 
 
-def tune(kernel: str, shapes: list | None = None, device: int = 0, workers: int = 1, progress_stream=sys.stderr,
-         timing: dict | None = None) -> dict:
-    """Tune `kernel` at each shape (default: its workload's buckets) on one GPU: a table
-    (ember.tuning.table) with this device's entries."""
+def tune(kernel: str, shapes: list | None = None, devices: list | None = None, workers: int = 1,
+         progress_stream=sys.stderr, timing: dict | None = None) -> dict:
+    """Tune `kernel` at each shape (default: its workload's buckets) on the GPUs `devices`
+    (default: every GPU of the host): a table (ember.tuning.table) with their entries, each
+    under the name and arch of the GPU that measured it. With several GPUs the shapes are
+    shared out among them, one process per GPU, all measuring at once."""
     from ..runtime import cuda
     from .workloads import buckets_of, source_of
     shapes = shapes or buckets_of(kernel)
-    ctx = cuda.context(device)
+    devices = list(range(cuda.device_count())) if devices is None else list(devices)
     out = T.new_table(kernel, source_of(kernel), "nvjitlink")
-    key = T.device_key(ctx.name, ctx.arch)
-    out["devices"][key] = {}
-    for shape in shapes:
-        progress_stream.write(f"ember tune: {kernel} {shape} on {key}\n")
-        out["devices"][key][shape] = tune_bucket(kernel, shape, device, workers, progress_stream, timing)
+    if len(devices) == 1:
+        done = [_bucket_job((kernel, shape, devices[0], workers, timing, progress_stream)) for shape in shapes]
+    else:
+        import concurrent.futures
+        import multiprocessing
+        per_gpu = max(1, workers // len(devices))
+        slots = [[(kernel, shape, devices[i], per_gpu, timing, None) for shape in shapes[i::len(devices)]]
+                 for i in range(len(devices))]
+        slots = [jobs for jobs in slots if jobs]
+        with concurrent.futures.ProcessPoolExecutor(len(slots), mp_context=multiprocessing.get_context("spawn")) as pool:
+            done = [r for rs in pool.map(_device_jobs, slots) for r in rs]
+    for key, shape, entry in sorted(done, key=lambda r: shapes.index(r[1])):
+        out["devices"].setdefault(key, {})[shape] = entry
     return out
+
+
+def _device_jobs(jobs: list) -> list:
+    """A worker process: one GPU's buckets, in turn."""
+    return [_bucket_job(j) for j in jobs]
+
+
+def _bucket_job(job) -> tuple:
+    from ..runtime import cuda
+    kernel, shape, device, workers, timing, stream = job
+    stream = stream or sys.stderr
+    ctx = cuda.context(device)
+    key = T.device_key(ctx.name, ctx.arch)
+    stream.write(f"ember tune: {kernel} {shape} on cuda:{device} ({key})\n")
+    return key, shape, tune_bucket(kernel, shape, device, workers, stream, timing)

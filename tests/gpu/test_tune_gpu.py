@@ -44,3 +44,16 @@ def test_the_command_writes_a_table_the_lookup_reads(tmp_path, capsys):
     ctx = cuda.context()
     config = T.lookup(T.read(out), W.source_of("q4k_gemv"), ctx.name, ctx.arch, "1x1024x1024")
     assert set(config) == {"WARPS", "ROWS"}
+
+
+def test_several_devices_share_out_the_shapes():
+    """The multi-GPU path (one process per GPU); on a one-GPU machine both workers use it."""
+    from ember.runtime import cuda
+    from ember.tuning.runner import tune
+    n = cuda.device_count()
+    devices = list(range(n)) if n > 1 else [0, 0]
+    shapes = ["1x1024x1024", "1x2048x1024", "2x1024x1024"]
+    t = tune("q4k_gemv", shapes, devices, workers=2, timing=QUICK)
+    got = {b for buckets in t["devices"].values() for b in buckets}
+    assert got == set(shapes)
+    assert all(e["config"] is not None and e["wrong"] == [] for b in t["devices"].values() for e in b.values())
