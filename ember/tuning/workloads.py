@@ -148,6 +148,32 @@ def rope_out(shape: str, dtype: str = "f32") -> Workload:
                     2 * x.size * item + positions.nbytes)
 
 
+def q6k_gemv(shape: str) -> Workload:
+    """kernels_src/q6k_gemv.ember q6k_gemv: MxNxK, Q6_K weights times M rows of f32."""
+    from ..reference import q6k as R6
+    m, n, k = (int(v) for v in shape.split("x"))
+    rng = _rng(f"q6k_gemv {shape}")
+    w = R6.random_q6k(rng, n, k)
+    x = (rng.standard_normal((m, k)) * rng.uniform(0.1, 10.0, (m, 1))).astype(np.float32)
+    return Workload(KERNELS_SRC / "q6k_gemv.ember", "q6k_gemv", shape, {"M": m},
+                    {"w": w.view(np.uint16), "x": x}, "y", {"y": np.zeros((m, n), np.float32)},
+                    ["w", "x", "y", n, k], lambda c: (-(-n // (c["WARPS"] * c["ROWS"])),),
+                    np.asarray(x, np.float64) @ R6.dequantize_q6k(w).T, 1e-5, w.nbytes + x.nbytes + m * n * 4)
+
+
+def gemm_bf16(shape: str) -> Workload:
+    """kernels_src/gemm_bf16.ember gemm_bf16 forward: MxNxK, y = a w^T with bf16 a [M, K]
+    and w [N, K], f32 out; the reference the f64 product of the same bf16 values."""
+    from ..reference.gemm import bf16_bits, bf16_values
+    m, n, k = (int(v) for v in shape.split("x"))
+    rng = _rng(f"gemm_bf16 {shape}")
+    a, w = bf16_values(rng.standard_normal((m, k))), bf16_values(rng.standard_normal((n, k)))
+    return Workload(KERNELS_SRC / "gemm_bf16.ember", "gemm_bf16", shape, {},
+                    {"a": bf16_bits(a), "b": bf16_bits(w)}, "c", {"c": np.zeros((m, n), np.float32)},
+                    ["a", "b", "c", m, n, k], lambda c: (-(-n // c["BN"]), -(-m // c["BM"])),
+                    np.asarray(a, np.float64) @ np.asarray(w, np.float64).T, 1e-5, 2 * (m + n) * k + 4 * m * n)
+
+
 def _bf16():
     import ml_dtypes
     return ml_dtypes.bfloat16
@@ -162,6 +188,8 @@ WORKLOADS = {
     "q4k_q8_swiglu": (q4k_q8_swiglu, "q4k_dp4a.ember", ["1x14336x4096", "8x14336x4096"]),
     "q4k_digits_gemv": (q4k_digits_gemv, "q4k_digits.ember", ["1x14336x4096", "1x4096x14336", "8x14336x4096"]),
     "rope_out": (rope_out, "rope.ember", ["4096x32x128 f32", "4096x32x128 bf16", "1x32x128 f32"]),
+    "q6k_gemv": (q6k_gemv, "q6k_gemv.ember", ["1x4096x14336", "1x14336x4096", "8x4096x14336"]),
+    "gemm_bf16": (gemm_bf16, "gemm_bf16.ember", ["4096x4096x4096", "2048x14336x4096"]),
 }
 
 

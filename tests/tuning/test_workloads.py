@@ -28,6 +28,8 @@ def run_in_sim(wl, config):
     ("q4k_digits_gemv", "2x9x768", [{"WARPS": 2, "ROWS": 4, "UNROLL": 2, "MIN_BLOCKS": 1}]),
     ("rope_out", "3x5x64 f32", [{"HEADS_PER_THREAD": 2}, {"HEADS_PER_THREAD": 8}]),
     ("rope_out", "2x3x32 bf16", [{"HEADS_PER_THREAD": 1}]),
+    ("q6k_gemv", "2x9x512", [{"WARPS": 2, "ROWS": 2}]),
+    ("gemm_bf16", "70x40x96", [{"BM": 64, "BN": 64, "BK": 32, "STAGES": 2, "WARPS_M": 2, "WARPS_N": 2}]),
 ])
 def test_correct_configurations_pass_the_check(kernel, shape, configs):
     wl = workload(kernel, shape)
