@@ -126,7 +126,7 @@ def _parser(full_help: bool = True) -> argparse.ArgumentParser:
                                    "every configuration of their values (the front end only: no GPU) and "
                                    "print those that check; the kernel's static_asserts are the "
                                    "constraints between parameters.")
-    from .tune_space_command import add_arguments as tune_space_arguments
+    from .tuning.space_command import add_arguments as tune_space_arguments
     tune_space_arguments(t)
 
     u = sub.add_parser("tune", help="tune a kernel's `tune [...]` parameters on this GPU and write its table",
@@ -263,7 +263,7 @@ def main(argv: list[str] | None = None) -> int:
             from .tuning.command import run as tune_command
             return tune_command(args)
         if args.command == "tune-space":
-            from .tune_space_command import run as tune_space_command
+            from .tuning.space_command import run as tune_space_command
             return tune_space_command(args)
         if args.command == "completion":
             import shtab

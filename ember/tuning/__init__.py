@@ -1,5 +1,6 @@
-"""Tuning: the configurations a kernel declares (`tune [...]`, space.py), the workloads
-`ember tune` runs them on (workloads.py), the tuner (runner.py) and its tables (table.py)."""
+"""Tuning: the configurations a kernel declares (`tune [...]`, space.py; `ember tune-space`,
+space_command.py), the workloads `ember tune` runs them on (workloads.py), the tuner
+(runner.py, timing.py; `ember tune`, command.py) and its tables (table.py)."""
 
 from .space import TuneSpace, tune_space
 from .table import config_for

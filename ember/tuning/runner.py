@@ -17,6 +17,7 @@ import time
 
 from . import table as T
 from .space import tune_space
+from .timing import time_launches
 from .workloads import workload
 
 PRUNE = 1.5          # a configuration this much slower than the best in the short timing is dropped
@@ -91,7 +92,7 @@ def tune_bucket(kernel: str, shape: str, device: int = 0, workers: int = 1, prog
     stream = cuda.Stream(device)
     results, wrong, failed, pruned = [], [], [], []
     best_quick = math.inf
-    default = _defaults(wl, arch)
+    default = space.default
     progress = Progress(len(configs), progress_stream)
     for index, (config, error) in enumerate(zip(configs, errors)):
         text = " ".join(f"{k}={v}" for k, v in config.items())
@@ -118,13 +119,13 @@ def tune_bucket(kernel: str, shape: str, device: int = 0, workers: int = 1, prog
             wrong.append({"config": config, "error": err})
             progress.step(f"{text} WRONG (error {err:.2e})")
             continue
-        quick = cuda_time(launches, stream, QUICK)
+        quick = time_launches(launches, stream, **QUICK)["median_us"]
         if quick > PRUNE * best_quick and config != default:     # the default is always timed: the baseline
             pruned.append({"config": config, "quick_us": round(quick, 3)})
             progress.step(f"{text} pruned ({quick:.1f} us)")
             continue
         best_quick = min(best_quick, quick)
-        us = cuda_time(launches, stream, timing)
+        us = time_launches(launches, stream, **timing)["median_us"]
         results.append({"index": index, "config": config, "us": us, "error": err})
         progress.step(f"{text} {us:.2f} us")
     chosen, runner_up = choose(results)
@@ -136,17 +137,6 @@ def tune_bucket(kernel: str, shape: str, device: int = 0, workers: int = 1, prog
             "TBps": round(wl.moved_bytes / (chosen["us"] * 1e-6) / 1e12, 3),
             "runner_up": {"config": runner_up["config"], "us": round(runner_up["us"], 3)} if runner_up else None,
             "default": default, "default_us": next((round(r["us"], 3) for r in results if r["config"] == default), None)}
-
-
-def cuda_time(launches, stream, how: dict) -> float:
-    from .timing import time_launches
-    return time_launches([lambda s, la=la: la(s) for la in launches], stream, **how)["median_us"]
-
-
-def _defaults(wl, arch) -> dict:
-    import ember
-    info = ember.compile(wl.source, arch=arch, defines=wl.defines, kernels=[wl.kernel], stop_after="ast").kernels[wl.kernel]
-    return {p: info.consts[p] for p in info.tunables}
 
 
 def tune(kernel: str, shapes: list | None = None, devices: list | None = None, workers: int = 1,

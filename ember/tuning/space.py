@@ -22,6 +22,7 @@ class TuneSpace:
 
     kernel: str
     params: dict                     # tuned parameter -> its values, in declaration order
+    default: dict = field(default_factory=dict)        # the configuration compiled without -D
     admissible: list = field(default_factory=list)     # [{parameter: value}]
     rejected: list = field(default_factory=list)       # [({parameter: value}, first error message)]
 
@@ -42,7 +43,7 @@ def tune_space(source_or_path, arch: str | None = None, kernel: str | None = Non
         tunables = {p: v for p, v in info.tunables.items() if p not in fixed}
         if (kernel is not None and name != kernel) or not tunables:
             continue
-        space = TuneSpace(name, tunables)
+        space = TuneSpace(name, tunables, {p: info.consts[p] for p in tunables})
         for values in itertools.product(*tunables.values()):
             config = dict(zip(tunables, values))
             try:

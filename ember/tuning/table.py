@@ -94,8 +94,9 @@ def config_for(kernel: str, bucket: str, device=0, *, device_name: str | None = 
     if not path.is_file():
         warnings.warn(f"no tuned table for `{kernel}` ({path}): its defaults are used", stacklevel=2)
         return {}
-    config = lookup(read(path), source_of(kernel), device_name, arch, bucket)
-    if config is None and read(path).get("source_hash") == source_hash(source_of(kernel)):
+    table = read(path)
+    config = lookup(table, source_of(kernel), device_name, arch, bucket)
+    if config is None and table.get("source_hash") == source_hash(source_of(kernel)):
         warnings.warn(f"`{kernel}` is not tuned for {device_key(device_name, arch)} at `{bucket}` ({path}): "
                       f"its defaults are used; `ember tune {kernel} --shape '{bucket}'` on that GPU tunes it",
                       stacklevel=2)

@@ -50,6 +50,11 @@ class Workload:
         return float(np.abs(got - self.reference).max() / scale)
 
 
+def _warp_rows_grid(n: int):
+    """The GEMVs' launch: blocks of WARPS warps, ROWS output rows per warp, over n rows."""
+    return lambda c: (-(-n // (c["WARPS"] * c["ROWS"])),)
+
+
 def _rng(seed_text: str) -> np.random.Generator:
     import hashlib
     return np.random.default_rng(int.from_bytes(hashlib.sha256(seed_text.encode()).digest()[:8], "little"))
@@ -90,7 +95,7 @@ def q4k_q8_gemv(shape: str) -> Workload:
     aq, ads = R.split_q8_1(q8)
     return Workload(KERNELS_SRC / "q4k_dp4a.ember", "q4k_q8_gemv", shape, {"M": m},
                     {"w": w.view(np.uint32), "aq": aq, "ads": ads}, "y", {"y": np.zeros((m, n), np.float32)},
-                    ["w", "aq", "ads", "y", n, k], lambda c: (-(-n // (c["WARPS"] * c["ROWS"])),),
+                    ["w", "aq", "ads", "y", n, k], _warp_rows_grid(n),
                     R.gemv_q8_1(w, q8), 1e-5, w.nbytes + aq.nbytes + ads.nbytes + m * n * 4)
 
 
@@ -99,7 +104,7 @@ def q4k_gemv(shape: str) -> Workload:
     R, m, n, k, w, x = _q4k_inputs("q4k_gemv", shape)
     return Workload(KERNELS_SRC / "q4k_gemv.ember", "q4k_gemv", shape, {"M": m},
                     {"w": w.view(np.uint32), "x": x}, "y", {"y": np.zeros((m, n), np.float32)},
-                    ["w", "x", "y", n, k], lambda c: (-(-n // (c["WARPS"] * c["ROWS"])),),
+                    ["w", "x", "y", n, k], _warp_rows_grid(n),
                     R.gemv(w, x), 1e-5, w.nbytes + x.nbytes + m * n * 4)
 
 
@@ -126,7 +131,7 @@ def q4k_digits_gemv(shape: str) -> Workload:
     aq, ds = R.split_digits(digits, scales, sums)
     return Workload(KERNELS_SRC / "q4k_digits.ember", "q4k_digits_gemv", shape, {"M": m},
                     {"w": w.view(np.uint32), "aq": aq, "ds": ds}, "y", {"y": np.zeros((m, n), np.float32)},
-                    ["w", "aq", "ds", "y", n, k], lambda c: (-(-n // (c["WARPS"] * c["ROWS"])),),
+                    ["w", "aq", "ds", "y", n, k], _warp_rows_grid(n),
                     R.gemv(w, x), 1e-5, w.nbytes + aq.nbytes + ds.nbytes + m * n * 4)
 
 
@@ -157,7 +162,7 @@ def q6k_gemv(shape: str) -> Workload:
     x = (rng.standard_normal((m, k)) * rng.uniform(0.1, 10.0, (m, 1))).astype(np.float32)
     return Workload(KERNELS_SRC / "q6k_gemv.ember", "q6k_gemv", shape, {"M": m},
                     {"w": w.view(np.uint16), "x": x}, "y", {"y": np.zeros((m, n), np.float32)},
-                    ["w", "x", "y", n, k], lambda c: (-(-n // (c["WARPS"] * c["ROWS"])),),
+                    ["w", "x", "y", n, k], _warp_rows_grid(n),
                     np.asarray(x, np.float64) @ R6.dequantize_q6k(w).T, 1e-5, w.nbytes + x.nbytes + m * n * 4)
 
 

@@ -24,7 +24,7 @@ def test_space_is_the_product_less_what_the_static_asserts_refuse():
     spaces = ember.tune_space(SRC)
     assert list(spaces) == ["k"]            # a kernel with nothing tuned has no space
     s = spaces["k"]
-    assert s.params == {"BLOCK": [128, 256, 512], "VEC": [2, 4, 8]}
+    assert s.params == {"BLOCK": [128, 256, 512], "VEC": [2, 4, 8]} and s.default == {"BLOCK": 256, "VEC": 4}
     assert len(s.admissible) == 8 and {"BLOCK": 512, "VEC": 8} not in s.admissible
     assert s.admissible[0] == {"BLOCK": 128, "VEC": 2}          # declaration order, first varies slowest
     [(config, why)] = s.rejected
@@ -93,7 +93,7 @@ def test_shipped_kernels_declare_a_space_holding_their_defaults(path, kernel, ar
     info = prog.kernels[kernel]
     s = ember.tune_space(ROOT / "kernels_src" / path, arch=arch, kernel=kernel, defines=defines)[kernel]
     default = {p: info.consts[p] for p in s.params}
-    assert default in s.admissible and len(s.admissible) >= 3
+    assert s.default == default and default in s.admissible and len(s.admissible) >= 3
 
 
 def test_gemm_tile_constraints_refuse_what_the_kernel_cannot_do():

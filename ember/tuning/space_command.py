@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import sys
 
-from .cli_support import EXIT_ERRORS, EXIT_OK, UsageError, parse_define, read_source
+from ..cli_support import EXIT_ERRORS, EXIT_OK, UsageError, parse_define, read_source
 
 
 def add_arguments(p) -> None:
@@ -23,9 +23,9 @@ def add_arguments(p) -> None:
 
 
 def run(args) -> int:
-    from .diagnostics import CompileError
-    from .targets import archs
-    from .tuning import tune_space
+    from ..diagnostics import CompileError
+    from ..targets import archs
+    from .space import tune_space
     if args.arch and args.arch not in archs():
         raise UsageError(f"unknown --arch `{args.arch}`; choose one of {', '.join(archs())}")
     source = read_source(args.file)
