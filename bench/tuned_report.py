@@ -14,6 +14,8 @@ import datetime
 import json
 from pathlib import Path
 
+from ember.tuning.table import entry_sass_path
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -45,19 +47,25 @@ def report(tables: dict, ceilings: dict) -> str:
     lines = [f"# Tuned configurations against the defaults ({datetime.date.today().isoformat()})", "",
              "From `kernels_src/tuned/*.json`, written by `ember tune KERNEL` (every admissible configuration "
              "checked against the f64 reference, then timed: CUDA graphs of 100 launches, median of 5, inputs "
-             "rotated beyond twice the L2). SASS made by nvJitLink (Ember's runtime). Ceiling: the copy ceiling "
-             "of the same bytes on the same GPU; % = tuned TB/s / ceiling.", ""]
+             "rotated beyond twice the L2). Each configuration's SASS made by nvJitLink (Ember's runtime's default) "
+             "and, for the fastest, by the driver's JIT too; `path` is the one chosen (docs/sass_paths.md), `best "
+             "nvJitLink` / `best driver` the fastest through each. The default is timed through nvJitLink. Ceiling: "
+             "the copy ceiling of the same bytes on the same GPU; % = tuned TB/s / ceiling.", ""]
     for kernel, t in tables.items():
         for device, buckets in sorted(t["devices"].items()):
-            lines += [f"## {kernel} on {device} (SASS: {t['sass_path']}, Ember {t['ember_version']})", "",
-                      "| shape | default | us | tuned | us | TB/s | ceiling TB/s | % | speedup | wrong |",
-                      "|---|---|---|---|---|---|---|---|---|---|"]
+            lines += [f"## {kernel} on {device} (Ember {t['ember_version']})", "",
+                      "| shape | default | us | tuned | path | us | TB/s | ceiling TB/s | % | speedup "
+                      "| best nvJitLink us | best driver us | wrong |",
+                      "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
             for bucket, e in buckets.items():
                 ceil = ceilings.get(device, {}).get(str(e["moved_bytes"] // 2))
                 pct = f"{100 * e['TBps'] / ceil:.0f}%" if ceil and e.get("TBps") else "-"
                 speed = f"{e['default_us'] / e['us']:.3f}x" if e.get("default_us") and e.get("us") else "-"
+                by_path = e.get("best_by_path", {})
+                best = [by_path.get(p, {}).get("us", "-") for p in ("nvjitlink", "driver")]
                 lines.append(f"| {bucket} | {_cfg(e.get('default'))} | {e.get('default_us') or '-'} | {_cfg(e['config'])} "
-                             f"| {e['us']} | {e.get('TBps', '-')} | {ceil or '-'} | {pct} | {speed} | {len(e['wrong'])} |")
+                             f"| {entry_sass_path(t, e)} | {e['us']} | {e.get('TBps', '-')} | {ceil or '-'} | {pct} "
+                             f"| {speed} | {best[0]} | {best[1]} | {len(e['wrong'])} |")
             lines.append("")
     return "\n".join(lines)
 

@@ -14,16 +14,17 @@ from __future__ import annotations
 from ..abi import LaunchError
 
 
-def load(program, device="cuda"):
+def load(program, device="cuda", sass_path: str = "nvjitlink"):
     """Load a compiled program on a device: "cuda" (GPU 0), "cuda:N" or N (GPU N), or "sim"
     (the simulator). Both take the same launch arguments (`grid`, `block`, `stream`,
-    `sync`)."""
+    `sync`). On a GPU, `sass_path` says how the PTX becomes machine code: "nvjitlink" or
+    "driver" (docs/sass_paths.md; a tuned table names the faster one per kernel)."""
     if device == "sim":
         from ..sim import load as sim_load
         return sim_load(program)
     if device == "cuda" or isinstance(device, int) or (isinstance(device, str) and device.startswith("cuda:")):
         from .cuda import Module, device_ordinal
-        return Module(program, device=device_ordinal(device))
+        return Module(program, device=device_ordinal(device), sass_path=sass_path)
     raise ValueError(f"unknown device `{device}` (expected \"cuda\", \"cuda:N\", an ordinal or \"sim\")")
 
 

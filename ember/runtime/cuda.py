@@ -265,28 +265,42 @@ def copy_device(dst: DeviceArray, src: DeviceArray, stream=None) -> None:
     _check(_driver().cuMemcpyDtoDAsync(dst.ptr, src.ptr, min(dst.nbytes, src.nbytes), _stream_handle(target)))
 
 
+# How PTX becomes SASS when a program is loaded: nvJitLink (relocatable code) or the
+# driver's JIT (whole-program code); docs/sass_paths.md says why they differ.
+SASS_PATHS = ("nvjitlink", "driver")
+
+
 class Module(KernelTable):
     """A program loaded on a GPU; its kernels are attributes (`mod.rope(...)`)."""
 
-    def __init__(self, program, image: bytes | None = None, device=0):
+    def __init__(self, program, image: bytes | None = None, device=0, sass_path: str = "nvjitlink"):
         core = _core()
         self.ctx = context(device)
         self.program = program
+        if sass_path not in SASS_PATHS:
+            raise ValueError(f"sass_path must be one of {', '.join(SASS_PATHS)}, not {sass_path!r}")
         if image is None:
-            image, kind = _image_for(program, self.ctx)
+            image, kind = _image_for(program, self.ctx, sass_path)
         else:
             kind = "cubin"
+        self.sass_path = "driver" if kind == "ptx" else sass_path
         self.code = core.ObjectCode.from_cubin(image) if kind == "cubin" else core.ObjectCode.from_ptx(image)
         self.kernels = {name: Kernel(self, info) for name, info in program.kernels.items()}
 
 
-def _image_for(program, ctx: Context) -> tuple:
-    """A cubin for this GPU from nvJitLink when available, through the compile cache (the
-    driver's PTX JIT otherwise): (bytes or text, "cubin" or "ptx")."""
+def _image_for(program, ctx: Context, sass_path: str = "nvjitlink") -> tuple:
+    """What the GPU loads: through "nvjitlink" a cubin for this GPU from nvJitLink (the PTX
+    compiled as relocatable code), through the compile cache; through "driver" the PTX,
+    which the driver's JIT compiles as a whole program - the other SASS, faster for some
+    kernels and slower for others (docs/sass_paths.md; `ember tune` measures both and its
+    tables say which). Without nvJitLink the driver's JIT is used. (bytes or text, "cubin"
+    or "ptx")."""
     major, minor = ctx.compute_capability
     target_sm = int("".join(ch for ch in program.arch[3:] if ch.isdigit()))
     if target_sm > major * 10 + minor:
         raise CudaError(f"{program.name} was compiled for {program.arch}, but this GPU is {ctx.arch}")
+    if sass_path == "driver":
+        return program.ptx, "ptx"
     try:
         from ..artifacts.binaries import cubin
         from ..artifacts.validate import nvjitlink_available
@@ -464,10 +478,11 @@ def load_ptx(ptx: str, kernels: dict, arch: str = "sm_80", name: str = "<ptx>", 
     return Module(_PtxProgram(name, arch, ptx, kernels), device=device)
 
 
-def load(program, device=0) -> Module:
-    """Load a compiled program on a GPU (an ordinal or "cuda:N")."""
-    return Module(program, device=device)
+def load(program, device=0, sass_path: str = "nvjitlink") -> Module:
+    """Load a compiled program on a GPU (an ordinal or "cuda:N"), its SASS made through
+    `sass_path` ("nvjitlink", the default, or "driver"; see docs/sass_paths.md)."""
+    return Module(program, device=device, sass_path=sass_path)
 
 
 __all__ = ["Context", "context", "available", "device_count", "DeviceArray", "Event", "Stream", "Graph", "Module",
-           "Kernel", "Launch", "load", "load_ptx", "copy_device", "CudaError", "NoGPUError"]
+           "Kernel", "Launch", "load", "load_ptx", "copy_device", "CudaError", "NoGPUError", "SASS_PATHS"]

@@ -3,6 +3,6 @@ space_command.py), the workloads `ember tune` runs them on (workloads.py), the t
 (runner.py, timing.py; `ember tune`, command.py) and its tables (table.py)."""
 
 from .space import TuneSpace, tune_space
-from .table import config_for
+from .table import Tuned, config_for, tuned_for
 
-__all__ = ["TuneSpace", "tune_space", "config_for"]
+__all__ = ["TuneSpace", "tune_space", "config_for", "tuned_for", "Tuned"]

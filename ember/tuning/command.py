@@ -59,6 +59,7 @@ def run(args) -> int:
     for dev, buckets in new["devices"].items():
         for bucket, e in buckets.items():
             chosen = " ".join(f"{k}={v}" for k, v in (e["config"] or {}).items()) or "nothing correct"
+            chosen += f" through {e['sass_path']}" if e["config"] is not None else ""
             extra = f", {len(e['wrong'])} WRONG" if e["wrong"] else ""
             print(f"{args.kernel} {bucket} on {dev}: {chosen} {e['us']} us (default {e['default_us']} us; "
                   f"{e['tried']} tried, {e['pruned']} pruned{extra})")

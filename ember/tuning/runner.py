@@ -17,6 +17,7 @@ import time
 
 from . import table as T
 from .space import tune_space
+from ..runtime.cuda import SASS_PATHS
 from .timing import time_launches
 from .workloads import workload
 
@@ -24,24 +25,37 @@ PRUNE = 1.5          # a configuration this much slower than the best in the sho
 QUICK = {"warmup": 3, "rounds": 1, "iters": 10}
 FULL = {"warmup": 20, "rounds": 5, "iters": 100}
 MAX_COPIES = 16
+DRIVER_ALL = 64      # a space this small is measured whole through the driver's JIT too
+DRIVER_TOP = 8       # of a larger one, the configurations this fast through nvJitLink
 
 
 def choose(results: list) -> tuple:
-    """(chosen, runner-up) among results [{"index", "config", "us"}] with a time: the
-    fastest; a tie goes to the lower index (declaration order)."""
-    timed = sorted((r for r in results if r.get("us") is not None), key=lambda r: (r["us"], r["index"]))
+    """(chosen, runner-up) among results [{"index", "config", "sass_path", "us"}] with a time:
+    the fastest; a tie goes to the lower index (declaration order), then to nvJitLink (the
+    runtime's default path)."""
+    timed = sorted((r for r in results if r.get("us") is not None),
+                   key=lambda r: (r["us"], r["index"], SASS_PATHS.index(r["sass_path"])))
     return (timed[0] if timed else None), (timed[1] if len(timed) > 1 else None)
 
 
 def _compile_one(job):
-    """A worker: compile one configuration into the cache; the error text if it fails."""
+    """A worker: compile one configuration into the cache, and link its nvJitLink cubin
+    there too (so that the GPU process only loads it); the error text if it fails."""
     import ember
+    from ..artifacts.binaries import cubin
+    from ..artifacts.validate import nvjitlink_available
+    from ..cache import Cache, disabled_by_environment
     source, arch, defines, kernel = job
     try:
-        ember.compile(source, arch=arch, defines=defines, kernels=[kernel])
-        return None
+        program = ember.compile(source, arch=arch, defines=defines, kernels=[kernel])
     except ember.CompileError as e:
         return str(e).splitlines()[0]
+    if nvjitlink_available() and not disabled_by_environment():
+        try:
+            cubin(program.ptx, arch, Cache())
+        except Exception as e:          # reported when the GPU process loads it
+            return f"nvJitLink: {str(e).splitlines()[0]}"
+    return None
 
 
 def precompile(jobs: list, workers: int) -> list:
@@ -61,11 +75,14 @@ class Progress:
         self.total, self.done, self.stream, self.start = total, 0, stream, time.monotonic()
         self.tty = hasattr(stream, "isatty") and stream.isatty()
 
+    def grow(self, more: int) -> None:
+        self.total += more
+
     def step(self, text: str) -> None:
         self.done += 1
         spent = time.monotonic() - self.start
         left = spent / self.done * (self.total - self.done)
-        bar = "#" * (20 * self.done // self.total)
+        bar = "#" * (20 * self.done // max(self.total, 1))
         line = f"[{bar:<20}] {self.done}/{self.total} {text} ~{left:.0f} s left"
         self.stream.write(("\r" + line[:150].ljust(150)) if self.tty else line + "\n")
         if self.tty and self.done == self.total:
@@ -73,70 +90,118 @@ class Progress:
         self.stream.flush()
 
 
+class _Bench:
+    """One bucket on one GPU: the workload's device arrays (inputs in rotating copies), and
+    the measurement of one configuration through one SASS path."""
+
+    def __init__(self, wl, kernel: str, arch: str, device: int, timing: dict):
+        from ..runtime import cuda
+        self.wl, self.kernel, self.arch, self.device, self.timing = wl, kernel, arch, device, timing
+        ctx = cuda.context(device)
+        in_bytes = sum(a.nbytes for a in wl.inputs.values())
+        self.copies = max(1, min(MAX_COPIES, math.ceil(2 * ctx.l2_bytes / max(in_bytes, 1))))
+        self.inputs = [{n: cuda.DeviceArray.from_host(a, device) for n, a in wl.inputs.items()}
+                       for _ in range(self.copies)]
+        self.outputs = {n: cuda.DeviceArray.from_host(a, device) for n, a in wl.outputs.items()}
+        self.stream = cuda.Stream(device)
+        self.best_quick = math.inf
+
+    def measure(self, config: dict, sass_path: str, always_time: bool) -> dict:
+        """{"state": "failed"|"wrong"|"pruned"|"timed", ...}: loads the configuration through
+        `sass_path`, runs it once and checks the output against the f64 reference, then the
+        short timing (pruned when over PRUNE x the best so far, unless `always_time`), then
+        the full timing."""
+        import ember
+        from ..runtime import cuda
+        wl = self.wl
+        try:
+            program = ember.compile(wl.source, arch=self.arch, defines={**wl.defines, **config}, kernels=[self.kernel])
+            kern = cuda.load(program, self.device, sass_path=sass_path)[self.kernel]
+            launches = [kern.prepare(*wl.arguments({**c, **self.outputs}), grid=wl.grid(config)) for c in self.inputs]
+            for n, a in wl.outputs.items():
+                self.outputs[n].copy_from_host(a)
+            launches[0](self.stream)
+            self.stream.synchronize()
+            err = wl.error(self.outputs[wl.output].to_host())
+        except cuda.CudaError as e:              # too many resources for this block size, ...
+            return {"state": "failed", "error": str(e).splitlines()[0]}
+        if not err <= wl.tolerance:
+            return {"state": "wrong", "error": err}
+        quick = time_launches(launches, self.stream, **QUICK)["median_us"]
+        if quick > PRUNE * self.best_quick and not always_time:
+            return {"state": "pruned", "quick_us": round(quick, 3)}
+        self.best_quick = min(self.best_quick, quick)
+        return {"state": "timed", "us": time_launches(launches, self.stream, **self.timing)["median_us"], "error": err}
+
+
+def _label(config: dict, sass_path: str) -> str:
+    return " ".join(f"{k}={v}" for k, v in config.items()) + ("" if sass_path == "nvjitlink" else " [driver JIT]")
+
+
 def tune_bucket(kernel: str, shape: str, device: int = 0, workers: int = 1, progress_stream=sys.stderr,
                 timing: dict | None = None) -> dict:
-    """Tune one kernel at one shape on one GPU; the table entry for the bucket."""
-    import ember
-    from ..runtime import cuda
-    timing = timing or FULL
-    wl = workload(kernel, shape)
-    ctx = cuda.context(device)
-    arch = wl.arch or ctx.arch
-    space = tune_space(wl.source, arch=arch, kernel=kernel, defines=wl.defines)[kernel]
-    configs = space.admissible
-    errors = precompile([(str(wl.source), arch, {**wl.defines, **c}, kernel) for c in configs], workers)
-    in_bytes = sum(a.nbytes for a in wl.inputs.values())
-    copies = max(1, min(MAX_COPIES, math.ceil(2 * ctx.l2_bytes / max(in_bytes, 1))))
-    inputs = [{n: cuda.DeviceArray.from_host(a, device) for n, a in wl.inputs.items()} for _ in range(copies)]
-    outputs = {n: cuda.DeviceArray.from_host(a, device) for n, a in wl.outputs.items()}
-    stream = cuda.Stream(device)
-    results, wrong, failed, pruned = [], [], [], []
-    best_quick = math.inf
-    default = space.default
-    progress = Progress(len(configs), progress_stream)
-    for index, (config, error) in enumerate(zip(configs, errors)):
-        text = " ".join(f"{k}={v}" for k, v in config.items())
-        if error is not None:
-            failed.append({"config": config, "error": error})
-            progress.step(text + " (does not compile)")
-            continue
-        kern = cuda.load(ember.compile(wl.source, arch=arch, defines={**wl.defines, **config}, kernels=[kernel]),
-                         device)[kernel]
-        grid = wl.grid(config)
+    """Tune one kernel at one shape on one GPU; the table entry for the bucket.
 
-        try:
-            launches = [kern.prepare(*wl.arguments({**c, **outputs}), grid=grid) for c in inputs]
-            for n, a in wl.outputs.items():
-                outputs[n].copy_from_host(a)
-            launches[0](stream)
-            stream.synchronize()
-            err = wl.error(outputs[wl.output].to_host())
-        except cuda.CudaError as e:              # too many resources for this block size, ...
-            failed.append({"config": config, "error": str(e).splitlines()[0]})
+    Every configuration is measured through nvJitLink (the runtime's default path); then
+    through the driver's JIT too - every correct one of a space of at most DRIVER_ALL
+    configurations, the DRIVER_TOP fastest of a larger one - since whole-program SASS is
+    faster for some kernels (docs/sass_paths.md). The entry names the path of its choice."""
+    from ..runtime import cuda
+    wl = workload(kernel, shape)
+    arch = wl.arch or cuda.context(device).arch
+    space = tune_space(wl.source, arch=arch, kernel=kernel, defines=wl.defines)[kernel]
+    configs, default = space.admissible, space.default
+    errors = precompile([(str(wl.source), arch, {**wl.defines, **c}, kernel) for c in configs], workers)
+    bench = _Bench(wl, kernel, arch, device, timing or FULL)
+    results, wrong, failed, pruned = [], [], [], []
+    progress = Progress(len(configs), progress_stream)
+
+    def run(index: int, config: dict, sass_path: str) -> None:
+        text = _label(config, sass_path)
+        m = bench.measure(config, sass_path, always_time=config == default and sass_path == "nvjitlink")
+        if m["state"] == "failed":
+            failed.append({"config": config, "sass_path": sass_path, "error": m["error"]})
             progress.step(text + " (does not launch)")
+        elif m["state"] == "wrong":
+            wrong.append({"config": config, "sass_path": sass_path, "error": m["error"]})
+            progress.step(f"{text} WRONG (error {m['error']:.2e})")
+        elif m["state"] == "pruned":
+            pruned.append({"index": index, "config": config, "sass_path": sass_path, "quick_us": m["quick_us"]})
+            progress.step(f"{text} pruned ({m['quick_us']:.1f} us)")
+        else:
+            results.append({"index": index, "config": config, "sass_path": sass_path, "us": m["us"], "error": m["error"]})
+            progress.step(f"{text} {m['us']:.2f} us")
+
+    for index, (config, error) in enumerate(zip(configs, errors)):
+        if error is not None:
+            failed.append({"config": config, "sass_path": "nvjitlink", "error": error})
+            progress.step(_label(config, "nvjitlink") + " (does not compile)")
             continue
-        if not err <= wl.tolerance:
-            wrong.append({"config": config, "error": err})
-            progress.step(f"{text} WRONG (error {err:.2e})")
-            continue
-        quick = time_launches(launches, stream, **QUICK)["median_us"]
-        if quick > PRUNE * best_quick and config != default:     # the default is always timed: the baseline
-            pruned.append({"config": config, "quick_us": round(quick, 3)})
-            progress.step(f"{text} pruned ({quick:.1f} us)")
-            continue
-        best_quick = min(best_quick, quick)
-        us = time_launches(launches, stream, **timing)["median_us"]
-        results.append({"index": index, "config": config, "us": us, "error": err})
-        progress.step(f"{text} {us:.2f} us")
+        run(index, config, "nvjitlink")
+    if len(configs) <= DRIVER_ALL:
+        again = sorted([(r["index"], r["config"]) for r in results + pruned], key=lambda r: r[0])
+    else:
+        again = [(r["index"], r["config"]) for r in sorted(results, key=lambda r: (r["us"], r["index"]))[:DRIVER_TOP]]
+    progress.grow(len(again))
+    for index, config in again:
+        run(index, config, "driver")
     chosen, runner_up = choose(results)
-    entry = {"defines": dict(wl.defines), "tried": len(configs), "wrong": wrong, "failed": failed, "pruned": len(pruned),
-             "moved_bytes": wl.moved_bytes, "rotating_copies": copies}
+    entry = {"defines": dict(wl.defines), "tried": len(configs), "tried_driver": len(again), "wrong": wrong,
+             "failed": failed, "pruned": len(pruned), "moved_bytes": wl.moved_bytes, "rotating_copies": bench.copies}
     if chosen is None:
-        return {**entry, "config": None, "us": None, "runner_up": None}
-    return {**entry, "config": chosen["config"], "us": round(chosen["us"], 3),
+        return {**entry, "config": None, "sass_path": None, "us": None, "runner_up": None}
+    best_by_path = {}
+    for path in SASS_PATHS:
+        best, _ = choose([r for r in results if r["sass_path"] == path])
+        if best is not None:
+            best_by_path[path] = {"config": best["config"], "us": round(best["us"], 3)}
+    return {**entry, "config": chosen["config"], "sass_path": chosen["sass_path"], "us": round(chosen["us"], 3),
             "TBps": round(wl.moved_bytes / (chosen["us"] * 1e-6) / 1e12, 3),
-            "runner_up": {"config": runner_up["config"], "us": round(runner_up["us"], 3)} if runner_up else None,
-            "default": default, "default_us": next((round(r["us"], 3) for r in results if r["config"] == default), None)}
+            "runner_up": ({"config": runner_up["config"], "sass_path": runner_up["sass_path"],
+                           "us": round(runner_up["us"], 3)} if runner_up else None),
+            "best_by_path": best_by_path, "default": default,
+            "default_us": next((round(r["us"], 3) for r in results
+                                if r["config"] == default and r["sass_path"] == "nvjitlink"), None)}
 
 
 def tune(kernel: str, shapes: list | None = None, devices: list | None = None, workers: int = 1,
@@ -149,7 +214,7 @@ def tune(kernel: str, shapes: list | None = None, devices: list | None = None, w
     from .workloads import buckets_of, source_of
     shapes = shapes or buckets_of(kernel)
     devices = list(range(cuda.device_count())) if devices is None else list(devices)
-    out = T.new_table(kernel, source_of(kernel), "nvjitlink")
+    out = T.new_table(kernel, source_of(kernel))
     if len(devices) == 1:
         done = [_bucket_job((kernel, shape, devices[0], workers, timing, progress_stream)) for shape in shapes]
     else:

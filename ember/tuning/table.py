@@ -1,12 +1,16 @@
 """Tuned tables: per kernel, per device (name and compute capability), per shape bucket,
-the configuration `ember tune` chose, its time, the runner-up, the SASS path it was
-measured through, Ember's version and a content hash of the kernel's source. A table
-whose source hash no longer matches the kernel is refused with a warning, never used.
+the configuration `ember tune` chose and the SASS path it is fastest through (nvJitLink or
+the driver's JIT: docs/sass_paths.md), its time, the runner-up, Ember's version and a
+content hash of the kernel's source. A table whose source hash no longer matches the
+kernel is refused with a warning, never used.
 
     {"format": 1, "kernel": "rmsnorm_rows", "source": "rmsnorm.ember", "source_hash": "...",
-     "ember_version": "0.1.0", "sass_path": "nvjitlink",
+     "ember_version": "0.1.0", "sass_paths": ["nvjitlink", "driver"],
      "devices": {"NVIDIA H100 80GB HBM3 sm_90": {"16384x4096 f32": {
-         "config": {"BLOCK": 512, "VEC": 4}, "us": 101.2, "runner_up": {...}, ...}}}}
+         "config": {"BLOCK": 512, "VEC": 4}, "sass_path": "driver", "us": 101.2,
+         "runner_up": {...}, "best_by_path": {...}, ...}}}}
+
+(Tables written before the driver's JIT was measured have one table-wide "sass_path".)
 """
 
 from __future__ import annotations
@@ -15,6 +19,8 @@ import hashlib
 import json
 import warnings
 from pathlib import Path
+
+from ..records import record
 
 FORMAT = 1
 
@@ -28,10 +34,25 @@ def device_key(name: str, arch: str) -> str:
     return f"{name} {arch}"
 
 
-def new_table(kernel: str, source, sass_path: str) -> dict:
+def new_table(kernel: str, source) -> dict:
     from .. import __version__
+    from ..runtime.cuda import SASS_PATHS
     return {"format": FORMAT, "kernel": kernel, "source": Path(source).name, "source_hash": source_hash(source),
-            "ember_version": __version__, "sass_path": sass_path, "devices": {}}
+            "ember_version": __version__, "sass_paths": list(SASS_PATHS), "devices": {}}
+
+
+def entry_sass_path(table: dict, entry: dict) -> str:
+    """The SASS path an entry's configuration was chosen through."""
+    return entry.get("sass_path") or table.get("sass_path") or "nvjitlink"
+
+
+@record
+class Tuned:
+    """What to build and load a kernel with: const parameters ({} = the defaults) and the
+    SASS path (ember.runtime.load's `sass_path`)."""
+
+    config: dict
+    sass_path: str = "nvjitlink"
 
 
 def read(path) -> dict:
@@ -60,8 +81,8 @@ def merge(old: dict | None, new: dict) -> dict:
     return {**new, "devices": devices}
 
 
-def lookup(table: dict, source, device_name: str, arch: str, bucket: str) -> dict | None:
-    """The tuned configuration for a device and bucket, or None: the device or bucket is not
+def lookup(table: dict, source, device_name: str, arch: str, bucket: str) -> Tuned | None:
+    """The tuned configuration and path for a device and bucket, or None: the device or bucket is not
     in the table (the caller uses its defaults), or the table was made from other source
     (refused with a warning)."""
     if table.get("source_hash") != source_hash(source):
@@ -70,7 +91,9 @@ def lookup(table: dict, source, device_name: str, arch: str, bucket: str) -> dic
                       f"rerun `ember tune {table.get('kernel')}`", stacklevel=2)
         return None
     entry = table.get("devices", {}).get(device_key(device_name, arch), {}).get(bucket)
-    return dict(entry["config"]) if entry else None
+    if not entry or entry.get("config") is None:
+        return None
+    return Tuned(dict(entry["config"]), entry_sass_path(table, entry))
 
 
 def table_path(kernel: str) -> Path:
@@ -79,12 +102,18 @@ def table_path(kernel: str) -> Path:
     return source_of(kernel).parent / "tuned" / f"{kernel}.json"
 
 
-def config_for(kernel: str, bucket: str, device=0, *, device_name: str | None = None, arch: str | None = None,
-               path=None) -> dict:
-    """The const parameters to compile `kernel` with for `bucket` on a GPU (the device's
-    name and arch, or those of CUDA device `device`): the tuned table's entry, or {} - the
-    kernel's defaults - with a warning saying why (no table, the device or bucket not in
-    it, a table made from other source)."""
+def config_for(kernel: str, bucket: str, device=0, **where) -> dict:
+    """The const parameters to compile `kernel` with for `bucket` on a GPU: tuned_for's
+    configuration ({} - the defaults - when there is none)."""
+    return tuned_for(kernel, bucket, device, **where).config
+
+
+def tuned_for(kernel: str, bucket: str, device=0, *, device_name: str | None = None, arch: str | None = None,
+              path=None) -> Tuned:
+    """How to build and load `kernel` for `bucket` on a GPU (the device's name and arch, or
+    those of CUDA device `device`): the tuned table's configuration and SASS path, or the
+    defaults through nvJitLink with a warning saying why (no table, the device or bucket not
+    in it, a table made from other source)."""
     from .workloads import source_of
     if device_name is None or arch is None:
         from ..runtime import cuda
@@ -92,12 +121,12 @@ def config_for(kernel: str, bucket: str, device=0, *, device_name: str | None = 
         device_name, arch = ctx.name, ctx.arch
     path = Path(path) if path else table_path(kernel)
     if not path.is_file():
-        warnings.warn(f"no tuned table for `{kernel}` ({path}): its defaults are used", stacklevel=2)
-        return {}
+        warnings.warn(f"no tuned table for `{kernel}` ({path}): its defaults are used", stacklevel=3)
+        return Tuned({})
     table = read(path)
-    config = lookup(table, source_of(kernel), device_name, arch, bucket)
-    if config is None and table.get("source_hash") == source_hash(source_of(kernel)):
+    tuned = lookup(table, source_of(kernel), device_name, arch, bucket)
+    if tuned is None and table.get("source_hash") == source_hash(source_of(kernel)):
         warnings.warn(f"`{kernel}` is not tuned for {device_key(device_name, arch)} at `{bucket}` ({path}): "
                       f"its defaults are used; `ember tune {kernel} --shape '{bucket}'` on that GPU tunes it",
-                      stacklevel=2)
-    return config or {}
+                      stacklevel=3)
+    return tuned or Tuned({})

@@ -154,7 +154,7 @@ def test_tuned_builds_one_output_per_tuned_configuration(tmp_path):
     src = tmp_path / "proj2"                       # where _configure writes the project
     (src / "tuned").mkdir(parents=True)
     (src / "t.ember").write_text(kernel)
-    t = T.new_table("t", src / "t.ember", "nvjitlink")
+    t = T.new_table("t", src / "t.ember")
     t["devices"] = {"NVIDIA H100 80GB HBM3 sm_90": {"m1": {"config": {"BLOCK": 128}, "defines": {"M": 1}},
                                                      "m8": {"config": {"BLOCK": 64}, "defines": {"M": 8}}}}
     T.write(src / "tuned" / "t.json", t)

@@ -15,7 +15,7 @@ SRC = Path(__file__).resolve().parents[2] / "kernels_src" / "q4k_dp4a.ember"
 def tuned_dir(tmp_path, monkeypatch):
     shutil.copy(SRC, tmp_path / SRC.name)
     (tmp_path / "tuned").mkdir()
-    t = T.new_table("q4k_q8_gemv", tmp_path / SRC.name, "nvjitlink")
+    t = T.new_table("q4k_q8_gemv", tmp_path / SRC.name)
     entry = {"config": {"WARPS": 2, "UNROLL": 1, "ROWS": 2}, "defines": {"M": 1}}
     t["devices"] = {"NVIDIA H100 80GB HBM3 sm_90": {"1x14336x4096": entry,
                                                      "8x14336x4096": {**entry, "defines": {"M": 8}},

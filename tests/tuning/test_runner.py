@@ -5,10 +5,14 @@ from ember.tuning.workloads import source_of
 
 
 def test_the_fastest_is_chosen_and_ties_go_to_the_first_declared():
-    results = [{"index": 3, "config": "c", "us": 2.0}, {"index": 1, "config": "a", "us": 2.0},
-               {"index": 2, "config": "b", "us": 1.5}, {"index": 0, "config": "w", "us": None}]
+    results = [{"index": 3, "config": "c", "sass_path": "nvjitlink", "us": 2.0},
+               {"index": 1, "config": "a", "sass_path": "driver", "us": 2.0},
+               {"index": 1, "config": "a", "sass_path": "nvjitlink", "us": 2.0},
+               {"index": 2, "config": "b", "sass_path": "driver", "us": 1.5},
+               {"index": 0, "config": "w", "sass_path": "nvjitlink", "us": None}]
     chosen, runner_up = choose(results)
-    assert chosen["config"] == "b" and runner_up["config"] == "a"
+    assert (chosen["config"], chosen["sass_path"]) == ("b", "driver")
+    assert (runner_up["config"], runner_up["sass_path"]) == ("a", "nvjitlink")   # a tie: the runtime's default path
     assert choose(list(reversed(results))) == (chosen, runner_up)           # not the order measured
     assert choose([]) == (None, None)
 

@@ -10,13 +10,13 @@ from ember.tuning import table as T
 from ember.tuning.workloads import source_of
 
 
-def entry(config, us):
-    return {"config": config, "us": us, "runner_up": None}
+def entry(config, us, sass_path="nvjitlink"):
+    return {"config": config, "sass_path": sass_path, "us": us, "runner_up": None}
 
 
 def test_lookup_finds_the_device_and_bucket_and_falls_back_to_none(tmp_path):
     src = source_of("q4k_gemv")
-    t = T.new_table("q4k_gemv", src, "nvjitlink")
+    t = T.new_table("q4k_gemv", src)
     t["devices"][T.device_key("NVIDIA H100 80GB HBM3", "sm_90")] = {"1x14336x4096": entry({"WARPS": 8, "ROWS": 1}, 40.0)}
     path = tmp_path / "q4k_gemv.json"
     T.write(path, t)
@@ -24,7 +24,7 @@ def test_lookup_finds_the_device_and_bucket_and_falls_back_to_none(tmp_path):
     T.write(path, T.read(path))
     assert path.read_bytes() == text and text.endswith(b"\n")            # same table, same bytes
     t = T.read(path)
-    assert T.lookup(t, src, "NVIDIA H100 80GB HBM3", "sm_90", "1x14336x4096") == {"WARPS": 8, "ROWS": 1}
+    assert T.lookup(t, src, "NVIDIA H100 80GB HBM3", "sm_90", "1x14336x4096") == T.Tuned({"WARPS": 8, "ROWS": 1})
     assert T.lookup(t, src, "NVIDIA H200", "sm_90", "1x14336x4096") is None
     assert T.lookup(t, src, "NVIDIA H100 80GB HBM3", "sm_90", "8x14336x4096") is None
 
@@ -32,9 +32,9 @@ def test_lookup_finds_the_device_and_bucket_and_falls_back_to_none(tmp_path):
 def test_a_table_of_edited_source_is_refused_with_a_warning(tmp_path):
     src = tmp_path / "q4k_gemv.ember"
     shutil.copy(source_of("q4k_gemv"), src)
-    t = T.new_table("q4k_gemv", src, "nvjitlink")
+    t = T.new_table("q4k_gemv", src)
     t["devices"]["GPU sm_90"] = {"b": entry({"WARPS": 8}, 1.0)}
-    assert T.lookup(t, src, "GPU", "sm_90", "b") == {"WARPS": 8}
+    assert T.lookup(t, src, "GPU", "sm_90", "b") == T.Tuned({"WARPS": 8})
     src.write_text(src.read_text() + "\n// edited after tuning\n")
     with pytest.warns(UserWarning, match="another version of q4k_gemv.ember"):
         assert T.lookup(t, src, "GPU", "sm_90", "b") is None
@@ -42,9 +42,9 @@ def test_a_table_of_edited_source_is_refused_with_a_warning(tmp_path):
 
 def test_merge_keeps_other_devices_and_drops_stale_tables():
     src = source_of("q4k_gemv")
-    old = T.new_table("q4k_gemv", src, "nvjitlink")
+    old = T.new_table("q4k_gemv", src)
     old["devices"] = {"H100 sm_90": {"a": entry({}, 1.0), "b": entry({}, 2.0)}, "H200 sm_90": {"a": entry({}, 3.0)}}
-    new = T.new_table("q4k_gemv", src, "nvjitlink")
+    new = T.new_table("q4k_gemv", src)
     new["devices"] = {"H100 sm_90": {"b": entry({}, 5.0)}}
     merged = T.merge(old, new)
     assert merged["devices"] == {"H100 sm_90": {"a": entry({}, 1.0), "b": entry({}, 5.0)},
@@ -58,20 +58,22 @@ def test_shipped_tables_match_their_sources_and_serve_config_for():
     """Each table under kernels_src/tuned/ was made from the kernel source as committed (an
     edit after tuning must be retuned), and config_for reads it by device and bucket."""
     import warnings
-    from ember.tuning import config_for
+    from ember.tuning import config_for, tuned_for
     from ember.tuning.workloads import WORKLOADS
     shipped = sorted(source_of("q4k_gemv").parent.glob("tuned/*.json"))
     assert {"q4k_gemv", "q4k_q8_gemv", "rmsnorm_rows"} <= {p.stem for p in shipped} <= set(WORKLOADS)
     for kernel in (p.stem for p in shipped):
         t = T.read(T.table_path(kernel))
         assert t["kernel"] == kernel and t["source_hash"] == T.source_hash(source_of(kernel)), kernel
-        assert t["sass_path"] == "nvjitlink"
         for key, buckets in t["devices"].items():
             name, arch = key.rsplit(" ", 1)
             for bucket, e in buckets.items():
+                assert T.entry_sass_path(t, e) in ("nvjitlink", "driver")
                 with warnings.catch_warnings():
                     warnings.simplefilter("error")
                     assert config_for(kernel, bucket, device_name=name, arch=arch) == e["config"]
+                    tuned = tuned_for(kernel, bucket, device_name=name, arch=arch)
+                    assert tuned == T.Tuned(e["config"], T.entry_sass_path(t, e))
     with pytest.warns(UserWarning, match="not tuned for Some GPU sm_80"):
         assert config_for("q4k_gemv", "1x14336x4096", device_name="Some GPU", arch="sm_80") == {}
 
@@ -80,3 +82,18 @@ def test_config_for_without_a_table_warns_and_uses_the_defaults(tmp_path):
     from ember.tuning import config_for
     with pytest.warns(UserWarning, match="no tuned table"):
         assert config_for("q4k_gemv", "b", device_name="GPU", arch="sm_90", path=tmp_path / "none.json") == {}
+
+
+def test_each_entry_names_its_sass_path_and_old_tables_their_one_path(tmp_path):
+    """An entry chosen through the driver's JIT is served with that path; a table written
+    before both paths were measured names one path for all its entries."""
+    src = source_of("q4k_gemv")
+    t = T.new_table("q4k_gemv", src)
+    assert t["sass_paths"] == ["nvjitlink", "driver"]
+    t["devices"]["GPU sm_90"] = {"a": entry({"WARPS": 2}, 1.0, "driver"), "b": entry({"WARPS": 4}, 1.0)}
+    assert T.lookup(t, src, "GPU", "sm_90", "a") == T.Tuned({"WARPS": 2}, "driver")
+    assert T.lookup(t, src, "GPU", "sm_90", "b") == T.Tuned({"WARPS": 4}, "nvjitlink")
+    old = {k: v for k, v in t.items() if k != "sass_paths"}
+    old["sass_path"] = "nvjitlink"
+    old["devices"] = {"GPU sm_90": {"a": {"config": {"WARPS": 8}, "us": 1.0}}}
+    assert T.lookup(old, src, "GPU", "sm_90", "a") == T.Tuned({"WARPS": 8}, "nvjitlink")
