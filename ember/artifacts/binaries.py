@@ -44,7 +44,7 @@ def _version(dist: str, fallback) -> str:
     return _VERSIONS[dist]
 
 
-def _nvjitlink_version() -> str:
+def nvjitlink_version() -> str:
     def loaded():
         from cuda.bindings import nvjitlink
         return nvjitlink.version()
@@ -63,7 +63,7 @@ def cubin(ptx: str, arch: str, store=None) -> tuple[bytes, dict]:
     Raises ValidationError when the PTX does not assemble."""
     key = None
     if store is not None:
-        key = cache_mod.make_key("cubin", {"arch": arch, "nvjitlink": _nvjitlink_version()}, ptx.encode())
+        key = cache_mod.make_key("cubin", {"arch": arch, "nvjitlink": nvjitlink_version()}, ptx.encode())
         entry = store.get(key)
         if entry is not None:
             return entry.blobs["cubin"], {n: KernelResources(**r) for n, r in entry.meta["resources"].items()}

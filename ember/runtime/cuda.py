@@ -142,6 +142,12 @@ def context(device=0) -> Context:
         return ctx
 
 
+def driver_version() -> str:
+    """The CUDA driver's version ("13.0"): its JIT makes the SASS of the "driver" path."""
+    v = int(_check(_driver().cuDriverGetVersion()))
+    return f"{v // 1000}.{v % 1000 // 10}"
+
+
 def available() -> bool:
     """True when a CUDA driver and at least one GPU are present."""
     try:
@@ -284,7 +290,11 @@ class Module(KernelTable):
         else:
             kind = "cubin"
         self.sass_path = "driver" if kind == "ptx" else sass_path
-        self.code = core.ObjectCode.from_cubin(image) if kind == "cubin" else core.ObjectCode.from_ptx(image)
+        if kind == "cubin":
+            self.code = core.ObjectCode.from_cubin(image)
+        else:      # bytes, NUL-terminated for the driver: cuda.core reads a str as a file's path
+            text = image.encode() if isinstance(image, str) else bytes(image)
+            self.code = core.ObjectCode.from_ptx(text if text.endswith(b"\0") else text + b"\0")
         self.kernels = {name: Kernel(self, info) for name, info in program.kernels.items()}
 
 
@@ -485,4 +495,4 @@ def load(program, device=0, sass_path: str = "nvjitlink") -> Module:
 
 
 __all__ = ["Context", "context", "available", "device_count", "DeviceArray", "Event", "Stream", "Graph", "Module",
-           "Kernel", "Launch", "load", "load_ptx", "copy_device", "CudaError", "NoGPUError", "SASS_PATHS"]
+           "Kernel", "Launch", "load", "load_ptx", "copy_device", "CudaError", "NoGPUError", "SASS_PATHS", "driver_version"]

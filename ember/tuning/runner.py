@@ -186,7 +186,9 @@ def tune_bucket(kernel: str, shape: str, device: int = 0, workers: int = 1, prog
     for index, config in again:
         run(index, config, "driver")
     chosen, runner_up = choose(results)
-    entry = {"defines": dict(wl.defines), "tried": len(configs), "tried_driver": len(again), "wrong": wrong,
+    from ..artifacts.binaries import nvjitlink_version
+    entry = {"toolchain": {"nvjitlink": nvjitlink_version(), "driver": cuda.driver_version()},
+             "defines": dict(wl.defines), "tried": len(configs), "tried_driver": len(again), "wrong": wrong,
              "failed": failed, "pruned": len(pruned), "moved_bytes": wl.moved_bytes, "rotating_copies": bench.copies}
     if chosen is None:
         return {**entry, "config": None, "sass_path": None, "us": None, "runner_up": None}

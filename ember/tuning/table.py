@@ -8,7 +8,8 @@ kernel is refused with a warning, never used.
      "ember_version": "0.1.0", "sass_paths": ["nvjitlink", "driver"],
      "devices": {"NVIDIA H100 80GB HBM3 sm_90": {"16384x4096 f32": {
          "config": {"BLOCK": 512, "VEC": 4}, "sass_path": "driver", "us": 101.2,
-         "runner_up": {...}, "best_by_path": {...}, ...}}}}
+         "runner_up": {...}, "best_by_path": {...},
+         "toolchain": {"nvjitlink": "13.0.88", "driver": "13.0"}, ...}}}}
 
 (Tables written before the driver's JIT was measured have one table-wide "sass_path".)
 """

@@ -21,6 +21,7 @@ def test_tune_bucket_checks_times_and_chooses_an_admissible_configuration():
     assert e["tried_driver"] >= 1 and set(e["best_by_path"]) == {"nvjitlink", "driver"}
     assert e["us"] == min(b["us"] for b in e["best_by_path"].values())
     assert e["best_by_path"][e["sass_path"]] == {"config": e["config"], "us": e["us"]}
+    assert set(e["toolchain"]) == {"nvjitlink", "driver"}      # what made each path's SASS
 
 
 def test_the_driver_path_loads_the_ptx_and_computes_the_same_bits():
