@@ -1,7 +1,7 @@
 """`ember tune`: on a GPU, every admissible configuration of a kernel's tuned parameters
 (ember.tuning.space) is compiled (in worker processes, through the compile cache), run
 once on the workload's fresh random inputs and checked against its f64 reference - a wrong
-configuration is reported, never chosen - then timed: a short timing first, after which a
+configuration is reported, never chosen - then timed: one launch (dropped when over HOPELESS x the best so far), a short timing, after which a
 configuration slower than PRUNE x the best so far is dropped, then the full method (CUDA
 graphs, median of rounds, inputs rotated among copies that together exceed twice the L2).
 
@@ -22,6 +22,7 @@ from .timing import time_launches
 from .workloads import workload
 
 PRUNE = 1.5          # a configuration this much slower than the best in the short timing is dropped
+HOPELESS = 4.0       # one this much slower in a single launch is dropped before the short timing
 QUICK = {"warmup": 3, "rounds": 1, "iters": 10}
 FULL = {"warmup": 20, "rounds": 5, "iters": 100}
 MAX_COPIES = 16
@@ -127,6 +128,10 @@ class _Bench:
             return {"state": "failed", "error": str(e).splitlines()[0]}
         if not err <= wl.tolerance:
             return {"state": "wrong", "error": err}
+        if not always_time:      # one launch first: a hopeless configuration (100x slower) costs one launch, not 13
+            once = time_launches(launches, self.stream, warmup=0, rounds=1, iters=1)["median_us"]
+            if once > HOPELESS * self.best_quick:
+                return {"state": "pruned", "quick_us": round(once, 3)}
         quick = time_launches(launches, self.stream, **QUICK)["median_us"]
         if quick > PRUNE * self.best_quick and not always_time:
             return {"state": "pruned", "quick_us": round(quick, 3)}
