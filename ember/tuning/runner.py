@@ -1,9 +1,10 @@
 """`ember tune`: on a GPU, every admissible configuration of a kernel's tuned parameters
 (ember.tuning.space) is compiled (in worker processes, through the compile cache), run
 once on the workload's fresh random inputs and checked against its f64 reference - a wrong
-configuration is reported, never chosen - then timed: one launch (dropped when over HOPELESS x the best so far), a short timing, after which a
-configuration slower than PRUNE x the best so far is dropped, then the full method (CUDA
-graphs, median of rounds, inputs rotated among copies that together exceed twice the L2).
+configuration is reported, never chosen - then timed: one launch (dropped when over
+HOPELESS x the best so far), a short timing (dropped when over PRUNE x the best so far),
+then the full method (CUDA graphs, median of rounds, inputs rotated among copies that
+together exceed twice the L2).
 
 The choice is the lowest median time; equal times go to the configuration declared first
 (the order of `tune [...]`, the first parameter varying slowest), so the same measurements
