@@ -23,7 +23,8 @@ from .timing import time_launches
 from .workloads import workload
 
 PRUNE = 1.5          # a configuration this much slower than the best in the short timing is dropped
-HOPELESS = 4.0       # one this much slower in a single launch is dropped before the short timing
+HOPELESS = 4.0       # one this much slower in a single launch is dropped before the short timing,
+HOPELESS_US = 500.0  # when that launch is long too (one launch of a microsecond kernel is mostly noise)
 QUICK = {"warmup": 3, "rounds": 1, "iters": 10}
 FULL = {"warmup": 20, "rounds": 5, "iters": 100}
 MAX_COPIES = 16
@@ -131,7 +132,7 @@ class _Bench:
             return {"state": "wrong", "error": err}
         if not always_time:      # one launch first: a hopeless configuration (100x slower) costs one launch, not 13
             once = time_launches(launches, self.stream, warmup=0, rounds=1, iters=1)["median_us"]
-            if once > HOPELESS * self.best_quick:
+            if once > max(HOPELESS * self.best_quick, HOPELESS_US):
                 return {"state": "pruned", "quick_us": round(once, 3)}
         quick = time_launches(launches, self.stream, **QUICK)["median_us"]
         if quick > PRUNE * self.best_quick and not always_time:
