@@ -1,7 +1,9 @@
 """`ember compile FILE --tuned DEVICE`: one variant per configuration the tuned tables next to
 FILE (`tuned/KERNEL.json`, written by `ember tune`) chose for DEVICE, each with the const
-values of its shape bucket. A stale table (its kernel was edited after tuning) is skipped
-with a warning; a device with no entries compiles the defaults, with a note."""
+values of its shape bucket. A configuration the table measured fastest through the driver's
+JIT is named in a warning: what is built here is nvJitLink's cubin unless the PTX is
+embedded. A stale table (its kernel was edited after tuning) is skipped with a warning; a
+device with no entries compiles the defaults, with a note."""
 
 from __future__ import annotations
 
@@ -41,6 +43,12 @@ def tuned_rows(file: str, kernels: list | None, device: str) -> list:
             row = {n: str(v) for n, v in {**e.get("defines", {}), **e["config"]}.items()}
             if row not in rows:
                 rows.append(row)
+            if T.entry_sass_path(t, e) == "driver":
+                nvj = e.get("best_by_path", {}).get("nvjitlink", {}).get("us", "?")
+                warnings.warn(f"{t['kernel']} at `{bucket}` on {matches[0]} was fastest through the driver's JIT "
+                              f"({e['us']} us; its best through nvJitLink {nvj} us): a cubin or fatbin built here "
+                              f"is nvJitLink's, a header with --image ptx gets the driver's SASS "
+                              f"(docs/sass_paths.md)", stacklevel=2)
     if not found:
         warnings.warn(f"no tuned table next to {file} has entries for `{device}`: the defaults are compiled",
                       stacklevel=2)

@@ -45,3 +45,18 @@ def test_unknown_ambiguous_and_stale(tuned_dir, capsys):
     (tuned_dir / SRC.name).write_text(SRC.read_text() + "\n// edited after tuning\n")
     code, out, err = run(capsys, "compile", SRC.name, "--tuned", "H100", "-k", "q4k_q8_gemv", "--list-outputs")
     assert code == 0 and out.strip() == "q4k_dp4a.ptx" and "another version of q4k_dp4a.ember: not used" in err
+
+
+def test_a_configuration_chosen_through_the_driver_is_named(tuned_dir, capsys):
+    """The table says the H200's M = 1 configuration was fastest through the driver's JIT:
+    the build says that its cubin is nvJitLink's and how to get the driver's SASS."""
+    path = tuned_dir / "tuned" / "q4k_q8_gemv.json"
+    t = T.read(path)
+    t["devices"]["NVIDIA H200 sm_90"]["1x14336x4096"].update(
+        sass_path="driver", us=10.0, best_by_path={"nvjitlink": {"config": {}, "us": 11.0}})
+    T.write(path, t)
+    code, _, err = run(capsys, "compile", SRC.name, "--tuned", "H200", "-k", "q4k_q8_gemv", "--list-outputs")
+    assert code == 0 and "fastest through the driver's JIT (10.0 us; its best through nvJitLink 11.0 us)" in err
+    assert "--image ptx" in err
+    code, _, err = run(capsys, "compile", SRC.name, "--tuned", "H100", "-k", "q4k_q8_gemv", "--list-outputs")
+    assert code == 0 and "driver" not in err

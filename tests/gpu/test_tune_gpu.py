@@ -81,3 +81,27 @@ def test_several_devices_share_out_the_shapes():
     got = {b for buckets in t["devices"].values() for b in buckets}
     assert got == set(shapes)
     assert all(e["config"] is not None and e["wrong"] == [] for b in t["devices"].values() for e in b.values())
+
+
+def test_the_runtime_loads_the_tuned_configuration_through_its_path():
+    """load_tuned compiles the table's configuration for this GPU and loads it through the
+    table's SASS path; the kernel computes the workload's reference. A GPU missing from the
+    table gets the defaults through nvJitLink, with a warning."""
+    import warnings
+    import numpy as np
+    from ember.runtime import cuda
+    from ember.tuning import load_tuned
+    bucket = "1x14336x4096"
+    ctx = cuda.context()
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        kern, tuned = load_tuned("q4k_q8_gemv", bucket, {"M": 1})
+    entry = T.lookup(T.read(T.table_path("q4k_q8_gemv")), W.source_of("q4k_q8_gemv"), ctx.name, ctx.arch, bucket)
+    assert bool(seen) == (entry is None)
+    assert tuned.sass_path == (entry.sass_path if entry else "nvjitlink") == kern.module.sass_path
+    assert set(tuned.config) == {"WARPS", "UNROLL", "ROWS"} and (entry is None or tuned.config == entry.config)
+    wl = W.workload("q4k_q8_gemv", bucket)
+    y = np.zeros_like(wl.outputs["y"])
+    kern(*wl.arguments({**wl.inputs, "y": y}), grid=wl.grid(tuned.config))
+    assert wl.error(y) <= wl.tolerance
+    assert load_tuned("q4k_q8_gemv", bucket, {"M": 1})[0] is kern            # compiled and loaded once
