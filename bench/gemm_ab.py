@@ -250,7 +250,7 @@ def main(out_dir: str, quick: bool = False) -> int:
     import ember
     from bench.gpu_timing import ember_on_torch_stream
     from bench.hand_ptx import load_pair
-    from bench.report import save, save_svg
+    from bench.report import SASS_NOTE, save, save_svg
     from ember.runtime import cuda
     arch = cuda.context().arch
     mod = cuda.load(ember.compile(ROOT / "kernels_src" / "gemm_bf16.ember", arch=arch, cache=False))
@@ -304,7 +304,7 @@ def main(out_dir: str, quick: bool = False) -> int:
                                     "triton mma.sync: the same kernel with DISABLE_MMA_V3 (mma.sync, ldmatrix, cp.async, as Ember), 4 warps"}
     lines = ["# GEMM (bf16 in, f32 accumulate): Ember vs hand PTX vs cuBLAS vs Triton", "",
              f"{result['date']}, {result['device']} ({arch}), torch {torch.__version__}; one run, CUDA graphs; every shape's sides timed in {SHAPE_ROUNDS} interleaved rounds (the median round). "
-             + result["note"] + ".", "",
+             + result["note"] + ". " + SASS_NOTE, "",
              ("| M | N | K | Ember TFLOP/s | hand PTX TFLOP/s | cuBLAS TFLOP/s | Triton mma.sync TFLOP/s | "
               "Triton wgmma TFLOP/s | Ember / cuBLAS | Ember time / hand | Ember = hand bitwise | max rel err (E / cuBLAS / T) |"),
              "|---|---|---|---|---|---|---|---|---|---|---|---|"]

@@ -398,12 +398,13 @@ def weight_table(rows: list) -> list:
 
 
 def markdown(result: dict) -> str:
+    from bench.report import SASS_NOTE
     lines = ["# Q4_K GEMV family: Ember vs hand-written PTX vs Triton vs torch", "",
              f"Device: {result['device']}, {result['date']}. One run; median of 5 replays of a CUDA graph of 100 "
              "launches; weights rotate among copies (>= 200 MB) so each launch reads DRAM. `of copy`: weight "
              "bytes per second against the copy ceiling (bytes read + written per second by the fastest of a "
              "memcpy and a copy kernel moving the weight bytes, rotating the same way, same run). "
-             "Plot: q4k_ab.svg (M = 1, the best configuration of each Ember kernel).", "",
+             "Plot: q4k_ab.svg (M = 1, the best configuration of each Ember kernel). " + SASS_NOTE, "",
              *weight_table(result["rows"])]
     if result.get("interleaved_m1"):
         lines += ["", f"M = 1 in {INTERLEAVED_ROUNDS} interleaved rounds (fresh data; each side, the copy ceiling "

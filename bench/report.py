@@ -8,6 +8,13 @@ import os
 from pathlib import Path
 
 
+# How the Ember and hand-written PTX kernels of the A/B benchmarks became SASS: cuda.load and
+# cuda.load_ptx link through nvJitLink (the runtime's default path). The same PTX through
+# ptxas or the driver's JIT gives other SASS and other times (docs/sass_paths.md).
+SASS_NOTE = ("SASS: Ember's and the hand-written PTX's through nvJitLink (the runtime's default; "
+             "other paths give other times: docs/sass_paths.md).")
+
+
 def save(out_dir: str, name: str, result: dict, markdown: str) -> None:
     os.makedirs(out_dir, exist_ok=True)
     Path(out_dir, f"{name}.json").write_text(json.dumps(result, indent=2) + "\n")

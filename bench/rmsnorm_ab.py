@@ -153,12 +153,13 @@ def run_shape(t: str, rows: int, cols: int, arch: str, quick: bool) -> list:
 
 
 def markdown(result: dict) -> str:
+    from bench.report import SASS_NOTE
     lines = ["# RMSNorm: Ember vs Triton vs liger-kernel vs torch", "",
              f"Device: {result['device']}, {result['date']}. One run; time per launch is the median of 5 replays "
              "of a CUDA graph of 100 launches. TB/s counts bytes read + written; `of copy` is against the "
              "copy ceiling (fastest of a D2D memcpy and a copy kernel moving the same bytes, same run). "
              "liger-kernel allocates its outputs (from the graph's pool): it is timed alone, and checked "
-             "through a copy into the common output.", ""]
+             "through a copy into the common output. " + SASS_NOTE, ""]
     lines += ["## Summary: best Ember BLOCK against the best peer", "",
               "| op | dtype | shape | Ember best | us | hand PTX us | Triton us | liger-kernel us | Ember / best peer |",
               "|---|---|---|---|---|---|---|---|---|"]

@@ -122,10 +122,11 @@ def timing(sides, rng, quick: bool, hpt: int) -> list:
 
 
 def markdown(result: dict) -> str:
+    from bench.report import SASS_NOTE
     lines = ["# RoPE: Ember vs hand-written PTX", "",
              f"Device: {result['device']} ({result['arch']}), driver {result['driver']}, {result['date']}. "
              f"Ember {result['ember']}, {result['llvm']}. HEAD_DIM {HEAD_DIM}, base 1e6 for timing; "
-             "HPT = heads per thread (both sides use the same launch shape).", "",
+             "HPT = heads per thread (both sides use the same launch shape). " + SASS_NOTE, "",
              "## Time per launch (median of 5 x 100, CUDA events, graph-replayed)", "",
              "| HPT | shape | Ember | Ember fast | hand PTX | copy | Ember/hand | fast/hand | Ember % of copy BW "
              "| Ember, LLVM full -O3 |",

@@ -22,11 +22,11 @@ def _module(**defines):
 @pytest.mark.parametrize("neox", [False, True])
 @pytest.mark.parametrize("backward", [False, True])
 @pytest.mark.parametrize("fast", [False, True])
-@pytest.mark.parametrize("hpt", [1, 4, 8])
-def test_rope_variants_match_reference(head_dim, neox, backward, fast, hpt):
+@pytest.mark.parametrize("hpt, pairs", [(1, 1), (4, 1), (8, 1), (8, 2), (16, 4)])
+def test_rope_variants_match_reference(head_dim, neox, backward, fast, hpt, pairs):
     from ember.runtime.cuda import DeviceArray
-    mod = _module(HEAD_DIM=head_dim, NEOX=neox, BACKWARD=backward, FAST=fast, HEADS_PER_THREAD=hpt)
-    rng = np.random.default_rng(head_dim + 2 * neox + 4 * backward + 8 * fast + 16 * hpt)
+    mod = _module(HEAD_DIM=head_dim, NEOX=neox, BACKWARD=backward, FAST=fast, HEADS_PER_THREAD=hpt, PAIRS=pairs)
+    rng = np.random.default_rng(head_dim + 2 * neox + 4 * backward + 8 * fast + 16 * hpt + 512 * pairs)
     tokens, heads, base = 37, 6, 1e6            # 6 heads: the last head block is partial
     x = rng.standard_normal((tokens, heads, head_dim)).astype(np.float32)
     pos = rng.integers(0, 32768, tokens).astype(np.int32)

@@ -29,14 +29,15 @@ def test_every_kernel_file_is_covered():
 
 @pytest.mark.parametrize("neox", [False, True])
 @pytest.mark.parametrize("backward", [False, True])
-@pytest.mark.parametrize("fast", [False, True])
-def test_rope_in_sim(neox, backward, fast):
-    rng = np.random.default_rng(5 + neox + 2 * backward + 4 * fast)
+@pytest.mark.parametrize("fast, pairs", [(False, 1), (True, 1), (False, 2), (False, 4)])
+def test_rope_in_sim(neox, backward, fast, pairs):
+    """Every form, with one pair or several (PAIRS: 2 and 4 neighbouring pairs a thread)."""
+    rng = np.random.default_rng(5 + neox + 2 * backward + 4 * fast + 8 * pairs)
     tokens, heads, head_dim, hpt = 3, 6, 64, 4
     x = rng.standard_normal((tokens, heads, head_dim)).astype(np.float32)
     pos = np.array([0, 17, 32767], dtype=np.int32)
     ref = rope_ref(x, pos, 1e6, neox=neox, backward=backward)
-    mod = load(ember.compile(SRC / "rope.ember", defines={"HEAD_DIM": head_dim, "NEOX": neox,
+    mod = load(ember.compile(SRC / "rope.ember", defines={"HEAD_DIM": head_dim, "NEOX": neox, "PAIRS": pairs,
                                                           "BACKWARD": backward, "FAST": fast}))
     grid = ((heads + hpt - 1) // hpt, tokens)
     y = np.zeros_like(x)
@@ -79,14 +80,15 @@ def test_rmsnorm_in_sim(t, tol, cols):
 
 @pytest.mark.parametrize("t, tol", [("f16", 2 ** -10), ("bf16", 2 ** -7)])
 @pytest.mark.parametrize("neox", [False, True])
-def test_rope_half_precision_io_in_sim(t, tol, neox):
+@pytest.mark.parametrize("pairs", [1, 4])
+def test_rope_half_precision_io_in_sim(t, tol, neox, pairs):
     """f16/bf16 data, f32/f64 math, one rounding to T at the end."""
-    rng = np.random.default_rng(11 + neox)
+    rng = np.random.default_rng(11 + neox + 2 * pairs)
     tokens, heads, head_dim = 3, 4, 64
     x = _io(t, rng.standard_normal((tokens, heads, head_dim)))
     pos = np.array([0, 999, 32767], dtype=np.int32)
     ref = rope_ref(_values(t, x), pos, 1e6, neox=neox)
-    prog = ember.compile(SRC / "rope.ember", defines={"HEAD_DIM": head_dim, "NEOX": neox, "T": t})
+    prog = ember.compile(SRC / "rope.ember", defines={"HEAD_DIM": head_dim, "NEOX": neox, "T": t, "PAIRS": pairs})
     y = np.zeros_like(x)
     load(prog).rope_out(x, y, pos, heads, 1e6, grid=(1, tokens))
     err = np.abs(_values(t, y) - ref) / np.maximum(np.abs(ref), 1.0)

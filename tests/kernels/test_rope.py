@@ -42,3 +42,17 @@ def test_half_precision_io_keeps_vector_accesses(t):
         assert "v2.b16" in prog.ptx and re.search(r"st\.global\.(v2\.b16|b32)", prog.ptx)
         assert not re.search(r"(ld|st)\.global(\.nc)?\.b16", prog.ptx)
         assert ".local" not in prog.ptx
+
+
+@pytest.mark.parametrize("t", ["f32", "bf16"])
+@pytest.mark.parametrize("neox", [False, True])
+def test_several_pairs_a_thread_make_wider_accesses(t, neox):
+    """PAIRS = 4: a thread's values are neighbours (2 x 4, or 4 in each half with NEOX), so
+    every load and store of them is an 8-byte vector access (the pointers promise align(8)):
+    no lone element is read or written; the one scalar load is the token's position."""
+    import ember
+    ptx = ember.compile(ROPE, defines={"HEAD_DIM": 128, "T": t, "NEOX": neox, "PAIRS": 4}, kernels=["rope_out"]).ptx
+    accesses = re.findall(r"(?:ld|st)\.global\S*", ptx)
+    assert accesses.count("ld.global.nc.b32") == 1                      # positions[token]
+    vector = {"f32": {"ld.global.nc.v2.b32", "st.global.v2.b32"}, "bf16": {"ld.global.nc.v4.b16", "st.global.v2.b32"}}[t]
+    assert set(accesses) - {"ld.global.nc.b32"} == vector, accesses

@@ -26,8 +26,8 @@ def run_in_sim(wl, config):
     ("q4k_gemv", "1x7x512", [{"WARPS": 2, "ROWS": 4}]),
     ("q4k_q8_swiglu", "2x5x512", [{"WARPS": 2}, {"WARPS": 8}]),
     ("q4k_digits_gemv", "2x9x768", [{"WARPS": 2, "ROWS": 4, "UNROLL": 2, "MIN_BLOCKS": 1}]),
-    ("rope_out", "3x5x64 f32", [{"HEADS_PER_THREAD": 2}, {"HEADS_PER_THREAD": 8}]),
-    ("rope_out", "2x3x32 bf16", [{"HEADS_PER_THREAD": 1}]),
+    ("rope_out", "3x5x64 f32", [{"HEADS_PER_THREAD": 2, "PAIRS": 1}, {"HEADS_PER_THREAD": 8, "PAIRS": 2}]),
+    ("rope_out", "2x3x32 bf16", [{"HEADS_PER_THREAD": 1, "PAIRS": 4}, {"HEADS_PER_THREAD": 16, "PAIRS": 2}]),
     ("q6k_gemv", "2x9x512", [{"WARPS": 2, "ROWS": 2}]),
     ("gemm_bf16", "70x40x96", [{"BM": 64, "BN": 64, "BK": 32, "STAGES": 2, "WARPS_M": 2, "WARPS_N": 2}]),
 ])
