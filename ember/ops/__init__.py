@@ -1,0 +1,19 @@
+"""ember.ops: the decoder layer's kernels as functions a decode loop calls on torch
+tensors, CuPy arrays or any CUDA array (DLPack / __cuda_array_interface__).
+
+    import torch, ember.ops
+    y = ember.ops.rms_norm(x, weight, 1e-5)                 # x: [rows, cols] f32/bf16/f16
+    ember.ops.rope(q, k, positions, 500000.0)               # in place, GQA shapes
+    y = ember.ops.q4k_gemv(w_q4k, x)                        # Q4_K weight bytes, f32 x [m, k]
+
+Every op checks its arguments before it launches (device, dtype, rank, shape, contiguity,
+alignment, overlaps, scalar ranges) and raises ArgumentError naming the argument; it runs
+on torch's current stream, and picks the compiled variant from the call's shape and the
+tuned table of the GPU it runs on (compiled once, then cached)."""
+
+from .args import ArgumentError
+from .gemv import q4k_gemv
+from .norm import rms_norm
+from .rope import rope
+
+__all__ = ["ArgumentError", "rms_norm", "rope", "q4k_gemv"]

@@ -1,0 +1,180 @@
+"""What an ember.ops call checks before it launches anything: each tensor argument read
+as a device view (torch tensors directly; CuPy, ember DeviceArrays and any other object
+through the CUDA Array Interface or DLPack), then its device, dtype, rank, shape,
+contiguity and alignment, and each scalar's range - with one error per problem naming the
+argument, the rule and what was given (ArgumentError). Nothing here touches the GPU."""
+
+from __future__ import annotations
+
+import math
+
+from ..records import record
+
+# torch dtypes by their str(), numpy typestrs by their kind+size: Ember's element names
+_TORCH_DTYPES = {"torch.float32": "f32", "torch.float16": "f16", "torch.bfloat16": "bf16", "torch.float64": "f64",
+                 "torch.int32": "i32", "torch.int64": "i64", "torch.int16": "i16", "torch.int8": "i8",
+                 "torch.uint8": "u8", "torch.uint16": "u16", "torch.uint32": "u32", "torch.bool": "bool"}
+ITEMSIZE = {"f32": 4, "f16": 2, "bf16": 2, "f64": 8, "i32": 4, "i64": 8, "i16": 2, "i8": 1, "u8": 1, "u16": 2,
+            "u32": 4, "bool": 1}
+
+
+class ArgumentError(ValueError):
+    """An ember.ops argument breaks a rule of the op: nothing was launched."""
+
+    def __init__(self, op: str, argument: str, message: str):
+        self.op, self.argument = op, argument
+        super().__init__(f"ember.ops.{op}: `{argument}` {message}")
+
+
+@record
+class DeviceView:
+    """A device tensor argument as the checks see it (strides in elements)."""
+
+    obj: object
+    shape: tuple
+    strides: tuple
+    dtype: str | None              # Ember's element name; None for a type Ember has not
+    ptr: int
+    device: int | None             # the CUDA ordinal, when the object says
+
+
+def _contiguous_strides(shape) -> tuple:
+    strides, step = [], 1
+    for d in reversed(shape):
+        strides.insert(0, step)
+        step *= max(int(d), 1)
+    return tuple(strides)
+
+
+def view(op: str, name: str, obj) -> DeviceView:
+    """`obj` as a DeviceView, or an ArgumentError saying why it is not a device tensor."""
+    if type(obj).__module__.split(".")[0] == "torch" and hasattr(obj, "data_ptr"):
+        if obj.device.type != "cuda":
+            raise ArgumentError(op, name, f"is a torch tensor on `{obj.device}`: move it to a CUDA device "
+                                          "(`.cuda()`) - ember.ops runs on GPU memory")
+        return DeviceView(obj, tuple(obj.shape), tuple(obj.stride()), _TORCH_DTYPES.get(str(obj.dtype)),
+                          int(obj.data_ptr()), obj.device.index)
+    try:
+        cai = obj.__cuda_array_interface__
+    except (AttributeError, TypeError, ValueError, RuntimeError):
+        cai = None
+    if isinstance(cai, dict):
+        from ..abi import elem_name_of_typestr
+        shape = tuple(int(d) for d in cai["shape"])
+        typestr = cai["typestr"]
+        size = int(typestr[2:]) if typestr[2:].isdigit() else 1
+        strides = cai.get("strides")
+        strides = _contiguous_strides(shape) if strides is None else tuple(int(s) // size for s in strides)
+        dtype = elem_name_of_typestr(typestr)
+        if typestr[1:] == "V2" and "bfloat16" in str(getattr(obj, "dtype", "")):
+            dtype = "bf16"
+        return DeviceView(obj, shape, strides, dtype, int(cai["data"][0]), None)
+    if hasattr(obj, "__dlpack_device__"):
+        kind, ordinal = obj.__dlpack_device__()
+        if int(kind) not in (2, 13):          # kDLCUDA, kDLCUDAManaged
+            what = "a numpy array" if type(obj).__module__ == "numpy" else f"a {type(obj).__name__}"
+            raise ArgumentError(op, name, f"is {what} in host memory (DLPack device type {int(kind)}), not a device "
+                                          "tensor: ember.ops runs on GPU memory (torch CUDA tensors, CuPy arrays)")
+        from ..abi import elem_name_of_dtype
+        from cuda.core.utils import StridedMemoryView
+        v = StridedMemoryView.from_any_interface(obj, stream_ptr=-1)
+        shape = tuple(int(d) for d in v.shape)
+        strides = _contiguous_strides(shape) if v.strides is None else tuple(int(s) for s in v.strides)
+        try:
+            dtype = elem_name_of_dtype(v.dtype)
+        except Exception:       # noqa: BLE001 - a type numpy cannot name
+            dtype = None
+        return DeviceView(obj, shape, strides, dtype, int(v.ptr), int(ordinal))
+    kind = "a numpy array in host memory" if type(obj).__module__ == "numpy" else f"a {type(obj).__name__}"
+    raise ArgumentError(op, name, f"is {kind}, not a device tensor: pass a torch CUDA tensor, a CuPy array or "
+                                  "any CUDA array with DLPack or __cuda_array_interface__")
+
+
+def dtype(op: str, name: str, v: DeviceView, allowed: tuple) -> str:
+    if v.dtype not in allowed:
+        raise ArgumentError(op, name, f"has dtype {v.dtype or 'unknown'}; {op} takes {' or '.join(allowed)}")
+    return v.dtype
+
+
+def same_dtype(op: str, name: str, v: DeviceView, other: str, expected: str) -> None:
+    if v.dtype != expected:
+        raise ArgumentError(op, name, f"has dtype {v.dtype}, but `{other}` is {expected}: they must match")
+
+
+def rank(op: str, name: str, v: DeviceView, ranks: tuple, what: str) -> None:
+    if len(v.shape) not in ranks:
+        raise ArgumentError(op, name, f"has rank {len(v.shape)} (shape {list(v.shape)}); expected {what}")
+
+
+def shape(op: str, name: str, v: DeviceView, expected: tuple, what: str) -> None:
+    if tuple(v.shape) != tuple(expected):
+        raise ArgumentError(op, name, f"has shape {list(v.shape)}; expected {list(expected)} ({what})")
+
+
+def contiguous(op: str, name: str, v: DeviceView) -> None:
+    """Row-major and dense: the kernels index rows by their length."""
+    if any(d != 1 and s != e for d, s, e in zip(v.shape, v.strides, _contiguous_strides(v.shape))):
+        raise ArgumentError(op, name, f"is not contiguous (strides {list(v.strides)} for shape {list(v.shape)}): "
+                                      "pass `.contiguous()`")
+
+
+def aligned(op: str, name: str, v: DeviceView, nbytes: int) -> None:
+    if v.ptr % nbytes:
+        raise ArgumentError(op, name, f"starts at 0x{v.ptr:x}, not a multiple of {nbytes} bytes: {op} loads it "
+                                      f"in {nbytes}-byte vectors (a view offset into a larger tensor can do this)")
+
+
+def same_device(op: str, views: dict) -> int | None:
+    """The CUDA ordinal the tensors share (None when none says)."""
+    known = {n: v.device for n, v in views.items() if v.device is not None}
+    ordinals = set(known.values())
+    if len(ordinals) > 1:
+        listed = ", ".join(f"`{n}` on cuda:{d}" for n, d in known.items())
+        raise ArgumentError(op, next(iter(known)), f"and the others are on different GPUs ({listed})")
+    return ordinals.pop() if ordinals else None
+
+
+def no_overlap(op: str, a: str, va: DeviceView, b: str, vb: DeviceView) -> None:
+    """Two buffers, one written, may not share memory (the kernels read before they write)."""
+    def extent(v):
+        n = sum((d - 1) * s for d, s in zip(v.shape, v.strides)) + 1 if all(v.shape) else 0
+        return v.ptr, v.ptr + n * ITEMSIZE.get(v.dtype, 1)
+    (a0, a1), (b0, b1) = extent(va), extent(vb)
+    if a0 < b1 and b0 < a1:
+        raise ArgumentError(op, b, f"overlaps `{a}` in memory: {op} writes `{b}` while it reads `{a}`")
+
+
+def positive_float(op: str, name: str, value) -> float:
+    try:
+        f = float(value)
+    except (TypeError, ValueError):
+        raise ArgumentError(op, name, f"must be a number, not {type(value).__name__}") from None
+    if not (math.isfinite(f) and f > 0.0):
+        raise ArgumentError(op, name, f"must be finite and positive, got {value!r}")
+    return f
+
+
+def int_range(op: str, name: str, value: int, low: int, high: int, why: str) -> int:
+    if not low <= value <= high:
+        raise ArgumentError(op, name, f"is {value}; it must be in [{low}, {high}] ({why})")
+    return value
+
+
+def empty_like(like: DeviceView, shape: tuple, dtype_name: str):
+    """A new device tensor of the same library as `like` (torch or CuPy, else an ember
+    DeviceArray) for an output the caller did not give."""
+    obj = like.obj
+    if type(obj).__module__.split(".")[0] == "torch":
+        import torch
+        return torch.empty(shape, dtype=getattr(torch, {"f32": "float32", "f16": "float16", "bf16": "bfloat16"}
+                                               [dtype_name]), device=obj.device)
+    if type(obj).__module__.split(".")[0] == "cupy":
+        import cupy
+        return cupy.empty(shape, dtype={"f32": "float32", "f16": "float16"}[dtype_name])
+    import numpy as np
+    from ..runtime.cuda import DeviceArray
+    np_dtype = {"f32": np.float32, "f16": np.float16}.get(dtype_name)
+    if np_dtype is None:
+        import ml_dtypes
+        np_dtype = ml_dtypes.bfloat16
+    return DeviceArray(shape, np_dtype, like.device or 0)

@@ -1,0 +1,65 @@
+"""The compiled kernels behind ember.ops: a kernel of kernels_src/ compiled with the const
+values of the call's shape and the configuration its tuned table chose for this GPU, loaded
+through the table's SASS path, once per kernel, values and GPU.
+
+The table entry used is the one of this GPU whose const values (M, COLS, T, ...) are the
+call's and whose shape is nearest in size (the buckets of `ember tune --list`); without one
+the kernel's defaults are used through nvJitLink, with a warning once."""
+
+from __future__ import annotations
+
+import functools
+import math
+import warnings
+
+from ..tuning import table as T
+from ..tuning.workloads import KERNELS_SRC
+
+
+def _size(bucket: str) -> int:
+    return math.prod(int(d) for d in bucket.split(" ")[0].split("x"))
+
+
+def pick_entry(table: dict | None, device: str, defines: dict, size: int) -> dict | None:
+    """The entry of `device` made with these const values whose bucket is nearest `size`
+    (ties: the smaller bucket, then the name), or None."""
+    if not table:
+        return None
+    want = {k: str(v) for k, v in defines.items()}
+    fits = [(b, e) for b, e in table.get("devices", {}).get(device, {}).items()
+            if e.get("config") is not None and {k: str(v) for k, v in e.get("defines", {}).items()} == want]
+    if not fits:
+        return None
+    return min(fits, key=lambda be: (abs(math.log(_size(be[0]) / max(size, 1))), _size(be[0]), be[0]))[1]
+
+
+def kernel(source: str, name: str, defines: dict, size: int, device: int = 0, table_of: str | None = None):
+    """(the loaded kernel, the values of its tuned parameters): `name` of kernels_src/SOURCE
+    for a call of `size` (the product of its shape), tuned by the table of `table_of` (a
+    kernel of the same file that does the same work; default `name`)."""
+    return _load(source, name, tuple(sorted((k, str(v)) for k, v in defines.items())), size, device,
+                 table_of or name)
+
+
+@functools.lru_cache(maxsize=None)
+def _load(source: str, name: str, defines: tuple, size: int, device: int, table_of: str):
+    import ember
+    from ..runtime import cuda
+    ctx = cuda.context(device)
+    path = KERNELS_SRC / source
+    key = T.device_key(ctx.name, ctx.arch)
+    table_path = KERNELS_SRC / "tuned" / f"{table_of}.json"
+    table = T.read(table_path) if table_path.is_file() else None
+    if table is not None and table.get("source_hash") != T.source_hash(path):
+        warnings.warn(f"ember.ops: the tuned table {table_path.name} was made from another version of {source}: "
+                      f"ignored, the defaults of `{name}` are used", stacklevel=4)
+        table = None
+    entry = pick_entry(table, key, dict(defines), size)
+    config, sass_path = ({}, "nvjitlink") if entry is None else (dict(entry["config"]), T.entry_sass_path(table, entry))
+    if entry is None:
+        values = " ".join(f"{k}={v}" for k, v in defines)
+        warnings.warn(f"ember.ops: `{name}` is not tuned for {key} with {values or 'its defaults'}: its default "
+                      f"configuration is used (`ember tune` makes the table)", stacklevel=4)
+    program = ember.compile(path, arch=ctx.arch, defines={**dict(defines), **config}, kernels=[name])
+    info = program.kernels[name]
+    return cuda.load(program, device, sass_path=sass_path)[name], {p: info.consts[p] for p in info.tunables}

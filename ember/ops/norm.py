@@ -1,0 +1,63 @@
+"""ember.ops.rms_norm: RMSNorm over the last axis, optionally fused with the residual add
+of a decoder layer (kernels_src/rmsnorm.ember rmsnorm_rows / add_rmsnorm_rows)."""
+
+from __future__ import annotations
+
+from . import args as A
+from .kernels import kernel
+
+DTYPES = ("f32", "bf16", "f16")
+
+
+def rms_norm(x, weight, eps: float = 1e-5, *, residual=None, out=None):
+    """y = x / sqrt(mean(x^2) + eps) * weight over the last axis of x [rows, cols] (or
+    [cols]), f32, bf16 or f16, math in f32. With `residual` (the same shape and dtype):
+    h = x + residual is written back into `residual` and y = rms_norm(h). Returns `out`
+    (allocated like x when not given). Runs on the caller's current stream (torch's)."""
+    op = "rms_norm"
+    vx = A.view(op, "x", x)
+    t = A.dtype(op, "x", vx, DTYPES)
+    A.rank(op, "x", vx, (1, 2), "[rows, cols] or [cols]")
+    cols = vx.shape[-1]
+    rows = vx.shape[0] if len(vx.shape) == 2 else 1
+    A.int_range(op, "x", cols, 1, 1 << 20, "the number of columns a row holds")
+    A.int_range(op, "x", rows, 1, 2 ** 31 - 1, "one block per row")
+    A.contiguous(op, "x", vx)
+    A.aligned(op, "x", vx, 16)
+    vw = A.view(op, "weight", weight)
+    A.same_dtype(op, "weight", vw, "x", t)
+    A.shape(op, "weight", vw, (cols,), "one weight per column of x")
+    A.contiguous(op, "weight", vw)
+    A.aligned(op, "weight", vw, 16)
+    eps = A.positive_float(op, "eps", eps)
+    views = {"x": vx, "weight": vw}
+    if residual is not None:
+        vr = A.view(op, "residual", residual)
+        A.same_dtype(op, "residual", vr, "x", t)
+        A.shape(op, "residual", vr, vx.shape, "the shape of x")
+        A.contiguous(op, "residual", vr)
+        A.aligned(op, "residual", vr, 16)
+        A.no_overlap(op, "x", vx, "residual", vr)
+        views["residual"] = vr
+    if out is None:
+        out = A.empty_like(vx, vx.shape, t)
+    vo = A.view(op, "out", out)
+    A.same_dtype(op, "out", vo, "x", t)
+    A.shape(op, "out", vo, vx.shape, "the shape of x")
+    A.contiguous(op, "out", vo)
+    A.aligned(op, "out", vo, 16)
+    for name in ("x", "weight") + (("residual",) if residual is not None else ()):
+        A.no_overlap(op, name, views[name], "out", vo)
+    views["out"] = vo
+    device = A.same_device(op, views) or 0
+    defines = {"T": t, "COLS": cols}
+    vec = next(v for v in (4, 2, 1) if cols % v == 0)
+    if vec != 4:                                  # the default VEC must divide the row
+        defines["VEC"] = vec
+    if residual is None:
+        k, _ = kernel("rmsnorm.ember", "rmsnorm_rows", defines, rows * cols, device)
+        k(x, weight, out, eps, grid=(rows,))
+    else:
+        k, _ = kernel("rmsnorm.ember", "add_rmsnorm_rows", defines, rows * cols, device, table_of="rmsnorm_rows")
+        k(x, residual, weight, out, eps, grid=(rows,))
+    return out

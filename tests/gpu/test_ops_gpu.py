@@ -1,0 +1,107 @@
+"""ember.ops on the GPU with torch tensors: each op against its f64 reference on fresh
+random data (f32 and bf16, the fused residual add, GQA RoPE in both pair layouts, the
+Q4_K GEMV at M = 1 and 8), on torch's current stream; a bad argument raises before any
+launch, so the output is left as it was."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import ember.ops as ops
+from ember.reference import q4k as Q
+from ember.reference.rmsnorm import rmsnorm
+from ember.reference.rope import rope as rope_ref
+
+pytestmark = pytest.mark.gpu
+torch = pytest.importorskip("torch")
+
+
+def f64(t):
+    return t.detach().to("cpu", torch.float64).numpy()
+
+
+@pytest.fixture(autouse=True)
+def quiet():
+    with warnings.catch_warnings():          # shapes with no tuned entry say so once
+        warnings.simplefilter("ignore")
+        yield
+
+
+@pytest.mark.parametrize("dtype, tol", [(torch.float32, 2e-6), (torch.bfloat16, 2 ** -7)])
+@pytest.mark.parametrize("rows, cols", [(1, 4096), (37, 4096), (5, 1000), (3, 14)])
+def test_rms_norm_and_the_fused_residual_add(dtype, tol, rows, cols):
+    g = torch.Generator(device="cuda").manual_seed(rows * cols)
+    x = (torch.randn(rows, cols, device="cuda", generator=g) * 3).to(dtype)
+    w = (torch.rand(cols, device="cuda", generator=g) + 0.5).to(dtype)
+    y = ops.rms_norm(x, w, 1e-5)
+    ref = rmsnorm(f64(x), f64(w), 1e-5)
+    assert np.abs(f64(y) - ref).max() / np.abs(ref).max() <= tol
+    r = torch.randn(rows, cols, device="cuda", generator=g).to(dtype)
+    h = (x.float() + r.float()).to(dtype)
+    y2 = ops.rms_norm(x, w, 1e-5, residual=r)
+    assert torch.equal(r, h)                                 # h written back into the residual
+    ref2 = rmsnorm(f64(h), f64(w), 1e-5)
+    assert np.abs(f64(y2) - ref2).max() / np.abs(ref2).max() <= tol
+
+
+@pytest.mark.parametrize("dtype, tol", [(torch.float32, 1e-5), (torch.bfloat16, 2 ** -7)])
+@pytest.mark.parametrize("neox", [False, True])
+def test_rope_rotates_q_and_k_in_place(dtype, tol, neox):
+    g = torch.Generator(device="cuda").manual_seed(7 + neox)
+    tokens, q_heads, kv_heads, head_dim = 19, 32, 8, 128
+    q = torch.randn(tokens, q_heads, head_dim, device="cuda", generator=g).to(dtype)
+    k = torch.randn(tokens, kv_heads, head_dim, device="cuda", generator=g).to(dtype)
+    pos = torch.randint(0, 32768, (tokens,), device="cuda", generator=g, dtype=torch.int32)
+    q_ref = rope_ref(f64(q), pos.cpu().numpy(), 500000.0, neox=neox)
+    k_ref = rope_ref(f64(k), pos.cpu().numpy(), 500000.0, neox=neox)
+    ops.rope(q, k, pos, 500000.0, neox=neox)
+    for got, ref in ((q, q_ref), (k, k_ref)):
+        assert np.abs(f64(got) - ref).max() / np.abs(ref).max() <= tol
+
+
+@pytest.mark.parametrize("m, n, k", [(1, 1000, 4096), (8, 512, 2048)])
+def test_q4k_gemv(m, n, k):
+    rng = np.random.default_rng(m * n + k)
+    w = Q.random_q4k(rng, n, k)
+    x = (rng.standard_normal((m, k)) * rng.uniform(0.1, 10.0, (m, 1))).astype(np.float32)
+    y = ops.q4k_gemv(torch.from_numpy(w).cuda(), torch.from_numpy(x).cuda())
+    ref = Q.gemv(w, x)
+    assert y.shape == (m, n) and np.abs(f64(y) - ref).max() / np.abs(ref).max() <= 1e-5
+
+
+def test_the_ops_run_on_torchs_current_stream():
+    """Work queued on a side stream before the op: the op must be ordered after it."""
+    s = torch.cuda.Stream()
+    x = torch.empty(64, 4096, device="cuda")
+    w = torch.ones(4096, device="cuda")
+    with torch.cuda.stream(s):
+        torch.cuda._sleep(20_000_000)                          # keep the stream busy
+        x.fill_(2.0)
+        y = ops.rms_norm(x, w, 1e-6)
+    s.synchronize()
+    assert torch.allclose(y, torch.ones_like(y))
+
+
+def test_bad_arguments_launch_nothing():
+    x = torch.randn(4, 4096, device="cuda")
+    w = torch.ones(4096, device="cuda")
+    out = torch.full((4, 4096), 7.0, device="cuda")
+    bad = [
+        (dict(x=x.cpu(), weight=w), "x", "torch tensor on `cpu`"),
+        (dict(x=x.double(), weight=w), "x", "has dtype f64"),
+        (dict(x=torch.randn(4096, 4, device="cuda").t(), weight=w), "x", "not contiguous"),
+        (dict(x=x, weight=torch.ones(4095, device="cuda")), "weight", "has shape [4095]"),
+        (dict(x=torch.randn(4 * 4096 + 1, device="cuda")[1:].view(4, 4096), weight=w), "x", "not a multiple of 16"),
+        (dict(x=x, weight=w.half()), "weight", "has dtype f16"),
+        (dict(x=x, weight=w, eps=0.0), "eps", "finite and positive"),
+        (dict(x=x, weight=w, out=out[:, :4095]), "out", "has shape"),
+        (dict(x=x, weight=w, residual=x), "residual", "overlaps `x`"),
+    ]
+    for kw, argument, text in bad:
+        kw.setdefault("out", out)
+        with pytest.raises(ops.ArgumentError) as e:
+            ops.rms_norm(**kw)
+        assert e.value.argument == argument and text in str(e.value), str(e.value)
+    torch.cuda.synchronize()
+    assert bool((out == 7.0).all())                           # nothing was launched

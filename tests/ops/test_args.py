@@ -1,0 +1,80 @@
+"""ember.ops checks every argument before it launches: each bad argument gets one
+ArgumentError naming it and the rule - tried here without a GPU, on objects that present
+device memory through the CUDA Array Interface as CuPy or Numba arrays do (the checks
+never read the memory; a call that passed them all would need a GPU)."""
+
+import numpy as np
+import pytest
+
+import ember.ops as ops
+from ember.ops import ArgumentError
+
+
+class CudaArray:
+    """A device array as any CUDA library presents it (__cuda_array_interface__ v3)."""
+
+    def __init__(self, shape, typestr="<f4", ptr=0x7f0000000000, strides=None):
+        self.__cuda_array_interface__ = {"shape": tuple(shape), "typestr": typestr, "data": (ptr, False),
+                                         "strides": strides, "version": 3}
+
+
+def f32(*shape, **kw):
+    return CudaArray(shape, "<f4", **kw)
+
+
+def raises(argument, text, fn, *args, **kw):
+    with pytest.raises(ArgumentError) as e:
+        fn(*args, **kw)
+    assert e.value.argument == argument and text in str(e.value), str(e.value)
+    assert str(e.value).startswith(f"ember.ops.{fn.__name__}: `{argument}` ")
+
+
+def test_rms_norm_names_each_bad_argument():
+    x, w = f32(4, 4096), f32(4096, ptr=0x7f1000000000)
+    raises("x", "not a device tensor", ops.rms_norm, np.zeros((4, 4096), np.float32), w)
+    raises("x", "is a str", ops.rms_norm, "x", w)
+    raises("x", "has dtype i32; rms_norm takes f32 or bf16 or f16", ops.rms_norm, CudaArray((4, 4096), "<i4"), w)
+    raises("x", "has rank 3", ops.rms_norm, f32(2, 2, 4096), w)
+    raises("x", "not contiguous", ops.rms_norm, f32(4, 4096, strides=(4, 16)), w)
+    raises("x", "not a multiple of 16 bytes", ops.rms_norm, f32(4, 4096, ptr=0x7f0000000004), w)
+    raises("x", "must be in [1, 1048576]", ops.rms_norm, f32(4, 0), w)
+    raises("weight", "has dtype f16, but `x` is f32", ops.rms_norm, x, CudaArray((4096,), "<f2"))
+    raises("weight", "has shape [4095]; expected [4096]", ops.rms_norm, x, f32(4095))
+    for eps in (0.0, -1e-5, float("nan"), float("inf")):
+        raises("eps", "finite and positive", ops.rms_norm, x, w, eps)
+    raises("eps", "must be a number", ops.rms_norm, x, w, "small")
+    raises("residual", "has shape [4, 4095]", ops.rms_norm, x, w, residual=f32(4, 4095, ptr=0x7f2000000000))
+    raises("residual", "overlaps `x`", ops.rms_norm, x, w, residual=f32(4, 4096, ptr=0x7f0000000010))
+    raises("out", "has shape [4, 4]", ops.rms_norm, x, w, out=f32(4, 4, ptr=0x7f3000000000))
+    raises("out", "overlaps `x`", ops.rms_norm, x, w, out=f32(4, 4096))
+
+
+def test_rope_names_each_bad_argument():
+    q = CudaArray((8, 32, 128), "<f4")
+    k = CudaArray((8, 8, 128), "<f4", ptr=0x7f1000000000)
+    pos = CudaArray((8,), "<i4", ptr=0x7f2000000000)
+    raises("q", "has head_dim 127: it must be even", ops.rope, CudaArray((8, 32, 127), "<f4"), k, pos)
+    raises("k", "has dtype f16, but `q` is f32", ops.rope, q, CudaArray((8, 8, 128), "<f2", ptr=0x7f1000000000), pos)
+    raises("k", "does not divide q's 32", ops.rope, q, CudaArray((8, 6, 128), "<f4", ptr=0x7f1000000000), pos)
+    raises("k", "expected [8, kv_heads, 128]", ops.rope, q, CudaArray((7, 8, 128), "<f4", ptr=0x7f1000000000), pos)
+    raises("k", "overlaps `q`", ops.rope, q, CudaArray((8, 8, 128), "<f4", ptr=0x7f0000000100), pos)
+    raises("positions", "has dtype i64", ops.rope, q, k, CudaArray((8,), "<i8", ptr=0x7f2000000000))
+    raises("positions", "has shape [9]", ops.rope, q, k, CudaArray((9,), "<i4", ptr=0x7f2000000000))
+    raises("positions", "not a device tensor", ops.rope, q, k, np.arange(8, dtype=np.int32))
+    raises("q", "has rank 2", ops.rope, CudaArray((8, 4096), "<f4"), k, pos)
+    raises("q", "not a multiple of 8 bytes", ops.rope, CudaArray((8, 32, 128), "<f4", ptr=0x7f0000000004), k, pos)
+    for base in (0, -10000.0, float("nan")):
+        raises("base", "finite and positive", ops.rope, q, k, pos, base)
+
+
+def test_q4k_gemv_names_each_bad_argument():
+    x = CudaArray((1, 4096), "<f4")
+    w = CudaArray((14336, 4096 // 256 * 144), "|u1", ptr=0x7f1000000000)
+    raises("x", "must be in [1, 8]", ops.q4k_gemv, w, CudaArray((9, 4096), "<f4"))
+    raises("x", "a multiple of 256", ops.q4k_gemv, w, CudaArray((1, 4000), "<f4"))
+    raises("x", "has dtype f16", ops.q4k_gemv, w, CudaArray((1, 4096), "<f2"))
+    raises("w", "has dtype f32; q4k_gemv takes u8", ops.q4k_gemv, CudaArray((14336, 2304), "<f4", ptr=0x7f1000000000), x)
+    raises("w", "expected [14336, 2304]", ops.q4k_gemv, CudaArray((14336, 2300), "|u1", ptr=0x7f1000000000), x)
+    raises("w", "not a multiple of 16 bytes", ops.q4k_gemv, CudaArray((14336, 2304), "|u1", ptr=0x7f1000000008), x)
+    raises("out", "has shape [1, 4096]", ops.q4k_gemv, w, x, out=CudaArray((1, 4096), "<f4", ptr=0x7f2000000000))
+    raises("out", "overlaps `w`", ops.q4k_gemv, w, x, out=CudaArray((1, 14336), "<f4", ptr=0x7f1000000000))

@@ -1,0 +1,28 @@
+"""Which tuned entry an ember.ops call uses: the GPU's entry made with the call's const
+values, nearest in size; none when the values differ (the defaults are used)."""
+
+from ember.ops.kernels import pick_entry
+
+
+def entry(defines, config):
+    return {"defines": defines, "config": config, "us": 1.0}
+
+
+TABLE = {"devices": {"GPU sm_90": {
+    "16384x4096 f32": entry({"T": "f32", "COLS": 4096}, {"BLOCK": 512}),
+    "1x4096 f32": entry({"T": "f32", "COLS": 4096}, {"BLOCK": 128}),
+    "4096x8192 bf16": entry({"T": "bf16", "COLS": 8192}, {"BLOCK": 256}),
+    "2x4096 f32": {"defines": {"T": "f32", "COLS": 4096}, "config": None}}}}     # nothing correct: never used
+
+
+def test_the_nearest_bucket_with_the_same_values():
+    assert pick_entry(TABLE, "GPU sm_90", {"T": "f32", "COLS": 4096}, 8 * 4096)["config"] == {"BLOCK": 128}
+    assert pick_entry(TABLE, "GPU sm_90", {"T": "f32", "COLS": 4096}, 4096 * 4096)["config"] == {"BLOCK": 512}
+    assert pick_entry(TABLE, "GPU sm_90", {"T": "bf16", "COLS": 8192}, 1)["config"] == {"BLOCK": 256}
+
+
+def test_no_entry_for_other_values_or_another_gpu():
+    assert pick_entry(TABLE, "GPU sm_90", {"T": "f32", "COLS": 1000}, 5000) is None
+    assert pick_entry(TABLE, "GPU sm_90", {"T": "f32", "COLS": 4096, "VEC": 2}, 4096) is None
+    assert pick_entry(TABLE, "Other sm_80", {"T": "f32", "COLS": 4096}, 4096) is None
+    assert pick_entry(None, "GPU sm_90", {}, 1) is None
