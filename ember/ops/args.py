@@ -160,6 +160,17 @@ def int_range(op: str, name: str, value: int, low: int, high: int, why: str) -> 
     return value
 
 
+class Reinterpreted:
+    """The same device memory as another element type (Q4_K bytes as the u32 words a kernel
+    loads), for the launch; keeps the original object alive."""
+
+    def __init__(self, v: DeviceView, typestr: str, itemsize: int):
+        nbytes = math.prod(v.shape) * ITEMSIZE[v.dtype]
+        self.owner = v.obj
+        self.__cuda_array_interface__ = {"shape": (nbytes // itemsize,), "typestr": typestr,
+                                         "data": (v.ptr, True), "strides": None, "version": 3}
+
+
 def empty_like(like: DeviceView, shape: tuple, dtype_name: str):
     """A new device tensor of the same library as `like` (torch or CuPy, else an ember
     DeviceArray) for an output the caller did not give."""

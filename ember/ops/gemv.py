@@ -45,5 +45,6 @@ def q4k_gemv(w, x, *, out=None):
     A.no_overlap(op, "w", vw, "out", vo)
     device = A.same_device(op, {"x": vx, "w": vw, "out": vo}) or 0
     kern, cfg = kernel("q4k_gemv.ember", "q4k_gemv", {"M": m}, n * kdim, device)
-    kern(w, x, out, n, kdim, grid=(-(-n // (cfg["WARPS"] * cfg["ROWS"])),))
+    words = A.Reinterpreted(vw, "<u4", 4)           # the kernel loads the blocks as u32 words
+    kern(words, x, out, n, kdim, grid=(-(-n // (cfg["WARPS"] * cfg["ROWS"])),))
     return out
