@@ -5,6 +5,10 @@ tensors, CuPy arrays or any CUDA array (DLPack / __cuda_array_interface__).
     y = ember.ops.rms_norm(x, weight, 1e-5)                 # x: [rows, cols] f32/bf16/f16
     ember.ops.rope(q, k, positions, 500000.0)               # in place, GQA shapes
     y = ember.ops.q4k_gemv(w_q4k, x)                        # Q4_K weight bytes, f32 x [m, k]
+    xq = ember.ops.quantize_q8_1(x)                         # once, for the DP4A kernels:
+    y = ember.ops.q4k_gemv(w_q4k, xq)
+    h = ember.ops.swiglu_q4k(w_gate, w_up, xq)              # silu(x Wg^T) * (x Wu^T)
+    y = ember.ops.q6k_gemv(w_q6k, x)
 
 Every op checks its arguments before it launches (device, dtype, rank, shape, contiguity,
 alignment, overlaps, scalar ranges) and raises ArgumentError naming the argument; it runs
@@ -12,8 +16,9 @@ on torch's current stream, and picks the compiled variant from the call's shape 
 tuned table of the GPU it runs on (compiled once, then cached)."""
 
 from .args import ArgumentError
-from .gemv import q4k_gemv
+from .gemv import Q8Activations, q4k_gemv, q6k_gemv, quantize_q8_1, swiglu_q4k
 from .norm import rms_norm
 from .rope import rope
 
-__all__ = ["ArgumentError", "rms_norm", "rope", "q4k_gemv"]
+__all__ = ["ArgumentError", "rms_norm", "rope", "q4k_gemv", "quantize_q8_1", "Q8Activations", "swiglu_q4k",
+           "q6k_gemv"]

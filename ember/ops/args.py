@@ -164,11 +164,26 @@ class Reinterpreted:
     """The same device memory as another element type (Q4_K bytes as the u32 words a kernel
     loads), for the launch; keeps the original object alive."""
 
-    def __init__(self, v: DeviceView, typestr: str, itemsize: int):
+    def __init__(self, v: DeviceView, typestr: str, itemsize: int, writable: bool = False):
         nbytes = math.prod(v.shape) * ITEMSIZE[v.dtype]
         self.owner = v.obj
         self.__cuda_array_interface__ = {"shape": (nbytes // itemsize,), "typestr": typestr,
-                                         "data": (v.ptr, True), "strides": None, "version": 3}
+                                         "data": (v.ptr, not writable), "strides": None, "version": 3}
+
+
+def empty_words(like: DeviceView, nwords: int):
+    """A new device buffer of `nwords` 32-bit words, of the same library as `like` (int32
+    for torch, which has no general uint32), for a kernel's u32 scratch."""
+    obj = like.obj
+    if type(obj).__module__.split(".")[0] == "torch":
+        import torch
+        return torch.empty(nwords, dtype=torch.int32, device=obj.device)
+    if type(obj).__module__.split(".")[0] == "cupy":
+        import cupy
+        return cupy.empty(nwords, dtype="uint32")
+    import numpy as np
+    from ..runtime.cuda import DeviceArray
+    return DeviceArray((nwords,), np.uint32, like.device or 0)
 
 
 def empty_like(like: DeviceView, shape: tuple, dtype_name: str):

@@ -1,20 +1,34 @@
-"""ember.ops.q4k_gemv: y = x W^T with W in ggml's Q4_K format and M = 1..8 rows of f32
-activations (kernels_src/q4k_gemv.ember)."""
+"""The quantized GEMVs of ember.ops: y = x W^T with W in ggml's Q4_K or Q6_K format as GGUF
+stores it, for M = 1..8 rows of activations - f32 (kernels_src/q4k_gemv.ember,
+q6k_gemv.ember), or quantized once to Q8_1 for the DP4A kernels (q4k_dp4a.ember:
+quantize_q8_1, q4k_q8_gemv, and q4k_q8_swiglu for a SwiGLU's gate and up together)."""
 
 from __future__ import annotations
 
+from ..records import record
 from . import args as A
 from .kernels import kernel
 
-QK_K = 256            # values per Q4_K super-block
-BLOCK_BYTES = 144     # bytes per super-block
+QK_K = 256                           # values per super-block
+BLOCK_BYTES = {"q4k": 144, "q6k": 210}
 
 
-def q4k_gemv(w, x, *, out=None):
-    """w: the Q4_K bytes of an [n, k] weight (uint8 [n, k / 256 * 144], rows of super-blocks,
-    as GGUF stores it); x: f32 [m, k] (or [k]), m from 1 to 8; k a multiple of 256. Returns
-    out: f32 [m, n] (allocated like x when not given)."""
-    op = "q4k_gemv"
+@record
+class Q8Activations:
+    """x [m, k] quantized to Q8_1 (ggml's blocks of 32, split in the order the DP4A GEMVs
+    read them): quants `aq` (m * k / 4 words), scales and sums `ads` (m * k / 32 words).
+    Made by quantize_q8_1 and reused by every GEMV of the same activations."""
+
+    aq: object
+    ads: object
+    m: int
+    k: int
+    like: object          # the DeviceView of x (library, device)
+    rows: bool            # x was [m, k] (else [k])
+
+
+def _activations(op: str, x) -> tuple:
+    """(view, m, k, rows) of f32 activations [m, k] or [k]."""
     vx = A.view(op, "x", x)
     A.dtype(op, "x", vx, ("f32",))
     A.rank(op, "x", vx, (1, 2), "[m, k] or [k]")
@@ -22,29 +36,109 @@ def q4k_gemv(w, x, *, out=None):
     m = vx.shape[0] if len(vx.shape) == 2 else 1
     A.int_range(op, "x", m, 1, 8, "m: the rows of activations one launch takes")
     if kdim % QK_K or kdim == 0:
-        raise A.ArgumentError(op, "x", f"has {kdim} columns: Q4_K needs a multiple of {QK_K} (whole super-blocks)")
+        raise A.ArgumentError(op, "x", f"has {kdim} columns: a multiple of {QK_K} is needed (whole super-blocks)")
     A.contiguous(op, "x", vx)
     A.aligned(op, "x", vx, 16)
-    vw = A.view(op, "w", w)
-    A.dtype(op, "w", vw, ("u8",))
-    A.rank(op, "w", vw, (2,), f"[n, k / {QK_K} * {BLOCK_BYTES}] bytes")
+    return vx, m, kdim, len(vx.shape) == 2
+
+
+def _weights(op: str, name: str, w, fmt: str, kdim: int, align: int):
+    vw = A.view(op, name, w)
+    A.dtype(op, name, vw, ("u8",))
+    nbytes = BLOCK_BYTES[fmt]
+    A.rank(op, name, vw, (2,), f"[n, k / {QK_K} * {nbytes}] bytes")
     n = vw.shape[0]
-    A.shape(op, "w", vw, (n, kdim // QK_K * BLOCK_BYTES), f"{kdim // QK_K} super-blocks of {BLOCK_BYTES} bytes "
-                                                          f"per row for x's k = {kdim}")
-    A.int_range(op, "w", n, 1, 2 ** 31 - 1, "n: the output columns")
-    A.contiguous(op, "w", vw)
-    A.aligned(op, "w", vw, 16)
+    what = f"{kdim // QK_K} {fmt.upper().replace('K', '_K')} super-blocks of {nbytes} bytes per row for k = {kdim}"
+    A.shape(op, name, vw, (n, kdim // QK_K * nbytes), what)
+    A.int_range(op, name, n, 1, 2 ** 31 - 1, "n: the output columns")
+    A.contiguous(op, name, vw)
+    A.aligned(op, name, vw, align)
+    return vw, n
+
+
+def _output(op: str, out, like, m: int, n: int, rows: bool, reads: dict):
+    shape = (m, n) if rows else (n,)
     if out is None:
-        out = A.empty_like(vx, (m, n) if len(vx.shape) == 2 else (n,), "f32")
+        out = A.empty_like(like, shape, "f32")
     vo = A.view(op, "out", out)
     A.dtype(op, "out", vo, ("f32",))
-    A.shape(op, "out", vo, (m, n) if len(vx.shape) == 2 else (n,), "one value per row of x and row of w")
+    A.shape(op, "out", vo, shape, "one value per row of x and row of the weights")
     A.contiguous(op, "out", vo)
     A.aligned(op, "out", vo, 4)
-    A.no_overlap(op, "x", vx, "out", vo)
-    A.no_overlap(op, "w", vw, "out", vo)
+    for name, v in reads.items():
+        A.no_overlap(op, name, v, "out", vo)
+    return out, vo
+
+
+def quantize_q8_1(x) -> Q8Activations:
+    """f32 activations x [m, k] (or [k]; m 1..8, k a multiple of 256) -> Q8_1, for
+    q4k_gemv and swiglu_q4k to read (d = amax / 127 per block of 32, round half away)."""
+    op = "quantize_q8_1"
+    vx, m, kdim, rows = _activations(op, x)
+    device = A.same_device(op, {"x": vx}) or 0
+    aq, ads = A.empty_words(vx, m * kdim // 4), A.empty_words(vx, m * kdim // 32)
+    kern, cfg = kernel("q4k_dp4a.ember", "quantize_q8_1", {}, m * kdim, device)
+    blocks = m * kdim // 32                           # one warp per block of 32 values
+    kern(x, A.Reinterpreted(A.view(op, "aq", aq), "<u4", 4, writable=True),
+         A.Reinterpreted(A.view(op, "ads", ads), "<u4", 4, writable=True), blocks, grid=(-(-blocks // cfg["WARPS"]),))
+    return Q8Activations(aq, ads, m, kdim, vx, rows)
+
+
+def _q8_words(q: Q8Activations) -> tuple:
+    return (A.Reinterpreted(A.view("q4k_gemv", "aq", q.aq), "<u4", 4),
+            A.Reinterpreted(A.view("q4k_gemv", "ads", q.ads), "<u4", 4))
+
+
+def q4k_gemv(w, x, *, out=None):
+    """y = x W^T: w the Q4_K bytes of an [n, k] weight (uint8 [n, k / 256 * 144]); x f32
+    [m, k] (or [k]), m 1..8 - or a Q8Activations from quantize_q8_1, which runs the DP4A
+    kernel. Returns out: f32 [m, n] (or [n]; allocated like x when not given)."""
+    op = "q4k_gemv"
+    if isinstance(x, Q8Activations):
+        vw, n = _weights(op, "w", w, "q4k", x.k, 16)
+        out, vo = _output(op, out, x.like, x.m, n, x.rows, {"w": vw})
+        device = A.same_device(op, {"w": vw, "out": vo, "x": x.like}) or 0
+        kern, cfg = kernel("q4k_dp4a.ember", "q4k_q8_gemv", {"M": x.m}, n * x.k, device)
+        aq, ads = _q8_words(x)
+        kern(A.Reinterpreted(vw, "<u4", 4), aq, ads, out, n, x.k, grid=(-(-n // (cfg["WARPS"] * cfg["ROWS"])),))
+        return out
+    vx, m, kdim, rows = _activations(op, x)
+    vw, n = _weights(op, "w", w, "q4k", kdim, 16)
+    out, vo = _output(op, out, vx, m, n, rows, {"x": vx, "w": vw})
     device = A.same_device(op, {"x": vx, "w": vw, "out": vo}) or 0
     kern, cfg = kernel("q4k_gemv.ember", "q4k_gemv", {"M": m}, n * kdim, device)
-    words = A.Reinterpreted(vw, "<u4", 4)           # the kernel loads the blocks as u32 words
+    words = A.Reinterpreted(vw, "<u4", 4)            # the kernel loads the blocks as u32 words
     kern(words, x, out, n, kdim, grid=(-(-n // (cfg["WARPS"] * cfg["ROWS"])),))
+    return out
+
+
+def swiglu_q4k(w_gate, w_up, x: Q8Activations, *, out=None):
+    """silu(x W_gate^T) * (x W_up^T), both weights Q4_K bytes [n, k / 256 * 144], x the
+    Q8Activations of quantize_q8_1: a SwiGLU feed-forward's first half in one launch."""
+    op = "swiglu_q4k"
+    if not isinstance(x, Q8Activations):
+        raise A.ArgumentError(op, "x", f"is a {type(x).__name__}: swiglu_q4k takes the Q8_1 activations of "
+                                       "ember.ops.quantize_q8_1(x)")
+    vg, n = _weights(op, "w_gate", w_gate, "q4k", x.k, 16)
+    vu, _ = _weights(op, "w_up", w_up, "q4k", x.k, 16)
+    A.shape(op, "w_up", vu, vg.shape, "w_gate's shape")
+    out, vo = _output(op, out, x.like, x.m, n, x.rows, {"w_gate": vg, "w_up": vu})
+    device = A.same_device(op, {"w_gate": vg, "w_up": vu, "out": vo, "x": x.like}) or 0
+    kern, cfg = kernel("q4k_dp4a.ember", "q4k_q8_swiglu", {"M": x.m}, n * x.k, device)
+    aq, ads = _q8_words(x)
+    kern(A.Reinterpreted(vg, "<u4", 4), A.Reinterpreted(vu, "<u4", 4), aq, ads, out, n, x.k,
+         grid=(-(-n // cfg["WARPS"]),))
+    return out
+
+
+def q6k_gemv(w, x, *, out=None):
+    """y = x W^T: w the Q6_K bytes of an [n, k] weight (uint8 [n, k / 256 * 210]); x f32
+    [m, k] (or [k]), m 1..8. Returns out: f32 [m, n] (or [n])."""
+    op = "q6k_gemv"
+    vx, m, kdim, rows = _activations(op, x)
+    vw, n = _weights(op, "w", w, "q6k", kdim, 2)
+    out, vo = _output(op, out, vx, m, n, rows, {"x": vx, "w": vw})
+    device = A.same_device(op, {"x": vx, "w": vw, "out": vo}) or 0
+    kern, cfg = kernel("q6k_gemv.ember", "q6k_gemv", {"M": m}, n * kdim, device)
+    kern(A.Reinterpreted(vw, "<u2", 2), x, out, n, kdim, grid=(-(-n // (cfg["WARPS"] * cfg["ROWS"])),))
     return out

@@ -34,7 +34,7 @@ def pick_entry(table: dict | None, device: str, defines: dict, size: int) -> dic
 
 
 def kernel(source: str, name: str, defines: dict, size: int, device: int = 0, table_of: str | None = None):
-    """(the loaded kernel, the values of its tuned parameters): `name` of kernels_src/SOURCE
+    """(the loaded kernel, the values of its const parameters): `name` of kernels_src/SOURCE
     for a call of `size` (the product of its shape), tuned by the table of `table_of` (a
     kernel of the same file that does the same work; default `name`)."""
     return _load(source, name, tuple(sorted((k, str(v)) for k, v in defines.items())), size, device,
@@ -56,10 +56,10 @@ def _load(source: str, name: str, defines: tuple, size: int, device: int, table_
         table = None
     entry = pick_entry(table, key, dict(defines), size)
     config, sass_path = ({}, "nvjitlink") if entry is None else (dict(entry["config"]), T.entry_sass_path(table, entry))
-    if entry is None:
+    program = ember.compile(path, arch=ctx.arch, defines={**dict(defines), **config}, kernels=[name])
+    info = program.kernels[name]
+    if entry is None and set(info.tunables) - {k for k, _ in defines}:
         values = " ".join(f"{k}={v}" for k, v in defines)
         warnings.warn(f"ember.ops: `{name}` is not tuned for {key} with {values or 'its defaults'}: its default "
                       f"configuration is used (`ember tune` makes the table)", stacklevel=4)
-    program = ember.compile(path, arch=ctx.arch, defines={**dict(defines), **config}, kernels=[name])
-    info = program.kernels[name]
-    return cuda.load(program, device, sass_path=sass_path)[name], {p: info.consts[p] for p in info.tunables}
+    return cuda.load(program, device, sass_path=sass_path)[name], dict(info.consts)

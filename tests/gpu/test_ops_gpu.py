@@ -105,3 +105,56 @@ def test_bad_arguments_launch_nothing():
         assert e.value.argument == argument and text in str(e.value), str(e.value)
     torch.cuda.synchronize()
     assert bool((out == 7.0).all())                           # nothing was launched
+
+
+@pytest.mark.parametrize("m", [1, 3, 8])
+def test_the_dp4a_path_swiglu_and_q6k(m):
+    """quantize_q8_1 once, then the DP4A GEMV and the fused SwiGLU on it: the exact Q8_1
+    products of the reference; the Q6_K GEMV against its f64 dequantization."""
+    from ember.reference import q6k as Q6
+    rng = np.random.default_rng(100 + m)
+    n, k = 768, 2048
+    x = (rng.standard_normal((m, k)) * rng.uniform(0.1, 10.0, (m, 1))).astype(np.float32)
+    wg, wu = Q.random_q4k(rng, n, k), Q.random_q4k(rng, n, k)
+    xd = torch.from_numpy(x).cuda()
+    xq = ops.quantize_q8_1(xd)
+    q8 = Q.quantize_q8_1(x)
+    y = ops.q4k_gemv(torch.from_numpy(wg).cuda(), xq)
+    ref = Q.gemv_q8_1(wg, q8)
+    assert np.abs(f64(y) - ref).max() / np.abs(ref).max() <= 1e-5
+    h = ops.swiglu_q4k(torch.from_numpy(wg).cuda(), torch.from_numpy(wu).cuda(), xq)
+    g, u = Q.gemv_q8_1(wg, q8), Q.gemv_q8_1(wu, q8)
+    ref = g / (1.0 + np.exp(-g)) * u
+    assert np.abs(f64(h) - ref).max() / np.abs(ref).max() <= 1e-5
+    w6 = Q6.random_q6k(rng, n, k)
+    y6 = ops.q6k_gemv(torch.from_numpy(w6).cuda(), xd)
+    ref6 = x.astype(np.float64) @ Q6.dequantize_q6k(w6).T
+    assert np.abs(f64(y6) - ref6).max() / np.abs(ref6).max() <= 1e-5
+
+
+def test_a_torch_cuda_graph_captures_the_ops():
+    """A decode step is captured once and replayed: the ops (warmed up first: compiled and
+    loaded) launch on the capturing stream, so the graph holds them; a replay on new
+    input data computes the new result."""
+    rng = np.random.default_rng(3)
+    n, k = 512, 1024
+    w = torch.from_numpy(Q.random_q4k(rng, n, k)).cuda()
+    gamma = torch.from_numpy((rng.random(k) + 0.5).astype(np.float32)).cuda()
+    x = torch.zeros(2, k, device="cuda")
+
+    def step():
+        h = ops.rms_norm(x, gamma, 1e-5)
+        return ops.q4k_gemv(w, ops.quantize_q8_1(h))
+    step()                                                     # compile and load outside the capture
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        y = step()
+    for seed in (1, 2):
+        xs = np.random.default_rng(seed).standard_normal((2, k)).astype(np.float32)
+        x.copy_(torch.from_numpy(xs))
+        graph.replay()
+        torch.cuda.synchronize()
+        h = rmsnorm(xs.astype(np.float64), f64(gamma), 1e-5).astype(np.float32)
+        ref = Q.gemv_q8_1(f64(w).astype(np.uint8), Q.quantize_q8_1(h))
+        assert np.abs(f64(y) - ref).max() / np.abs(ref).max() <= 1e-4

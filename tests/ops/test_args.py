@@ -78,3 +78,16 @@ def test_q4k_gemv_names_each_bad_argument():
     raises("w", "not a multiple of 16 bytes", ops.q4k_gemv, CudaArray((14336, 2304), "|u1", ptr=0x7f1000000008), x)
     raises("out", "has shape [1, 4096]", ops.q4k_gemv, w, x, out=CudaArray((1, 4096), "<f4", ptr=0x7f2000000000))
     raises("out", "overlaps `w`", ops.q4k_gemv, w, x, out=CudaArray((1, 14336), "<f4", ptr=0x7f1000000000))
+
+
+def test_the_q8_and_q6k_ops_name_each_bad_argument():
+    x = CudaArray((2, 4096), "<f4")
+    raises("x", "must be in [1, 8]", ops.quantize_q8_1, CudaArray((9, 4096), "<f4"))
+    raises("x", "a multiple of 256", ops.quantize_q8_1, CudaArray((2, 100), "<f4"))
+    raises("x", "quantize_q8_1(x)", ops.swiglu_q4k, CudaArray((14336, 2304), "|u1"),
+           CudaArray((14336, 2304), "|u1", ptr=0x7f1000000000), x)
+    w6 = CudaArray((4096, 4096 // 256 * 210), "|u1", ptr=0x7f1000000000)
+    raises("w", "16 Q6_K super-blocks of 210 bytes", ops.q6k_gemv, CudaArray((4096, 2304), "|u1", ptr=0x7f1000000000), x)
+    raises("w", "not a multiple of 2 bytes", ops.q6k_gemv, CudaArray(w6.__cuda_array_interface__["shape"], "|u1",
+                                                                     ptr=0x7f1000000001), x)
+    raises("out", "has shape [2, 5]", ops.q6k_gemv, w6, x, out=CudaArray((2, 5), "<f4", ptr=0x7f2000000000))
