@@ -8,6 +8,7 @@ from __future__ import annotations
 from ..records import record
 from . import args as A
 from .kernels import kernel
+from .plan import run, signature
 
 QK_K = 256                           # values per super-block
 BLOCK_BYTES = {"q4k": 144, "q6k": 210}
@@ -25,6 +26,9 @@ class Q8Activations:
     k: int
     like: object          # the DeviceView of x (library, device)
     rows: bool            # x was [m, k] (else [k])
+
+    def plan_signature(self) -> tuple:
+        return ("q8_1", signature(self.aq), signature(self.ads), self.m, self.k, self.rows)
 
 
 def _activations(op: str, x) -> tuple:
@@ -56,18 +60,20 @@ def _weights(op: str, name: str, w, fmt: str, kdim: int, align: int):
     return vw, n
 
 
-def _output(op: str, out, like, m: int, n: int, rows: bool, reads: dict):
-    shape = (m, n) if rows else (n,)
-    if out is None:
-        out = A.empty_like(like, shape, "f32")
+def _new_out(like, m: int, n: int, rows: bool):
+    """The output of a call that gave none (its inputs checked first)."""
+    return A.empty_like(like, (m, n) if rows else (n,), "f32")
+
+
+def _check_out(op: str, out, m: int, n: int, rows: bool, reads: dict):
     vo = A.view(op, "out", out)
     A.dtype(op, "out", vo, ("f32",))
-    A.shape(op, "out", vo, shape, "one value per row of x and row of the weights")
+    A.shape(op, "out", vo, (m, n) if rows else (n,), "one value per row of x and row of the weights")
     A.contiguous(op, "out", vo)
     A.aligned(op, "out", vo, 4)
     for name, v in reads.items():
         A.no_overlap(op, name, v, "out", vo)
-    return out, vo
+    return vo
 
 
 def quantize_q8_1(x) -> Q8Activations:
@@ -75,12 +81,17 @@ def quantize_q8_1(x) -> Q8Activations:
     q4k_gemv and swiglu_q4k to read (d = amax / 127 per block of 32, round half away)."""
     op = "quantize_q8_1"
     vx, m, kdim, rows = _activations(op, x)
-    device = A.same_device(op, {"x": vx}) or 0
     aq, ads = A.empty_words(vx, m * kdim // 4), A.empty_words(vx, m * kdim // 32)
-    kern, cfg = kernel("q4k_dp4a.ember", "quantize_q8_1", {}, m * kdim, device)
-    blocks = m * kdim // 32                           # one warp per block of 32 values
-    kern(x, A.Reinterpreted(A.view(op, "aq", aq), "<u4", 4, writable=True),
-         A.Reinterpreted(A.view(op, "ads", ads), "<u4", 4, writable=True), blocks, grid=(-(-blocks // cfg["WARPS"]),))
+
+    def plan():
+        vx, m, kdim, _ = _activations(op, x)
+        device = A.same_device(op, {"x": vx}) or 0
+        kern, cfg = kernel("q4k_dp4a.ember", "quantize_q8_1", {}, m * kdim, device)
+        blocks = m * kdim // 32                           # one warp per block of 32 values
+        return [kern.prepare(x, A.Reinterpreted(A.view(op, "aq", aq), "<u4", 4, writable=True),
+                             A.Reinterpreted(A.view(op, "ads", ads), "<u4", 4, writable=True), blocks,
+                             grid=(-(-blocks // cfg["WARPS"]),))]
+    run(op, (x, aq, ads), plan)
     return Q8Activations(aq, ads, m, kdim, vx, rows)
 
 
@@ -95,20 +106,32 @@ def q4k_gemv(w, x, *, out=None):
     kernel. Returns out: f32 [m, n] (or [n]; allocated like x when not given)."""
     op = "q4k_gemv"
     if isinstance(x, Q8Activations):
-        vw, n = _weights(op, "w", w, "q4k", x.k, 16)
-        out, vo = _output(op, out, x.like, x.m, n, x.rows, {"w": vw})
-        device = A.same_device(op, {"w": vw, "out": vo, "x": x.like}) or 0
-        kern, cfg = kernel("q4k_dp4a.ember", "q4k_q8_gemv", {"M": x.m}, n * x.k, device)
-        aq, ads = _q8_words(x)
-        kern(A.Reinterpreted(vw, "<u4", 4), aq, ads, out, n, x.k, grid=(-(-n // (cfg["WARPS"] * cfg["ROWS"])),))
+        if out is None:
+            out = _new_out(x.like, x.m, _weights(op, "w", w, "q4k", x.k, 16)[1], x.rows)
+
+        def plan_q8():
+            vw, n = _weights(op, "w", w, "q4k", x.k, 16)
+            vo = _check_out(op, out, x.m, n, x.rows, {"w": vw})
+            device = A.same_device(op, {"w": vw, "out": vo, "x": x.like}) or 0
+            kern, cfg = kernel("q4k_dp4a.ember", "q4k_q8_gemv", {"M": x.m}, n * x.k, device)
+            aq, ads = _q8_words(x)
+            return [kern.prepare(A.Reinterpreted(vw, "<u4", 4), aq, ads, out, n, x.k,
+                                 grid=(-(-n // (cfg["WARPS"] * cfg["ROWS"])),))]
+        run(op, (w, x, out), plan_q8)
         return out
-    vx, m, kdim, rows = _activations(op, x)
-    vw, n = _weights(op, "w", w, "q4k", kdim, 16)
-    out, vo = _output(op, out, vx, m, n, rows, {"x": vx, "w": vw})
-    device = A.same_device(op, {"x": vx, "w": vw, "out": vo}) or 0
-    kern, cfg = kernel("q4k_gemv.ember", "q4k_gemv", {"M": m}, n * kdim, device)
-    words = A.Reinterpreted(vw, "<u4", 4)            # the kernel loads the blocks as u32 words
-    kern(words, x, out, n, kdim, grid=(-(-n // (cfg["WARPS"] * cfg["ROWS"])),))
+    if out is None:
+        vx, m, kdim, rows = _activations(op, x)
+        out = _new_out(vx, m, _weights(op, "w", w, "q4k", kdim, 16)[1], rows)
+
+    def plan():
+        vx, m, kdim, rows = _activations(op, x)
+        vw, n = _weights(op, "w", w, "q4k", kdim, 16)
+        vo = _check_out(op, out, m, n, rows, {"x": vx, "w": vw})
+        device = A.same_device(op, {"x": vx, "w": vw, "out": vo}) or 0
+        kern, cfg = kernel("q4k_gemv.ember", "q4k_gemv", {"M": m}, n * kdim, device)
+        words = A.Reinterpreted(vw, "<u4", 4)            # the kernel loads the blocks as u32 words
+        return [kern.prepare(words, x, out, n, kdim, grid=(-(-n // (cfg["WARPS"] * cfg["ROWS"])),))]
+    run(op, (w, x, out), plan)
     return out
 
 
@@ -119,15 +142,23 @@ def swiglu_q4k(w_gate, w_up, x: Q8Activations, *, out=None):
     if not isinstance(x, Q8Activations):
         raise A.ArgumentError(op, "x", f"is a {type(x).__name__}: swiglu_q4k takes the Q8_1 activations of "
                                        "ember.ops.quantize_q8_1(x)")
-    vg, n = _weights(op, "w_gate", w_gate, "q4k", x.k, 16)
-    vu, _ = _weights(op, "w_up", w_up, "q4k", x.k, 16)
-    A.shape(op, "w_up", vu, vg.shape, "w_gate's shape")
-    out, vo = _output(op, out, x.like, x.m, n, x.rows, {"w_gate": vg, "w_up": vu})
-    device = A.same_device(op, {"w_gate": vg, "w_up": vu, "out": vo, "x": x.like}) or 0
-    kern, cfg = kernel("q4k_dp4a.ember", "q4k_q8_swiglu", {"M": x.m}, n * x.k, device)
-    aq, ads = _q8_words(x)
-    kern(A.Reinterpreted(vg, "<u4", 4), A.Reinterpreted(vu, "<u4", 4), aq, ads, out, n, x.k,
-         grid=(-(-n // cfg["WARPS"]),))
+    if out is None:
+        n = _weights(op, "w_gate", w_gate, "q4k", x.k, 16)[1]
+        A.shape(op, "w_up", _weights(op, "w_up", w_up, "q4k", x.k, 16)[0], (n, x.k // QK_K * BLOCK_BYTES["q4k"]),
+                "w_gate's shape")
+        out = _new_out(x.like, x.m, n, x.rows)
+
+    def plan():
+        vg, n = _weights(op, "w_gate", w_gate, "q4k", x.k, 16)
+        vu, _ = _weights(op, "w_up", w_up, "q4k", x.k, 16)
+        A.shape(op, "w_up", vu, vg.shape, "w_gate's shape")
+        vo = _check_out(op, out, x.m, n, x.rows, {"w_gate": vg, "w_up": vu})
+        device = A.same_device(op, {"w_gate": vg, "w_up": vu, "out": vo, "x": x.like}) or 0
+        kern, cfg = kernel("q4k_dp4a.ember", "q4k_q8_swiglu", {"M": x.m}, n * x.k, device)
+        aq, ads = _q8_words(x)
+        return [kern.prepare(A.Reinterpreted(vg, "<u4", 4), A.Reinterpreted(vu, "<u4", 4), aq, ads, out, n, x.k,
+                             grid=(-(-n // cfg["WARPS"]),))]
+    run(op, (w_gate, w_up, x, out), plan)
     return out
 
 
@@ -135,10 +166,17 @@ def q6k_gemv(w, x, *, out=None):
     """y = x W^T: w the Q6_K bytes of an [n, k] weight (uint8 [n, k / 256 * 210]); x f32
     [m, k] (or [k]), m 1..8. Returns out: f32 [m, n] (or [n])."""
     op = "q6k_gemv"
-    vx, m, kdim, rows = _activations(op, x)
-    vw, n = _weights(op, "w", w, "q6k", kdim, 2)
-    out, vo = _output(op, out, vx, m, n, rows, {"x": vx, "w": vw})
-    device = A.same_device(op, {"x": vx, "w": vw, "out": vo}) or 0
-    kern, cfg = kernel("q6k_gemv.ember", "q6k_gemv", {"M": m}, n * kdim, device)
-    kern(A.Reinterpreted(vw, "<u2", 2), x, out, n, kdim, grid=(-(-n // (cfg["WARPS"] * cfg["ROWS"])),))
+    if out is None:
+        vx, m, kdim, rows = _activations(op, x)
+        out = _new_out(vx, m, _weights(op, "w", w, "q6k", kdim, 2)[1], rows)
+
+    def plan():
+        vx, m, kdim, rows = _activations(op, x)
+        vw, n = _weights(op, "w", w, "q6k", kdim, 2)
+        vo = _check_out(op, out, m, n, rows, {"x": vx, "w": vw})
+        device = A.same_device(op, {"x": vx, "w": vw, "out": vo}) or 0
+        kern, cfg = kernel("q6k_gemv.ember", "q6k_gemv", {"M": m}, n * kdim, device)
+        return [kern.prepare(A.Reinterpreted(vw, "<u2", 2), x, out, n, kdim,
+                             grid=(-(-n // (cfg["WARPS"] * cfg["ROWS"])),))]
+    run(op, (w, x, out), plan)
     return out

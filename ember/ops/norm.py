@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from . import args as A
 from .kernels import kernel
+from .plan import run
 
 DTYPES = ("f32", "bf16", "f16")
 
@@ -14,6 +15,15 @@ def rms_norm(x, weight, eps: float = 1e-5, *, residual=None, out=None):
     [cols]), f32, bf16 or f16, math in f32. With `residual` (the same shape and dtype):
     h = x + residual is written back into `residual` and y = rms_norm(h). Returns `out`
     (allocated like x when not given). Runs on the caller's current stream (torch's)."""
+    if out is None:             # every input checked before anything is allocated
+        views, t, _, _, _ = _inputs(x, weight, eps, residual)
+        out = A.empty_like(views["x"], views["x"].shape, t)
+    run("rms_norm", (x, weight, eps, residual, out), lambda: _plan(x, weight, eps, residual, out))
+    return out
+
+
+def _inputs(x, weight, eps, residual) -> tuple:
+    """The checked inputs: (views, dtype, rows, cols, eps)."""
     op = "rms_norm"
     vx = A.view(op, "x", x)
     t = A.dtype(op, "x", vx, DTYPES)
@@ -39,8 +49,13 @@ def rms_norm(x, weight, eps: float = 1e-5, *, residual=None, out=None):
         A.aligned(op, "residual", vr, 16)
         A.no_overlap(op, "x", vx, "residual", vr)
         views["residual"] = vr
-    if out is None:
-        out = A.empty_like(vx, vx.shape, t)
+    return views, t, rows, cols, eps
+
+
+def _plan(x, weight, eps, residual, out) -> list:
+    op = "rms_norm"
+    views, t, rows, cols, eps = _inputs(x, weight, eps, residual)
+    vx = views["x"]
     vo = A.view(op, "out", out)
     A.same_dtype(op, "out", vo, "x", t)
     A.shape(op, "out", vo, vx.shape, "the shape of x")
@@ -56,8 +71,6 @@ def rms_norm(x, weight, eps: float = 1e-5, *, residual=None, out=None):
         defines["VEC"] = vec
     if residual is None:
         k, _ = kernel("rmsnorm.ember", "rmsnorm_rows", defines, rows * cols, device)
-        k(x, weight, out, eps, grid=(rows,))
-    else:
-        k, _ = kernel("rmsnorm.ember", "add_rmsnorm_rows", defines, rows * cols, device, table_of="rmsnorm_rows")
-        k(x, residual, weight, out, eps, grid=(rows,))
-    return out
+        return [k.prepare(x, weight, out, eps, grid=(rows,))]
+    k, _ = kernel("rmsnorm.ember", "add_rmsnorm_rows", defines, rows * cols, device, table_of="rmsnorm_rows")
+    return [k.prepare(x, residual, weight, out, eps, grid=(rows,))]

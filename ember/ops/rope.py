@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from . import args as A
 from .kernels import kernel
+from .plan import run
 
 DTYPES = ("f32", "bf16", "f16")
 
@@ -14,6 +15,11 @@ def rope(q, k, positions, base: float = 10000.0, *, neox: bool = False):
     the angles of `positions` (int32 [tokens], on the GPU); pairs adjacent or, with `neox`,
     the two halves of each head. q and k share dtype (f32, bf16, f16) and head_dim (even);
     q_heads is a multiple of kv_heads (grouped-query attention). Returns (q, k)."""
+    run("rope", (q, k, positions, base, neox), lambda: _plan(q, k, positions, base, neox))
+    return q, k
+
+
+def _plan(q, k, positions, base, neox) -> list:
     op = "rope"
     vq, vk = A.view(op, "q", q), A.view(op, "k", k)
     t = A.dtype(op, "q", vq, DTYPES)
@@ -43,8 +49,9 @@ def rope(q, k, positions, base: float = 10000.0, *, neox: bool = False):
     A.aligned(op, "positions", vp, 4)
     base = A.positive_float(op, "base", base)
     device = A.same_device(op, {"q": vq, "k": vk, "positions": vp}) or 0
+    launches = []
     for x, heads in ((q, q_heads), (k, kv_heads)):
         defines = {"HEAD_DIM": head_dim, "T": t, **({"NEOX": "true"} if neox else {})}
         kern, cfg = kernel("rope.ember", "rope", defines, tokens * heads * head_dim, device, table_of="rope_out")
-        kern(x, positions, heads, base, grid=(-(-heads // cfg["HEADS_PER_THREAD"]), tokens))
-    return q, k
+        launches.append(kern.prepare(x, positions, heads, base, grid=(-(-heads // cfg["HEADS_PER_THREAD"]), tokens)))
+    return launches

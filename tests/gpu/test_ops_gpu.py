@@ -75,10 +75,13 @@ def test_the_ops_run_on_torchs_current_stream():
     s = torch.cuda.Stream()
     x = torch.empty(64, 4096, device="cuda")
     w = torch.ones(4096, device="cuda")
+    y = torch.empty_like(x)
+    ops.rms_norm(x, w, 1e-6, out=y)            # the plan is made here, on the default stream
+    torch.cuda.synchronize()
     with torch.cuda.stream(s):
         torch.cuda._sleep(20_000_000)                          # keep the stream busy
         x.fill_(2.0)
-        y = ops.rms_norm(x, w, 1e-6)
+        ops.rms_norm(x, w, 1e-6, out=y)            # found again: launched on the current stream, s
     s.synchronize()
     assert torch.allclose(y, torch.ones_like(y))
 

@@ -1,0 +1,67 @@
+"""Checked once, launched many times: an ember.ops call is a plan - its arguments checked
+and its launches packed - kept under the signature of what it was called with (each
+tensor's address, shape, strides, dtype and device; each scalar's value). A decode loop
+calls the same ops on the same buffers every step: the second call finds the plan and only
+enqueues its launches (on the current stream of that call). The checks depend on nothing
+else, so a plan found is a call checked; a plan holds no reference to the tensors (only
+their addresses, which the key repeats), and the oldest plans are dropped past MAX_PLANS."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+MAX_PLANS = 1024
+_plans: OrderedDict = OrderedDict()
+
+
+def signature(a):
+    """What a plan of an argument depends on: a tensor's address, shape, strides, dtype and
+    device, or a scalar's type and value."""
+    if a is None or isinstance(a, (bool, int, float, str)):
+        return (type(a).__name__, a)
+    mod = type(a).__module__.split(".")[0]
+    if mod == "torch" and hasattr(a, "data_ptr"):
+        return ("torch", a.data_ptr(), tuple(a.shape), a.stride(), str(a.dtype), str(a.device))
+    fields = getattr(a, "plan_signature", None)
+    if fields is not None:
+        return fields()
+    try:
+        cai = a.__cuda_array_interface__
+    except (AttributeError, TypeError, ValueError, RuntimeError):
+        cai = None
+    if isinstance(cai, dict):
+        return ("cai", cai["data"], tuple(cai["shape"]), cai["typestr"], cai.get("strides"))
+    return ("object", id(a))          # checked every call: never equal to another call's
+
+
+def _stream_of(args):
+    for a in args:
+        if type(a).__module__.split(".")[0] == "torch" and getattr(a, "is_cuda", False):
+            import torch
+            return torch.cuda.current_stream(a.device)
+    return None
+
+
+def run(op: str, args: tuple, build) -> None:
+    """Enqueue the launches of `op` on `args`: the plan kept for their signature, or the one
+    `build()` makes (checking every argument, raising ArgumentError) and returns as a list
+    of prepared launches."""
+    key = (op,) + tuple(signature(a) for a in args)
+    uncacheable = any(k[0] == "object" for k in key[1:])
+    launches = None if uncacheable else _plans.get(key)
+    if launches is None:
+        launches = build()
+        if not uncacheable:
+            _plans[key] = launches
+            if len(_plans) > MAX_PLANS:
+                _plans.popitem(last=False)
+    else:
+        _plans.move_to_end(key)
+    stream = _stream_of(args)
+    for launch in launches:
+        launch(stream)
+
+
+def clear() -> None:
+    """Forget every plan (their kernels stay loaded)."""
+    _plans.clear()
