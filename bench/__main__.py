@@ -1,9 +1,10 @@
-"""python -m bench {rope,rmsnorm,q4k,q6k,gemm,hopper,tuned,compile,scaling,sim,launch} [--out DIR]
+"""python -m bench {rope,rmsnorm,q4k,q6k,gemm,hopper,attention,tuned,compile,scaling,sim,launch} [--out DIR]
 
 rope: RoPE on the GPU against the hand-written PTX; rmsnorm: RMSNorm and add+RMSNorm
 against Triton, liger-kernel and torch; q4k: the Q4_K GEMV family against Triton and torch; q6k: the Q6_K GEMV against the copy
 ceiling and torch; gemm: the bf16 tensor-core GEMM against cuBLAS and Triton; hopper: the
-wgmma + TMA GEMM against the mma.sync one, cuBLAS and Triton (sm_90); tuned: the tuned
+wgmma + TMA GEMM against the mma.sync one, cuBLAS and Triton (sm_90); attention: decode
+attention (ember.ops) against torch's SDPA; tuned: the tuned
 tables of kernels_src/tuned/ (`ember tune`) beside the defaults and the copy ceiling;
 compile: compile time against Triton and Numba-CUDA; scaling: compile time of large
 inputs (long expressions, a 4.7 MB import);
@@ -17,7 +18,7 @@ import sys
 # What each benchmark needs beyond Ember's own dependencies, and where it comes from.
 NEEDS = {"compile": ("triton", "numba", "pip install -e '.[bench]' (Triton and Numba-CUDA, compiling without a GPU)"),
          "rope": ("torch",), "rmsnorm": ("torch", "triton"), "q4k": ("torch", "triton"), "q6k": ("torch",), "gemm": ("torch", "triton"),
-         "hopper": ("torch", "triton"), "tuned": (),
+         "hopper": ("torch", "triton"), "attention": ("torch",), "tuned": (),
          "sim": (), "scaling": (), "launch": ()}
 
 
@@ -36,7 +37,8 @@ def _missing(which: str) -> str | None:
 def main() -> int:
     p = argparse.ArgumentParser(prog="python -m bench", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("which", choices=["rope", "rmsnorm", "q4k", "q6k", "gemm", "hopper", "tuned", "compile", "scaling",
+    p.add_argument("which", choices=["rope", "rmsnorm", "q4k", "q6k", "gemm", "hopper", "attention", "tuned", "compile",
+                                     "scaling",
                                      "sim", "launch"])
     p.add_argument("--out", default="bench/results", help="directory for the JSON and markdown results")
     p.add_argument("--quick", action="store_true", help="fewer repetitions (smoke test)")
@@ -63,6 +65,9 @@ def main() -> int:
     if args.which == "hopper":
         from . import gemm_wgmma_ab
         return gemm_wgmma_ab.main(args.out, quick=args.quick)
+    if args.which == "attention":
+        from . import attention_ab
+        return attention_ab.main(args.out, quick=args.quick)
     if args.which == "tuned":
         from . import tuned_report
         return tuned_report.main(args.out, quick=args.quick)

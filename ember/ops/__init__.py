@@ -9,6 +9,7 @@ tensors, CuPy arrays or any CUDA array (DLPack / __cuda_array_interface__).
     y = ember.ops.q4k_gemv(w_q4k, xq)
     h = ember.ops.swiglu_q4k(w_gate, w_up, xq)              # silu(x Wg^T) * (x Wu^T)
     y = ember.ops.q6k_gemv(w_q6k, x)
+    o = ember.ops.decode_attention(q, k_cache, v_cache, lengths)   # GQA over a KV cache
 
 Every op checks its arguments before it launches (device, dtype, rank, shape, contiguity,
 alignment, overlaps, scalar ranges) and raises ArgumentError naming the argument; it runs
@@ -16,9 +17,10 @@ on torch's current stream, and picks the compiled variant from the call's shape 
 tuned table of the GPU it runs on (compiled once, then cached)."""
 
 from .args import ArgumentError
+from .attention import decode_attention
 from .gemv import Q8Activations, q4k_gemv, q6k_gemv, quantize_q8_1, swiglu_q4k
 from .norm import rms_norm
 from .rope import rope
 
 __all__ = ["ArgumentError", "rms_norm", "rope", "q4k_gemv", "quantize_q8_1", "Q8Activations", "swiglu_q4k",
-           "q6k_gemv"]
+           "q6k_gemv", "decode_attention"]

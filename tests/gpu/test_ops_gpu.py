@@ -161,3 +161,22 @@ def test_a_torch_cuda_graph_captures_the_ops():
         h = rmsnorm(xs.astype(np.float64), f64(gamma), 1e-5).astype(np.float32)
         ref = Q.gemv_q8_1(f64(w).astype(np.uint8), Q.quantize_q8_1(h))
         assert np.abs(f64(y) - ref).max() / np.abs(ref).max() <= 1e-4
+
+
+@pytest.mark.parametrize("dtype, tol", [(torch.float32, 1e-5), (torch.bfloat16, 2e-2)])
+@pytest.mark.parametrize("m", [1, 4])
+def test_decode_attention_against_the_reference(dtype, tol, m):
+    """Llama-3-8B's heads (32 over 8 KV heads, head_dim 128), two sequences of different
+    lengths over several chunks, M queries with their causal limits."""
+    from ember.reference.attention import decode_attention
+    g = torch.Generator(device="cuda").manual_seed(11 + m)
+    batch, s = 2, 1100
+    q = torch.randn(batch, m, 32, 128, device="cuda", generator=g).to(dtype)
+    k = torch.randn(batch, s, 8, 128, device="cuda", generator=g).to(dtype)
+    v = torch.randn(batch, s, 8, 128, device="cuda", generator=g).to(dtype)
+    lengths = torch.tensor([1037, m + 3], device="cuda", dtype=torch.int32)
+    out = ops.decode_attention(q, k, v, lengths)
+    ref = decode_attention(f64(q), f64(k), f64(v), lengths.cpu().numpy())
+    assert np.abs(f64(out) - ref).max() <= tol
+    again = ops.decode_attention(q, k, v, lengths, max_length=1037)       # fewer splits, the same result
+    assert np.abs(f64(again) - ref).max() <= tol

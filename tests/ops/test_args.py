@@ -91,3 +91,26 @@ def test_the_q8_and_q6k_ops_name_each_bad_argument():
     raises("w", "not a multiple of 2 bytes", ops.q6k_gemv, CudaArray(w6.__cuda_array_interface__["shape"], "|u1",
                                                                      ptr=0x7f1000000001), x)
     raises("out", "has shape [2, 5]", ops.q6k_gemv, w6, x, out=CudaArray((2, 5), "<f4", ptr=0x7f2000000000))
+
+
+def test_decode_attention_names_each_bad_argument():
+    q = CudaArray((2, 1, 32, 128), "<f4")
+    kc = CudaArray((2, 4096, 8, 128), "<f4", ptr=0x7f1000000000)
+    vc = CudaArray((2, 4096, 8, 128), "<f4", ptr=0x7f2000000000)
+    lengths = CudaArray((2,), "<i4", ptr=0x7f3000000000)
+    f = ops.decode_attention
+    raises("q", "has head_dim 100", f, CudaArray((2, 1, 32, 100), "<f4"), kc, vc, lengths)
+    raises("q", "must be in [1, 8]", f, CudaArray((2, 9, 32, 128), "<f4"), kc, vc, lengths)
+    raises("k_cache", "does not divide q's 32 heads", f, q, CudaArray((2, 4096, 6, 128), "<f4", ptr=0x7f1000000000),
+           CudaArray((2, 4096, 6, 128), "<f4", ptr=0x7f2000000000), lengths)
+    raises("k_cache", "has dtype f16, but `q` is f32", f, q, CudaArray((2, 4096, 8, 128), "<f2", ptr=0x7f1000000000),
+           vc, lengths)
+    raises("v_cache", "they must match", f, q, kc, CudaArray((2, 4000, 8, 128), "<f4", ptr=0x7f2000000000), lengths)
+    raises("k_cache", "expected [2, cache_len, kv_heads, 128]", f, q,
+           CudaArray((1, 4096, 8, 128), "<f4", ptr=0x7f1000000000), vc, lengths)
+    raises("lengths", "has dtype i64", f, q, kc, vc, CudaArray((2,), "<i8", ptr=0x7f3000000000))
+    raises("lengths", "has shape [3]", f, q, kc, vc, CudaArray((3,), "<i4", ptr=0x7f3000000000))
+    raises("max_length", "must be in [1, 4096]", f, q, kc, vc, lengths, max_length=5000)
+    raises("max_length", "must be an int", f, q, kc, vc, lengths, max_length=4096.0)
+    raises("k_cache", "query rows per KV head", f, CudaArray((2, 8, 64, 128), "<f4"),
+           CudaArray((2, 4096, 8, 128), "<f4", ptr=0x7f1000000000), vc, lengths)
