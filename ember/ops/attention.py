@@ -27,8 +27,9 @@ def decode_attention(q, k_cache, v_cache, lengths, *, out=None, max_length: int 
     against k_cache, v_cache [B, S, HKV, D] (HKV dividing HQ), sequence b holding keys
     0 .. lengths[b] - 1 (int32 [B] on the GPU, each >= M) and its query m seeing keys
     0 .. lengths[b] - M + m. All of one dtype (bf16, f16, f32); D a multiple of 64. The
-    sequence is split into chunks of the tuned CHUNK over max_length (default S, the cache's
-    length: pass the longest length in use to launch fewer empty blocks). Returns out, like q."""
+    sequence is split into chunks over max_length (default S, the cache's length: pass the
+    longest length in use to launch fewer empty blocks), the chunk chosen so that the splits
+    fill the GPU (choose_chunk). Returns out, like q."""
     op = "decode_attention"
     if out is None:
         vq, t = _inputs(q, k_cache, v_cache, lengths, max_length)[:2]
@@ -82,6 +83,18 @@ def _inputs(q, k_cache, v_cache, lengths, max_length) -> tuple:
     return vq, t, views, (batch, m, hq, d, s, hkv)
 
 
+CHUNKS = (512, 256, 128, 64, 32)
+
+
+def choose_chunk(length: int, blocks_per_split: int, sm_count: int) -> int:
+    """The keys a block takes: the largest chunk that still makes two blocks per SM (a
+    short context split finely enough to fill the GPU), else the smallest."""
+    for c in CHUNKS:
+        if -(-length // c) * blocks_per_split >= 2 * sm_count:
+            return c
+    return CHUNKS[-1]
+
+
 def _plan(q, k_cache, v_cache, lengths, out, max_length) -> list:
     op = "decode_attention"
     vq, t, views, (batch, m, hq, d, s, hkv) = _inputs(q, k_cache, v_cache, lengths, max_length)
@@ -93,11 +106,15 @@ def _plan(q, k_cache, v_cache, lengths, out, max_length) -> list:
     for name, v in views.items():
         A.no_overlap(op, name, v, "out", vo)
     device = A.same_device(op, {**views, "out": vo}) or 0
-    defines = {"T": t, "D": d, "G": hq // hkv, "M": m}
-    split, cfg = kernel("decode_attention.ember", "attention_split", defines, batch * s * hkv * d, device)
+    from ..runtime import cuda
+    length = max_length or s
+    chunk = choose_chunk(length, hkv * batch, cuda.context(device).sm_count)
+    defines = {"T": t, "D": d, "G": hq // hkv, "M": m, "CHUNK": chunk}
+    if hq // hkv * m > 8:
+        defines["U"] = 2                 # fewer keys a step: the rows' sums take the registers
+    split, _ = kernel("decode_attention.ember", "attention_split", defines, batch * length * hkv * d, device)
     merge, _ = kernel("decode_attention.ember", "attention_merge", {"T": t, "D": d, "M": m}, 1, device)
-    chunk = cfg["CHUNK"]
-    splits = -(-(max_length or s) // chunk)
+    splits = -(-length // chunk)
     part = A.empty_like(vq, (batch, splits, hq, m, d + 2), "f32")
     scale = 1.0 / math.sqrt(d) * math.log2(math.e)            # softmax in base 2
     return [_Keep(part),

@@ -112,6 +112,13 @@ class Context:
         return int(_check(d.cuDeviceGetAttribute(attr, dev)))
 
     @functools.cached_property
+    def sm_count(self) -> int:
+        """The streaming multiprocessors (132 on an H100 SXM): how many blocks fill the GPU."""
+        d = _driver()
+        dev = _check(d.cuDeviceGet(self.ordinal))
+        return int(_check(d.cuDeviceGetAttribute(d.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev)))
+
+    @functools.cached_property
     def l2_bytes(self) -> int:
         """The L2 cache's size (50 MB on an H100): inputs a benchmark rotates through must
         exceed it, or a time measures L2, not memory."""

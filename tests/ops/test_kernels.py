@@ -26,3 +26,11 @@ def test_no_entry_for_other_values_or_another_gpu():
     assert pick_entry(TABLE, "GPU sm_90", {"T": "f32", "COLS": 4096, "VEC": 2}, 4096) is None
     assert pick_entry(TABLE, "Other sm_80", {"T": "f32", "COLS": 4096}, 4096) is None
     assert pick_entry(None, "GPU sm_90", {}, 1) is None
+
+
+def test_the_attention_chunk_fills_the_gpu():
+    from ember.ops.attention import choose_chunk
+    assert choose_chunk(32768, 8, 132) == 512          # 64 splits x 8 heads: 512 blocks
+    assert choose_chunk(4096, 8, 132) == 64            # 32 x 8 = 256 < 264 at 128; 64 gives 512
+    assert choose_chunk(4096, 64, 132) == 512
+    assert choose_chunk(512, 8, 132) == 32             # short: the smallest chunk
