@@ -69,7 +69,7 @@ def _inputs(q, k_cache, v_cache, lengths, max_length) -> tuple:
     A.int_range(op, "k_cache", s, 1, 2 ** 31 - 1, "cache_len")
     for name, v in views.items():
         A.contiguous(op, name, v)
-        A.aligned(op, name, v, 8)
+        A.aligned(op, name, v, 16)
     vl = A.view(op, "lengths", lengths)
     A.dtype(op, "lengths", vl, ("i32",))
     A.shape(op, "lengths", vl, (batch,), "one length per sequence of q")
@@ -84,15 +84,26 @@ def _inputs(q, k_cache, v_cache, lengths, max_length) -> tuple:
 
 
 CHUNKS = (512, 256, 128, 64, 32)
+WARPS = 4
+KEYS_PER_STEP = {"KG": (4, 2, 1), "U": (2, 1, 2)}     # by rows: <= 4, <= 8, more (an H100 sweep)
 
 
-def choose_chunk(length: int, blocks_per_split: int, sm_count: int) -> int:
+def lanes_per_key(rows: int) -> dict:
+    """How a warp shares out a step's keys (KG keys across its lanes, U steps at once): more
+    keys a step where each lane's share of the query rows fits in registers."""
+    i = 0 if rows <= 4 else 1 if rows <= 8 else 2
+    return {"KG": KEYS_PER_STEP["KG"][i], "U": KEYS_PER_STEP["U"][i]}
+
+
+def choose_chunk(length: int, blocks_per_split: int, sm_count: int, step: int = 32) -> int:
     """The keys a block takes: the largest chunk that still makes two blocks per SM (a
-    short context split finely enough to fill the GPU), else the smallest."""
-    for c in CHUNKS:
+    short context split finely enough to fill the GPU), else the smallest - never fewer
+    than the `step` keys the block's warps take at once (fewer would leave warps idle)."""
+    fits = [c for c in CHUNKS if c >= step] or [CHUNKS[0]]
+    for c in fits:
         if -(-length // c) * blocks_per_split >= 2 * sm_count:
             return c
-    return CHUNKS[-1]
+    return fits[-1]
 
 
 def _plan(q, k_cache, v_cache, lengths, out, max_length) -> list:
@@ -108,10 +119,9 @@ def _plan(q, k_cache, v_cache, lengths, out, max_length) -> list:
     device = A.same_device(op, {**views, "out": vo}) or 0
     from ..runtime import cuda
     length = max_length or s
-    chunk = choose_chunk(length, hkv * batch, cuda.context(device).sm_count)
-    defines = {"T": t, "D": d, "G": hq // hkv, "M": m, "CHUNK": chunk}
-    if hq // hkv * m > 8:
-        defines["U"] = 2                 # fewer keys a step: the rows' sums take the registers
+    lanes = lanes_per_key(hq // hkv * m)
+    chunk = choose_chunk(length, hkv * batch, cuda.context(device).sm_count, WARPS * lanes["KG"] * lanes["U"])
+    defines = {"T": t, "D": d, "G": hq // hkv, "M": m, "CHUNK": chunk, "WARPS": WARPS, **lanes}
     split, _ = kernel("decode_attention.ember", "attention_split", defines, batch * length * hkv * d, device)
     merge, _ = kernel("decode_attention.ember", "attention_merge", {"T": t, "D": d, "M": m}, 1, device)
     splits = -(-length // chunk)

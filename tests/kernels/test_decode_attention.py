@@ -13,14 +13,15 @@ from ember.runtime import load
 from tests.kernels.test_kernels_in_sim import SRC, _io, _values
 
 
-def run(t, batch, m, hkv, g, d, s, lengths, chunk=16, warps=2, seed=0):
+def run(t, batch, m, hkv, g, d, s, lengths, chunk=16, warps=2, seed=0, kg=4, u=2):
     rng = np.random.default_rng(seed)
     q = _io(t, rng.standard_normal((batch, m, hkv * g, d)))
     k = _io(t, rng.standard_normal((batch, s, hkv, d)))
     v = _io(t, rng.standard_normal((batch, s, hkv, d)))
     lengths = np.array(lengths, np.int32)
     mod = load(ember.compile(SRC / "decode_attention.ember",
-                             defines={"T": t, "D": d, "G": g, "M": m, "CHUNK": chunk, "WARPS": warps}), device="sim")
+                             defines={"T": t, "D": d, "G": g, "M": m, "CHUNK": chunk, "WARPS": warps,
+                                      "KG": kg, "U": u}), device="sim")
     splits = math.ceil(s / chunk)
     part = np.zeros((batch, splits, hkv * g, m, d + 2), np.float32)
     mod.attention_split(q, k, v, lengths, part, hkv, s, splits, 1 / math.sqrt(d) * math.log2(math.e),
@@ -32,8 +33,10 @@ def run(t, batch, m, hkv, g, d, s, lengths, chunk=16, warps=2, seed=0):
 
 
 @pytest.mark.parametrize("m", [1, 3])
-def test_f32_matches_the_reference(m):
-    out, ref = run("f32", 2, m, 2, 2, 64, 40, [37, m])        # the second: exactly its M queries
+@pytest.mark.parametrize("kg, u", [(1, 2), (2, 1), (4, 2), (4, 4)])
+def test_f32_matches_the_reference(m, kg, u):
+    """KG keys a step across the warp's lanes (1: every lane on one key), U steps at once."""
+    out, ref = run("f32", 2, m, 2, 2, 64, 40, [37, m], kg=kg, u=u)   # the second: exactly its M queries
     assert np.abs(out - ref).max() <= 1e-5
 
 

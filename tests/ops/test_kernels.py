@@ -34,3 +34,5 @@ def test_the_attention_chunk_fills_the_gpu():
     assert choose_chunk(4096, 8, 132) == 64            # 32 x 8 = 256 < 264 at 128; 64 gives 512
     assert choose_chunk(4096, 64, 132) == 512
     assert choose_chunk(512, 8, 132) == 32             # short: the smallest chunk
+    assert choose_chunk(512, 8, 132, step=128) == 128  # but not fewer keys than the warps take a step
+    assert choose_chunk(4096, 8, 132, step=1024) == 512
