@@ -85,6 +85,8 @@ def _inputs(q, k_cache, v_cache, lengths, max_length) -> tuple:
 
 CHUNKS = (512, 256, 128, 64, 32)
 WARPS = 4
+PREFETCH = False
+MAX_SPLITS = 4096            # attention_merge's MAX_SPLITS
 KEYS_PER_STEP = {"KG": (4, 2, 1), "U": (2, 1, 2)}     # by rows: <= 4, <= 8, more (an H100 sweep)
 
 
@@ -121,10 +123,15 @@ def _plan(q, k_cache, v_cache, lengths, out, max_length) -> list:
     length = max_length or s
     lanes = lanes_per_key(hq // hkv * m)
     chunk = choose_chunk(length, hkv * batch, cuda.context(device).sm_count, WARPS * lanes["KG"] * lanes["U"])
-    defines = {"T": t, "D": d, "G": hq // hkv, "M": m, "CHUNK": chunk, "WARPS": WARPS, **lanes}
+    defines = {"T": t, "D": d, "G": hq // hkv, "M": m, "CHUNK": chunk, "WARPS": WARPS, **lanes,
+               "PREFETCH": str(PREFETCH).lower()}
     split, _ = kernel("decode_attention.ember", "attention_split", defines, batch * length * hkv * d, device)
     merge, _ = kernel("decode_attention.ember", "attention_merge", {"T": t, "D": d, "M": m}, 1, device)
     splits = -(-length // chunk)
+    if splits > MAX_SPLITS:
+        raise A.ArgumentError(op, "max_length" if max_length else "k_cache",
+                              f"makes {splits} splits of {chunk} keys; the merge takes at most {MAX_SPLITS} "
+                              f"(contexts up to {MAX_SPLITS * chunk} keys)")
     part = A.empty_like(vq, (batch, splits, hq, m, d + 2), "f32")
     scale = 1.0 / math.sqrt(d) * math.log2(math.e)            # softmax in base 2
     return [_Keep(part),

@@ -13,7 +13,7 @@ from ember.runtime import load
 from tests.kernels.test_kernels_in_sim import SRC, _io, _values
 
 
-def run(t, batch, m, hkv, g, d, s, lengths, chunk=16, warps=2, seed=0, kg=4, u=2):
+def run(t, batch, m, hkv, g, d, s, lengths, chunk=16, warps=2, seed=0, kg=4, u=2, prefetch=False):
     rng = np.random.default_rng(seed)
     q = _io(t, rng.standard_normal((batch, m, hkv * g, d)))
     k = _io(t, rng.standard_normal((batch, s, hkv, d)))
@@ -21,7 +21,7 @@ def run(t, batch, m, hkv, g, d, s, lengths, chunk=16, warps=2, seed=0, kg=4, u=2
     lengths = np.array(lengths, np.int32)
     mod = load(ember.compile(SRC / "decode_attention.ember",
                              defines={"T": t, "D": d, "G": g, "M": m, "CHUNK": chunk, "WARPS": warps,
-                                      "KG": kg, "U": u}), device="sim")
+                                      "KG": kg, "U": u, "PREFETCH": prefetch}), device="sim")
     splits = math.ceil(s / chunk)
     part = np.zeros((batch, splits, hkv * g, m, d + 2), np.float32)
     mod.attention_split(q, k, v, lengths, part, hkv, s, splits, 1 / math.sqrt(d) * math.log2(math.e),
@@ -33,10 +33,11 @@ def run(t, batch, m, hkv, g, d, s, lengths, chunk=16, warps=2, seed=0, kg=4, u=2
 
 
 @pytest.mark.parametrize("m", [1, 3])
-@pytest.mark.parametrize("kg, u", [(1, 2), (2, 1), (4, 2), (4, 4)])
-def test_f32_matches_the_reference(m, kg, u):
-    """KG keys a step across the warp's lanes (1: every lane on one key), U steps at once."""
-    out, ref = run("f32", 2, m, 2, 2, 64, 40, [37, m], kg=kg, u=u)   # the second: exactly its M queries
+@pytest.mark.parametrize("kg, u, prefetch", [(1, 2, False), (2, 1, True), (4, 2, False), (4, 1, True), (4, 4, False)])
+def test_f32_matches_the_reference(m, kg, u, prefetch):
+    """KG keys a step across the warp's lanes (1: every lane on one key), U steps at once,
+    the next step's keys loaded before this step's arithmetic or after it."""
+    out, ref = run("f32", 2, m, 2, 2, 64, 40, [37, m], kg=kg, u=u, prefetch=prefetch)   # the second: just M
     assert np.abs(out - ref).max() <= 1e-5
 
 
