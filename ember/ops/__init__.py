@@ -4,6 +4,7 @@ tensors, CuPy arrays or any CUDA array (DLPack / __cuda_array_interface__).
     import torch, ember.ops
     y = ember.ops.rms_norm(x, weight, 1e-5)                 # x: [rows, cols] f32/bf16/f16
     ember.ops.rope(q, k, positions, 500000.0)               # in place, GQA shapes
+    ember.ops.rope_append(q, k, v, k_cache, v_cache, positions, 500000.0)   # + the KV append
     y = ember.ops.q4k_gemv(w_q4k, x)                        # Q4_K weight bytes, f32 x [m, k]
     xq = ember.ops.quantize_q8_1(x)                         # once, for the DP4A kernels:
     y = ember.ops.q4k_gemv(w_q4k, xq)
@@ -20,7 +21,7 @@ from .args import ArgumentError
 from .attention import decode_attention
 from .gemv import Q8Activations, q4k_gemv, q6k_gemv, quantize_q8_1, swiglu_q4k
 from .norm import rms_norm
-from .rope import rope
+from .rope import rope, rope_append
 
 __all__ = ["ArgumentError", "rms_norm", "rope", "q4k_gemv", "quantize_q8_1", "Q8Activations", "swiglu_q4k",
-           "q6k_gemv", "decode_attention"]
+           "q6k_gemv", "decode_attention", "rope_append"]

@@ -55,3 +55,66 @@ def _plan(q, k, positions, base, neox) -> list:
         kern, cfg = kernel("rope.ember", "rope", defines, tokens * heads * head_dim, device, table_of="rope_out")
         launches.append(kern.prepare(x, positions, heads, base, grid=(-(-heads // cfg["HEADS_PER_THREAD"]), tokens)))
     return launches
+
+
+def rope_append(q, k, v, k_cache, v_cache, positions, base: float = 10000.0, *, neox: bool = False):
+    """A decode step's RoPE and KV-cache append in one launch: q [B, M, HQ, D] rotated in
+    place; k [B, M, HKV, D] rotated into k_cache [B, S, HKV, D] and v [B, M, HKV, D] copied
+    into v_cache at each token's position (positions int32 [B, M], on the GPU). A position
+    outside [0, S) writes nothing to the caches - the positions are device data, which no
+    check reads before the launch: keep them within the cache. Returns (q, k_cache, v_cache)."""
+    run("rope_append", (q, k, v, k_cache, v_cache, positions, base, neox),
+        lambda: _plan_append(q, k, v, k_cache, v_cache, positions, base, neox))
+    return q, k_cache, v_cache
+
+
+def _plan_append(q, k, v, k_cache, v_cache, positions, base, neox) -> list:
+    op = "rope_append"
+    vq = A.view(op, "q", q)
+    t = A.dtype(op, "q", vq, DTYPES)
+    A.rank(op, "q", vq, (4,), "[batch, tokens, heads, head_dim]")
+    batch, m, hq, d = vq.shape
+    if d % 2 or d == 0:
+        raise A.ArgumentError(op, "q", f"has head_dim {d}: it must be even (the values rotate in pairs)")
+    A.int_range(op, "q", d, 2, 2048, "head_dim: one thread per pair, a block of head_dim / 2")
+    views = {"q": vq}
+    for name, x in (("k", k), ("v", v)):
+        vx = A.view(op, name, x)
+        A.same_dtype(op, name, vx, "q", t)
+        A.rank(op, name, vx, (4,), "[batch, tokens, kv_heads, head_dim]")
+        if vx.shape[:2] != (batch, m) or vx.shape[3] != d:
+            raise A.ArgumentError(op, name, f"has shape {list(vx.shape)}; expected [{batch}, {m}, kv_heads, {d}] "
+                                            "(q's batch, tokens and head_dim)")
+        views[name] = vx
+    hkv = views["k"].shape[2]
+    A.shape(op, "v", views["v"], views["k"].shape, "k's shape")
+    if hkv == 0 or hq % hkv:
+        raise A.ArgumentError(op, "k", f"has {hkv} heads, which does not divide q's {hq} (grouped-query attention)")
+    for name, c in (("k_cache", k_cache), ("v_cache", v_cache)):
+        vc = A.view(op, name, c)
+        A.same_dtype(op, name, vc, "q", t)
+        A.rank(op, name, vc, (4,), "[batch, cache_len, kv_heads, head_dim]")
+        if vc.shape[0] != batch or vc.shape[2:] != (hkv, d):
+            raise A.ArgumentError(op, name, f"has shape {list(vc.shape)}; expected [{batch}, cache_len, {hkv}, {d}]")
+        views[name] = vc
+    A.shape(op, "v_cache", views["v_cache"], views["k_cache"].shape, "k_cache's shape")
+    cache_len = views["k_cache"].shape[1]
+    A.int_range(op, "k_cache", cache_len, 1, 2 ** 31 - 1, "cache_len")
+    A.int_range(op, "q", batch * m, 1, 65535, "batch x tokens: the grid's y dimension")
+    for name, x in views.items():
+        A.contiguous(op, name, x)
+        A.aligned(op, name, x, 8)
+    for a, b in (("q", "k"), ("q", "v"), ("k", "k_cache"), ("v", "v_cache"), ("q", "k_cache"), ("q", "v_cache"),
+                 ("k_cache", "v_cache")):
+        A.no_overlap(op, a, views[a], b, views[b])
+    vp = A.view(op, "positions", positions)
+    A.dtype(op, "positions", vp, ("i32",))
+    A.shape(op, "positions", vp, (batch, m), "one position per new token")
+    A.contiguous(op, "positions", vp)
+    A.aligned(op, "positions", vp, 4)
+    base = A.positive_float(op, "base", base)
+    device = A.same_device(op, {**views, "positions": vp}) or 0
+    defines = {"HEAD_DIM": d, "T": t, **({"NEOX": "true"} if neox else {})}
+    kern, _ = kernel("rope.ember", "rope_append", defines, batch * m * (hq + 2 * hkv) * d, device)
+    return [kern.prepare(q, k, v, k_cache, v_cache, positions, hq, hkv, m, cache_len, base,
+                         grid=(hq + hkv, batch * m))]

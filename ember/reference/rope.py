@@ -44,3 +44,17 @@ def parity(got, ref) -> dict:
     r = np.asarray(ref, dtype=np.float64).ravel()
     cos = float(g @ r / (np.linalg.norm(g) * np.linalg.norm(r)))
     return {"cosine": cos, "max_abs_diff": float(np.max(np.abs(g - r)))}
+
+
+def rope_append(q, k, v, k_cache, v_cache, positions, tokens_per_seq: int, base: float, neox: bool = False):
+    """kernels_src/rope.ember rope_append in float64: (q rotated, k_cache, v_cache) after
+    token t = b * M + m's k rotated into k_cache[b, positions[t]] and v copied into
+    v_cache[b, positions[t]]; a position outside the cache writes nothing."""
+    qr = rope(q, positions, base, neox)
+    kr = rope(k, positions, base, neox)
+    kc, vc = np.array(k_cache, np.float64), np.array(v_cache, np.float64)
+    for t, p in enumerate(np.asarray(positions)):
+        if 0 <= p < kc.shape[1]:
+            kc[t // tokens_per_seq, p] = kr[t]
+            vc[t // tokens_per_seq, p] = np.asarray(v, np.float64)[t]
+    return qr, kc, vc

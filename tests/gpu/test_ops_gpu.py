@@ -180,3 +180,29 @@ def test_decode_attention_against_the_reference(dtype, tol, m):
     assert np.abs(f64(out) - ref).max() <= tol
     again = ops.decode_attention(q, k, v, lengths, max_length=1037)       # fewer splits, the same result
     assert np.abs(f64(again) - ref).max() <= tol
+
+
+@pytest.mark.parametrize("dtype, tol", [(torch.float32, 1e-5), (torch.bfloat16, 2 ** -7)])
+def test_rope_append_then_attention(dtype, tol):
+    """A decode step's front: rope_append writes the new k and v into the caches at their
+    positions and rotates q; decode_attention then reads them - against the references."""
+    from ember.reference.attention import decode_attention
+    from ember.reference.rope import rope_append
+    g = torch.Generator(device="cuda").manual_seed(5)
+    batch, m, s = 2, 2, 300
+    q = torch.randn(batch, m, 32, 128, device="cuda", generator=g).to(dtype)
+    k = torch.randn(batch, m, 8, 128, device="cuda", generator=g).to(dtype)
+    v = torch.randn(batch, m, 8, 128, device="cuda", generator=g).to(dtype)
+    kc = torch.randn(batch, s, 8, 128, device="cuda", generator=g).to(dtype)
+    vc = torch.randn(batch, s, 8, 128, device="cuda", generator=g).to(dtype)
+    lengths = torch.tensor([257, 40], device="cuda", dtype=torch.int32)
+    pos = (lengths[:, None] - m + torch.arange(m, device="cuda")).to(torch.int32)
+    want_q, want_kc, want_vc = rope_append(f64(q).reshape(batch * m, 32, 128), f64(k).reshape(batch * m, 8, 128),
+                                           f64(v).reshape(batch * m, 8, 128), f64(kc), f64(vc),
+                                           pos.cpu().numpy().reshape(-1), m, 500000.0)
+    ops.rope_append(q, k, v, kc, vc, pos, 500000.0)
+    for got, ref in ((q, want_q.reshape(batch, m, 32, 128)), (kc, want_kc), (vc, want_vc)):
+        assert np.abs(f64(got) - ref).max() <= tol * max(1.0, np.abs(ref).max())
+    out = ops.decode_attention(q, kc, vc, lengths)
+    ref = decode_attention(f64(q), f64(kc), f64(vc), lengths.cpu().numpy())
+    assert np.abs(f64(out) - ref).max() <= (1e-5 if dtype == torch.float32 else 2e-2)

@@ -120,3 +120,26 @@ def test_rmsnorm_rows_in_sim(t, tol, vec, cols, block):
     ref2 = rmsnorm_ref(h_ref, _values(t, gamma), eps)
     err = np.abs(_values(t, y2) - ref2) / np.maximum(np.abs(ref2), 1.0)
     assert err.max() <= tol, err.max()
+
+
+@pytest.mark.parametrize("t, tol", [("f32", 1e-5), ("bf16", 2 ** -7)])
+@pytest.mark.parametrize("neox", [False, True])
+def test_rope_append_in_sim(t, tol, neox):
+    """q rotated in place, k rotated into the cache and v copied there at each token's
+    position; the rest of the caches untouched, a position past the cache not written."""
+    from ember.reference.rope import rope_append
+    rng = np.random.default_rng(21 + neox)
+    batch, m, hq, hkv, d, cache_len = 2, 2, 4, 2, 32, 9
+    q = _io(t, rng.standard_normal((batch * m, hq, d)))
+    k = _io(t, rng.standard_normal((batch * m, hkv, d)))
+    v = _io(t, rng.standard_normal((batch * m, hkv, d)))
+    kc = _io(t, rng.standard_normal((batch, cache_len, hkv, d)))
+    vc = _io(t, rng.standard_normal((batch, cache_len, hkv, d)))
+    pos = np.array([3, 4, 8, 9], np.int32)                    # the last is past the cache
+    want = rope_append(_values(t, q), _values(t, k), _values(t, v), _values(t, kc), _values(t, vc), pos, m, 1e4,
+                       neox)
+    prog = ember.compile(SRC / "rope.ember", defines={"HEAD_DIM": d, "NEOX": neox, "T": t}, kernels=["rope_append"])
+    load(prog).rope_append(q, k, v, kc, vc, pos, hq, hkv, m, cache_len, 1e4, grid=(hq + hkv, batch * m))
+    for got, ref in zip((q, kc, vc), want):
+        assert np.abs(_values(t, got) - ref).max() <= tol * max(1.0, np.abs(ref).max())
+    assert np.array_equal(_values(t, vc), want[2])            # v copied bit for bit, the rest untouched

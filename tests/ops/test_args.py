@@ -114,3 +114,23 @@ def test_decode_attention_names_each_bad_argument():
     raises("max_length", "must be an int", f, q, kc, vc, lengths, max_length=4096.0)
     raises("k_cache", "query rows per KV head", f, CudaArray((2, 8, 64, 128), "<f4"),
            CudaArray((2, 4096, 8, 128), "<f4", ptr=0x7f1000000000), vc, lengths)
+
+
+def test_rope_append_names_each_bad_argument():
+    q = CudaArray((2, 1, 32, 128), "<f4")
+    k = CudaArray((2, 1, 8, 128), "<f4", ptr=0x7f1000000000)
+    v = CudaArray((2, 1, 8, 128), "<f4", ptr=0x7f2000000000)
+    kc = CudaArray((2, 4096, 8, 128), "<f4", ptr=0x7f3000000000)
+    vc = CudaArray((2, 4096, 8, 128), "<f4", ptr=0x7f4000000000)
+    pos = CudaArray((2, 1), "<i4", ptr=0x7f5000000000)
+    f = ops.rope_append
+    raises("k", "expected [2, 1, kv_heads, 128]", f, q, CudaArray((2, 2, 8, 128), "<f4", ptr=0x7f1000000000),
+           v, kc, vc, pos)
+    raises("v", "has shape [2, 1, 4, 128]", f, q, k, CudaArray((2, 1, 4, 128), "<f4", ptr=0x7f2000000000), kc, vc, pos)
+    raises("k_cache", "expected [2, cache_len, 8, 128]", f, q, k, v,
+           CudaArray((2, 4096, 4, 128), "<f4", ptr=0x7f3000000000), vc, pos)
+    raises("v_cache", "has shape [2, 100, 8, 128]", f, q, k, v, kc,
+           CudaArray((2, 100, 8, 128), "<f4", ptr=0x7f4000000000), pos)
+    raises("k_cache", "overlaps `k`", f, q, k, v, CudaArray((2, 4096, 8, 128), "<f4", ptr=0x7f1000000000), vc, pos)
+    raises("positions", "has shape [2]", f, q, k, v, kc, vc, CudaArray((2,), "<i4", ptr=0x7f5000000000))
+    raises("base", "finite and positive", f, q, k, v, kc, vc, pos, -1.0)
