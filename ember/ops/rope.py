@@ -115,6 +115,6 @@ def _plan_append(q, k, v, k_cache, v_cache, positions, base, neox) -> list:
     base = A.positive_float(op, "base", base)
     device = A.same_device(op, {**views, "positions": vp}) or 0
     defines = {"HEAD_DIM": d, "T": t, **({"NEOX": "true"} if neox else {})}
-    kern, _ = kernel("rope.ember", "rope_append", defines, batch * m * (hq + 2 * hkv) * d, device)
+    kern, _ = kernel("rope_append.ember", "rope_append", defines, batch * m * (hq + 2 * hkv) * d, device)
     return [kern.prepare(q, k, v, k_cache, v_cache, positions, hq, hkv, m, cache_len, base,
                          grid=(hq + hkv, batch * m))]

@@ -19,12 +19,14 @@ SRC = Path(__file__).resolve().parents[2] / "kernels_src"
 def test_every_kernel_file_is_covered():
     # gemm_bf16.ember, gemm_f32.ember, gemm_wgmma.ember: tests/kernels/test_gemm_*_in_sim.py
     # the Q4_K files: tests/kernels/test_q4k_in_sim.py (q4k_mma.ember: test_q4k_mma_in_sim.py);
-    # q6k_gemv.ember: test_q6k_in_sim.py
-    assert sorted(p.name for p in SRC.glob("*.ember")) == ["gemm_bf16.ember", "gemm_f32.ember", "gemm_wgmma.ember",
+    # q6k_gemv.ember: test_q6k_in_sim.py; decode_attention.ember: test_decode_attention.py
+    assert sorted(p.name for p in SRC.glob("*.ember")) == ["decode_attention.ember",
+                                                          "gemm_bf16.ember", "gemm_f32.ember", "gemm_wgmma.ember",
                                                           "q4k_digits.ember",
                                                           "q4k_dp4a.ember", "q4k_dp4a_smem.ember", "q4k_gemv.ember",
                                                           "q4k_gemv_smem.ember", "q4k_mma.ember", "q6k_gemv.ember",
-                                                          "rmsnorm.ember", "rmsnorm_q4k.ember", "rope.ember"]
+                                                          "rmsnorm.ember", "rmsnorm_q4k.ember", "rope.ember",
+                                                          "rope_append.ember"]
 
 
 @pytest.mark.parametrize("neox", [False, True])
@@ -138,7 +140,7 @@ def test_rope_append_in_sim(t, tol, neox):
     pos = np.array([3, 4, 8, 9], np.int32)                    # the last is past the cache
     want = rope_append(_values(t, q), _values(t, k), _values(t, v), _values(t, kc), _values(t, vc), pos, m, 1e4,
                        neox)
-    prog = ember.compile(SRC / "rope.ember", defines={"HEAD_DIM": d, "NEOX": neox, "T": t}, kernels=["rope_append"])
+    prog = ember.compile(SRC / "rope_append.ember", defines={"HEAD_DIM": d, "NEOX": neox, "T": t})
     load(prog).rope_append(q, k, v, kc, vc, pos, hq, hkv, m, cache_len, 1e4, grid=(hq + hkv, batch * m))
     for got, ref in zip((q, kc, vc), want):
         assert np.abs(_values(t, got) - ref).max() <= tol * max(1.0, np.abs(ref).max())
