@@ -16,7 +16,7 @@ from ember.ir.printer import print_module
 
 ROOT = Path(__file__).resolve().parents[3]
 KERNELS = sorted((ROOT / "kernels_src").glob("*.ember"))
-DEFINES = {"rope.ember": {"HEAD_DIM": 128}}
+DEFINES = {"rope.ember": {"HEAD_DIM": 128}, "rope_append.ember": {"HEAD_DIM": 128}}
 
 
 def _second_run_changes_nothing(module, where: str) -> None:
