@@ -119,20 +119,7 @@ def q4k_gemv(w, x, *, out=None):
                                  grid=(-(-n // (cfg["WARPS"] * cfg["ROWS"])),))]
         run(op, (w, x, out), plan_q8)
         return out
-    if out is None:
-        vx, m, kdim, rows = _activations(op, x)
-        out = _new_out(vx, m, _weights(op, "w", w, "q4k", kdim, 16)[1], rows)
-
-    def plan():
-        vx, m, kdim, rows = _activations(op, x)
-        vw, n = _weights(op, "w", w, "q4k", kdim, 16)
-        vo = _check_out(op, out, m, n, rows, {"x": vx, "w": vw})
-        device = A.same_device(op, {"x": vx, "w": vw, "out": vo}) or 0
-        kern, cfg = kernel("q4k_gemv.ember", "q4k_gemv", {"M": m}, n * kdim, device)
-        words = A.Reinterpreted(vw, "<u4", 4)            # the kernel loads the blocks as u32 words
-        return [kern.prepare(words, x, out, n, kdim, grid=(-(-n // (cfg["WARPS"] * cfg["ROWS"])),))]
-    run(op, (w, x, out), plan)
-    return out
+    return _f32_gemv(op, w, x, out, "q4k")
 
 
 def swiglu_q4k(w_gate, w_up, x: Q8Activations, *, out=None):
@@ -165,18 +152,27 @@ def swiglu_q4k(w_gate, w_up, x: Q8Activations, *, out=None):
 def q6k_gemv(w, x, *, out=None):
     """y = x W^T: w the Q6_K bytes of an [n, k] weight (uint8 [n, k / 256 * 210]); x f32
     [m, k] (or [k]), m 1..8. Returns out: f32 [m, n] (or [n])."""
-    op = "q6k_gemv"
+    return _f32_gemv("q6k_gemv", w, x, out, "q6k")
+
+
+# per format: the kernel of f32 activations, its file, the weights' alignment and the word
+# the kernel loads them as (a Q6_K super-block of 210 bytes is only 2-byte aligned)
+F32_KERNELS = {"q4k": ("q4k_gemv.ember", "q4k_gemv", 16, "<u4", 4), "q6k": ("q6k_gemv.ember", "q6k_gemv", 2, "<u2", 2)}
+
+
+def _f32_gemv(op: str, w, x, out, fmt: str):
+    source, name, align, word, size = F32_KERNELS[fmt]
     if out is None:
         vx, m, kdim, rows = _activations(op, x)
-        out = _new_out(vx, m, _weights(op, "w", w, "q6k", kdim, 2)[1], rows)
+        out = _new_out(vx, m, _weights(op, "w", w, fmt, kdim, align)[1], rows)
 
     def plan():
         vx, m, kdim, rows = _activations(op, x)
-        vw, n = _weights(op, "w", w, "q6k", kdim, 2)
+        vw, n = _weights(op, "w", w, fmt, kdim, align)
         vo = _check_out(op, out, m, n, rows, {"x": vx, "w": vw})
         device = A.same_device(op, {"x": vx, "w": vw, "out": vo}) or 0
-        kern, cfg = kernel("q6k_gemv.ember", "q6k_gemv", {"M": m}, n * kdim, device)
-        return [kern.prepare(A.Reinterpreted(vw, "<u2", 2), x, out, n, kdim,
+        kern, cfg = kernel(source, name, {"M": m}, n * kdim, device)
+        return [kern.prepare(A.Reinterpreted(vw, word, size), x, out, n, kdim,
                              grid=(-(-n // (cfg["WARPS"] * cfg["ROWS"])),))]
     run(op, (w, x, out), plan)
     return out
