@@ -172,35 +172,32 @@ class Reinterpreted:
 
 
 def empty_words(like: DeviceView, nwords: int):
-    """A new device buffer of `nwords` 32-bit words, of the same library as `like` (int32
-    for torch, which has no general uint32), for a kernel's u32 scratch."""
-    obj = like.obj
-    if type(obj).__module__.split(".")[0] == "torch":
-        import torch
-        return torch.empty(nwords, dtype=torch.int32, device=obj.device)
-    if type(obj).__module__.split(".")[0] == "cupy":
-        import cupy
-        return cupy.empty(nwords, dtype="uint32")
-    import numpy as np
-    from ..runtime.cuda import DeviceArray
-    return DeviceArray((nwords,), np.uint32, like.device or 0)
+    """A new buffer of `nwords` 32-bit words for a kernel's u32 scratch (int32 for torch,
+    whose uint32 tensors support few operations; the kernel is handed them as u32)."""
+    return empty_like(like, (nwords,), "u32")
+
+
+# Ember element name -> (torch dtype, numpy dtype) of an allocated output
+_ALLOC = {"f32": ("float32", "float32"), "f16": ("float16", "float16"), "bf16": ("bfloat16", None),
+          "u32": ("int32", "uint32")}
 
 
 def empty_like(like: DeviceView, shape: tuple, dtype_name: str):
     """A new device tensor of the same library as `like` (torch or CuPy, else an ember
     DeviceArray) for an output the caller did not give."""
-    obj = like.obj
-    if type(obj).__module__.split(".")[0] == "torch":
+    torch_name, np_name = _ALLOC[dtype_name]
+    lib = type(like.obj).__module__.split(".")[0]
+    if lib == "torch":
         import torch
-        return torch.empty(shape, dtype=getattr(torch, {"f32": "float32", "f16": "float16", "bf16": "bfloat16"}
-                                               [dtype_name]), device=obj.device)
-    if type(obj).__module__.split(".")[0] == "cupy":
-        import cupy
-        return cupy.empty(shape, dtype={"f32": "float32", "f16": "float16"}[dtype_name])
+        return torch.empty(shape, dtype=getattr(torch, torch_name), device=like.obj.device)
     import numpy as np
-    from ..runtime.cuda import DeviceArray
-    np_dtype = {"f32": np.float32, "f16": np.float16}.get(dtype_name)
-    if np_dtype is None:
+    if np_name is None:
         import ml_dtypes
         np_dtype = ml_dtypes.bfloat16
+    else:
+        np_dtype = np.dtype(np_name)
+    if lib == "cupy":
+        import cupy
+        return cupy.empty(shape, dtype=np_dtype)
+    from ..runtime.cuda import DeviceArray
     return DeviceArray(shape, np_dtype, like.device or 0)

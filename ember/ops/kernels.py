@@ -13,6 +13,7 @@ import math
 import warnings
 
 from ..tuning import table as T
+from ..tuning.pick import load
 from ..tuning.workloads import KERNELS_SRC
 
 
@@ -37,29 +38,24 @@ def kernel(source: str, name: str, defines: dict, size: int, device: int = 0, ta
     """(the loaded kernel, the values of its const parameters): `name` of kernels_src/SOURCE
     for a call of `size` (the product of its shape), tuned by the table of `table_of` (a
     kernel of the same file that does the same work; default `name`)."""
-    return _load(source, name, tuple(sorted((k, str(v)) for k, v in defines.items())), size, device,
+    return _pick(source, name, tuple(sorted((k, str(v)) for k, v in defines.items())), size, device,
                  table_of or name)
 
 
 @functools.lru_cache(maxsize=None)
-def _load(source: str, name: str, defines: tuple, size: int, device: int, table_of: str):
-    import ember
+def _pick(source: str, name: str, defines: tuple, size: int, device: int, table_of: str):
     from ..runtime import cuda
     ctx = cuda.context(device)
     path = KERNELS_SRC / source
     key = T.device_key(ctx.name, ctx.arch)
     table_path = KERNELS_SRC / "tuned" / f"{table_of}.json"
     table = T.read(table_path) if table_path.is_file() else None
-    if table is not None and table.get("source_hash") != T.source_hash(path):
-        warnings.warn(f"ember.ops: the tuned table {table_path.name} was made from another version of {source}: "
-                      f"ignored, the defaults of `{name}` are used", stacklevel=4)
-        table = None
-    entry = pick_entry(table, key, dict(defines), size)
+    entry = pick_entry(table, key, dict(defines), size) if table is not None and T.current(table, path) else None
     config, sass_path = ({}, "nvjitlink") if entry is None else (dict(entry["config"]), T.entry_sass_path(table, entry))
-    program = ember.compile(path, arch=ctx.arch, defines={**dict(defines), **config}, kernels=[name])
-    info = program.kernels[name]
-    if entry is None and set(info.tunables) - {k for k, _ in defines}:
+    kern, consts = load(str(path), name, defines, tuple(sorted((k, str(v)) for k, v in config.items())), sass_path,
+                        device)
+    if entry is None and set(kern.info.tunables) - {k for k, _ in defines}:
         values = " ".join(f"{k}={v}" for k, v in defines)
         warnings.warn(f"ember.ops: `{name}` is not tuned for {key} with {values or 'its defaults'}: its default "
                       f"configuration is used (`ember tune` makes the table)", stacklevel=4)
-    return cuda.load(program, device, sass_path=sass_path)[name], dict(info.consts)
+    return kern, consts

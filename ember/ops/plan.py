@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
+from ..runtime.cuda import torch_stream
+
 MAX_PLANS = 1024
 _plans: OrderedDict = OrderedDict()
 
@@ -34,14 +36,6 @@ def signature(a):
     return ("object", id(a))          # checked every call: never equal to another call's
 
 
-def _stream_of(args):
-    for a in args:
-        if type(a).__module__.split(".")[0] == "torch" and getattr(a, "is_cuda", False):
-            import torch
-            return torch.cuda.current_stream(a.device)
-    return None
-
-
 def run(op: str, args: tuple, build) -> None:
     """Enqueue the launches of `op` on `args`: the plan kept for their signature, or the one
     `build()` makes (checking every argument, raising ArgumentError) and returns as a list
@@ -57,7 +51,7 @@ def run(op: str, args: tuple, build) -> None:
                 _plans.popitem(last=False)
     else:
         _plans.move_to_end(key)
-    stream = _stream_of(args)
+    stream = torch_stream(args)
     for launch in launches:
         launch(stream)
 

@@ -352,7 +352,7 @@ class Kernel:
         arrays are copied back)."""
         launch = self.prepare(*args, grid=grid, block=block)
         if stream is None:
-            stream = _torch_stream(args, self.module.ctx)
+            stream = torch_stream(args)
         launch(stream)
         if launch.staged or launch.after or sync:
             self.module.ctx.synchronize()
@@ -418,7 +418,7 @@ def _scalar_value(raw: bytes):
     return _BY_SIZE[len(raw)].from_buffer_copy(raw)
 
 
-def _torch_stream(args, ctx: Context):
+def torch_stream(args):
     """torch's current stream when a torch tensor is among the arguments, else None."""
     for a in args:
         if type(a).__module__.startswith("torch") and getattr(a, "is_cuda", False):

@@ -1,7 +1,8 @@
 """The runtime's pick from the tuned tables: a kernel of kernels_src/ compiled with the
-configuration its table chose for this GPU and shape bucket, and loaded through the SASS
-path the table measured fastest (nvJitLink or the driver's JIT). Without an entry the
-kernel's defaults are loaded through nvJitLink, with the warning of tuned_for."""
+configuration its table chose for this GPU and shape, and loaded through the SASS path the
+table measured fastest (nvJitLink or the driver's JIT). Without an entry the kernel's
+defaults are loaded through nvJitLink, with a warning. ember.ops loads its kernels here too
+(choosing the entry by its own rule: ember.ops.kernels)."""
 
 from __future__ import annotations
 
@@ -16,18 +17,25 @@ def load_tuned(kernel: str, bucket: str, defines: dict | None = None, device=0) 
     the Tuned names the value of every tuned parameter (what a launch's grid needs).
     Compiled and loaded once per kernel, bucket, values and GPU."""
     from ..runtime.cuda import device_ordinal
-    key = tuple(sorted((defines or {}).items()))
-    return _load(kernel, bucket, key, device_ordinal(device))
+    from .workloads import source_of
+    ordinal = device_ordinal(device)
+    tuned: Tuned = tuned_for(kernel, bucket, ordinal)
+    kern, consts = load(str(source_of(kernel)), kernel, _key(defines or {}), _key(tuned.config), tuned.sass_path,
+                        ordinal)
+    return kern, Tuned({p: consts[p] for p in kern.info.tunables}, tuned.sass_path)    # the defaults spelled out
+
+
+def _key(values: dict) -> tuple:
+    return tuple(sorted((k, str(v)) for k, v in values.items()))
 
 
 @functools.lru_cache(maxsize=None)
-def _load(kernel: str, bucket: str, defines: tuple, device: int) -> tuple:
+def load(path: str, name: str, defines: tuple, config: tuple, sass_path: str, device: int) -> tuple:
+    """(the loaded Kernel, its const values): kernel `name` of `path` compiled with
+    `defines` and `config` ((name, value) pairs) for GPU `device` and loaded through
+    `sass_path`; once per arguments."""
     import ember
     from ..runtime import cuda
-    from .workloads import source_of
-    tuned: Tuned = tuned_for(kernel, bucket, device)
-    program = ember.compile(source_of(kernel), arch=cuda.context(device).arch,
-                            defines={**dict(defines), **tuned.config}, kernels=[kernel])
-    info = program.kernels[kernel]
-    chosen = Tuned({p: info.consts[p] for p in info.tunables}, tuned.sass_path)     # the defaults spelled out
-    return cuda.load(program, device, sass_path=tuned.sass_path)[kernel], chosen
+    program = ember.compile(path, arch=cuda.context(device).arch, defines={**dict(defines), **dict(config)},
+                            kernels=[name])
+    return cuda.load(program, device, sass_path=sass_path)[name], dict(program.kernels[name].consts)

@@ -82,14 +82,22 @@ def merge(old: dict | None, new: dict) -> dict:
     return {**new, "devices": devices}
 
 
+def current(table: dict, source) -> bool:
+    """Was the table made from `source` as it is now? A stale table is refused with a
+    warning (the kernel was edited after tuning: its entries say nothing of it)."""
+    if table.get("source_hash") == source_hash(source):
+        return True
+    warnings.warn(f"tuned table of `{table.get('kernel')}` was made from another version of "
+                  f"{Path(source).name} (source hash differs): ignored, the defaults are used; "
+                  f"rerun `ember tune {table.get('kernel')}`", stacklevel=3)
+    return False
+
+
 def lookup(table: dict, source, device_name: str, arch: str, bucket: str) -> Tuned | None:
     """The tuned configuration and path for a device and bucket, or None: the device or bucket is not
     in the table (the caller uses its defaults), or the table was made from other source
     (refused with a warning)."""
-    if table.get("source_hash") != source_hash(source):
-        warnings.warn(f"tuned table of `{table.get('kernel')}` was made from another version of "
-                      f"{Path(source).name} (source hash differs): ignored, the defaults are used; "
-                      f"rerun `ember tune {table.get('kernel')}`", stacklevel=2)
+    if not current(table, source):
         return None
     entry = table.get("devices", {}).get(device_key(device_name, arch), {}).get(bucket)
     if not entry or entry.get("config") is None:
