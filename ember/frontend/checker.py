@@ -261,7 +261,8 @@ class Checker:
         self.type_params = {}
 
     def type_param(self, k: A.KernelDef, g: A.GenericParam, consts: dict) -> None:
-        """`const T: type = f32`: a scalar type bound at compile time (-D T=f16), usable
+        """`const T: type = f32`: a scalar type bound at compile time (-D T=f16), its default a
+        type name or an earlier type parameter (`const TI: type = T`), usable
         wherever a type is (parameters, `let x: T`, arrays, `T(x)` casts, `bitcast<T>`).
         Without a valid type, T stands for ERROR so its uses report nothing more."""
         self.type_params[g.name] = ERROR
@@ -285,6 +286,10 @@ class Checker:
                                   f"or give it a default: `const {g.name}: type = f32`")
             return
         t = SCALARS.get(text)
+        if t is None and where is not g.name_span and text in self.type_params:
+            t = self.type_params[text]        # `const TI: type = T`: an earlier type parameter's value
+            if t is ERROR:
+                return                        # its own error is reported
         if t is None or t.is_bool:
             self.diags.error("E0404", f"`{text}` is not a numeric type for type parameter `{g.name}`", where,
                              label="a type parameter" if where is g.name_span else "not a numeric type",

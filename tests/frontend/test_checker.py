@@ -113,6 +113,23 @@ def test_return_rules():
                   "kernel k(x: *mut global f32) block(32) { x[0] = f(1.0); }") == []
 
 
+def test_a_type_parameter_defaults_to_an_earlier_one():
+    """`const TI: type = T`: TI is T's value unless given (-D TI=...); a later or unknown
+    name is not a type, an earlier one with a bad value reports only its own error."""
+    import ember
+    src = """kernel k<const T: type = f32, const TI: type = T>(x: *mut global T, y: *global TI) block(32) {
+        x[0] = T(f32(y[0]));
+    }"""
+    for defines, want in (({}, ("f32", "f32")), ({"T": "bf16"}, ("bf16", "bf16")), ({"T": "bf16", "TI": "f32"},
+                                                                                 ("bf16", "f32"))):
+        consts = ember.compile(src, defines=defines).kernels["k"].consts
+        assert (consts["T"], consts["TI"]) == want
+    assert [e[0] for e in errors("kernel k<const TI: type = T, const T: type = f32>(x: *mut global TI) block(32) "
+                                 "{ x[0] = TI(1); }")] == ["E0404"]
+    assert [e[0] for e in errors("kernel k<const T: type = bool, const TI: type = T>(x: *mut global f32) block(32) "
+                                 "{ x[0] = 1.0; }")] == ["E0404"]
+
+
 def test_type_parameters_bind_types():
     import ember
     src = """kernel k<const T: type = f32, const N: u32 = 4>(x: *mut global T, y: *global u32) block(32) {
