@@ -79,6 +79,32 @@ def random_q4k(rng: np.random.Generator, rows: int, k: int) -> np.ndarray:
     return blocks.reshape(rows, nb * Q4K_BYTES)
 
 
+def pack_scale_min(sc: np.ndarray, m: np.ndarray) -> np.ndarray:
+    """(sc, m), each 6-bit [..., 8] -> the 12 packed bytes scale_min reads."""
+    sc, m = np.asarray(sc, np.int64), np.asarray(m, np.int64)
+    q = np.empty(sc.shape[:-1] + (12,), np.int64)
+    q[..., 0:4] = sc[..., 0:4] | ((sc[..., 4:8] >> 4) << 6)
+    q[..., 4:8] = m[..., 0:4] | ((m[..., 4:8] >> 4) << 6)
+    q[..., 8:12] = (sc[..., 4:8] & 0xF) | ((m[..., 4:8] & 0xF) << 4)
+    return q.astype(np.uint8)
+
+
+def model_like_q4k(rng: np.random.Generator, rows: int, k: int, std: float) -> np.ndarray:
+    """Random Q4_K blocks whose weights look like a trained model's: zero mean and about
+    `std` (dmin = d and each sub-block's min m = round(7.5 sc) centre the quants 0..15; sc
+    random in 1..8, d random around std / 20.7), so that a layer's activations keep their
+    size from layer to layer. Quants random."""
+    assert k % QK_K == 0
+    nb = k // QK_K
+    blocks = rng.integers(0, 256, (rows, nb, Q4K_BYTES), dtype=np.uint8)
+    d = (rng.uniform(0.5, 1.5, (rows, nb)) * std / 20.7).astype(np.float16)
+    sc = rng.integers(1, 9, (rows, nb, 8))
+    blocks[..., 0:2] = d[..., None].view(np.uint8).reshape(rows, nb, 2)
+    blocks[..., 2:4] = blocks[..., 0:2]
+    blocks[..., 4:16] = pack_scale_min(sc, np.rint(7.5 * sc).astype(np.int64))
+    return blocks.reshape(rows, nb * Q4K_BYTES)
+
+
 def gemv(blocks: np.ndarray, x: np.ndarray) -> np.ndarray:
     """y[m, n] = sum_k W[n, k] x[m, k] in f64. x: [M, K]."""
     return np.asarray(x, np.float64) @ dequantize_q4k(blocks).T
@@ -147,6 +173,19 @@ def split_q8_1(q8: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     sums = quants.view(np.int8).astype(np.int32).sum(axis=-1)
     ds = (d_bits | ((sums.astype(np.uint32) & 0xFFFF) << 16)).astype(np.uint32).reshape(-1)
     return split_words(quants.reshape(rows, -1)), ds
+
+
+def unsplit_q8_1(aq: np.ndarray, ads: np.ndarray, rows: int, k: int) -> tuple:
+    """The split Q8_1 activations a kernel wrote (split_q8_1's layout) read back: int quants
+    [rows, k] (int64), d [rows, k / 32] (f64) and the integer quant sums [rows, k / 32]
+    (int64) that the ads words hold."""
+    split = np.ascontiguousarray(aq, np.uint32).view(np.int8).reshape(rows, k // 256, 256)
+    q = np.empty_like(split)
+    q[..., lane_order()] = split
+    words = np.ascontiguousarray(ads, np.uint32).reshape(rows, k // QK8_1)
+    d = (words & 0xFFFF).astype(np.uint16).view(np.float16).astype(np.float64)
+    sums = (words >> 16).astype(np.uint16).view(np.int16).astype(np.int64)
+    return q.reshape(rows, k).astype(np.int64), d, sums
 
 
 def split_words(quants: np.ndarray) -> np.ndarray:

@@ -44,3 +44,39 @@ def test_f32_matches_the_reference(m, kg, u, prefetch):
 def test_bf16_with_more_warps_than_a_chunk_has_keys():
     out, ref = run("bf16", 1, 2, 1, 4, 64, 50, [33], chunk=16, warps=4)
     assert np.abs(out - ref).max() <= 2 ** -7
+
+
+def test_f32_queries_on_a_bf16_cache_merged_to_f32_and_to_q8_1():
+    """A decoder layer's case: the rotated queries in f32 (TQ) on a bf16 cache, merged into
+    f32 (TO) - and by attention_merge_q8 straight into the Q8_1 activations of the output
+    projection's DP4A GEMV, bit for bit those quantize_q8_1 makes of the f32 result."""
+    from ember.reference import q4k as R
+    rng = np.random.default_rng(5)
+    batch, m, hkv, g, d, s, chunk = 2, 1, 2, 2, 64, 40, 16
+    hq = hkv * g
+    q = rng.standard_normal((batch, m, hq, d)).astype(np.float32)
+    k = _io("bf16", rng.standard_normal((batch, s, hkv, d)))
+    v = _io("bf16", rng.standard_normal((batch, s, hkv, d)))
+    lengths = np.array([37, 9], np.int32)
+    defines = {"T": "bf16", "D": d, "G": g, "M": m, "CHUNK": chunk, "WARPS": 2, "TQ": "f32", "TO": "f32"}
+    mod = load(ember.compile(SRC / "decode_attention.ember", defines=defines), device="sim")
+    splits = math.ceil(s / chunk)
+    part = np.zeros((batch, splits, hq, m, d + 2), np.float32)
+    mod.attention_split(q, k, v, lengths, part, hkv, s, splits, 1 / math.sqrt(d) * math.log2(math.e),
+                        grid=(splits, hkv, batch))
+    out = np.zeros_like(q)
+    mod.attention_merge(part, out, hq, splits, lengths, chunk, grid=(hq, m, batch))
+    ref = decode_attention(q, _values("bf16", k), _values("bf16", v), lengths)
+    assert np.abs(out - ref).max() <= 1e-5
+    rows = batch * m
+    aq, ads = np.zeros(rows * hq * d // 4, np.uint32), np.zeros(rows * hq * d // 32, np.uint32)
+    mod.attention_merge_q8(part, aq, ads, hq, splits, lengths, chunk, grid=(hq, m, batch))
+    want_q, want_ds = R.split_q8_1(R.quantize_q8_1(out.reshape(rows, hq * d)))
+    np.testing.assert_array_equal(aq, want_q)
+    np.testing.assert_array_equal(ads, want_ds)
+
+
+def test_a_merge_of_more_splits_than_it_loads_at_once():
+    """19 splits: one round of 16 loads a thread, then the 3 left one at a time."""
+    out, ref = run("f32", 1, 1, 1, 2, 64, 300, [300], chunk=16, warps=2)
+    assert np.abs(out - ref).max() <= 1e-5

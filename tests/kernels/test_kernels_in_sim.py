@@ -25,8 +25,8 @@ def test_every_kernel_file_is_covered():
                                                           "q4k_digits.ember",
                                                           "q4k_dp4a.ember", "q4k_dp4a_smem.ember", "q4k_gemv.ember",
                                                           "q4k_gemv_smem.ember", "q4k_mma.ember", "q6k_gemv.ember",
-                                                          "rmsnorm.ember", "rmsnorm_q4k.ember", "rope.ember",
-                                                          "rope_append.ember"]
+                                                          "rmsnorm.ember", "rmsnorm_q4k.ember", "rmsnorm_q8.ember",
+                                                          "rope.ember", "rope_append.ember"]
 
 
 @pytest.mark.parametrize("neox", [False, True])
@@ -124,6 +124,32 @@ def test_rmsnorm_rows_in_sim(t, tol, vec, cols, block):
     assert err.max() <= tol, err.max()
 
 
+@pytest.mark.parametrize("cols, block", [(512, 128), (1024, 256)])
+def test_add_rmsnorm_q8_in_sim(cols, block):
+    """The residual add written back exactly (h = x + r in f32), and the normalised row as
+    Q8_1 activations: each block's d = amax / 127 of the f64 reference's row (to f16), the
+    quants within half a step of y / d (plus the f32 rounding), their sums exact."""
+    from ember.reference import q4k as R
+    rng = np.random.default_rng(cols)
+    rows, eps = 3, 1e-5
+    x, r = (rng.standard_normal((rows, cols)).astype(np.float32) for _ in range(2))
+    x[1] *= 50.0                                              # rows of different scales
+    gamma = rng.uniform(0.5, 1.5, cols).astype(np.float32)
+    h_want = x + r
+    mod = load(ember.compile(SRC / "rmsnorm_q8.ember", defines={"COLS": cols, "BLOCK": block}))
+    aq, ads = np.zeros(rows * cols // 4, np.uint32), np.zeros(rows * cols // 32, np.uint32)
+    mod.add_rmsnorm_q8(x, r, gamma, aq, ads, eps, grid=rows)
+    np.testing.assert_array_equal(r, h_want)
+    y = rmsnorm_ref(h_want.astype(np.float64), gamma.astype(np.float64), eps)
+    q, d, sums = R.unsplit_q8_1(aq, ads, rows, cols)
+    np.testing.assert_array_equal(sums, q.reshape(rows, -1, 32).sum(axis=-1))
+    amax = np.abs(y.reshape(rows, -1, 32)).max(axis=-1)
+    assert np.abs(d / (amax / 127) - 1).max() <= 2 ** -10
+    err = np.abs(q * np.repeat(d, 32, axis=1) - y)
+    # half a step, and the quants' 127 steps of d rounded to f16 (d / 2^11 each)
+    assert (err <= np.repeat(d, 32, axis=1) * (0.5 + 127 * 2 ** -11) + 1e-6 * np.abs(y)).all()
+
+
 @pytest.mark.parametrize("t, tol", [("f32", 1e-5), ("bf16", 2 ** -7)])
 @pytest.mark.parametrize("neox", [False, True])
 def test_rope_append_in_sim(t, tol, neox):
@@ -141,7 +167,34 @@ def test_rope_append_in_sim(t, tol, neox):
     want = rope_append(_values(t, q), _values(t, k), _values(t, v), _values(t, kc), _values(t, vc), pos, m, 1e4,
                        neox)
     prog = ember.compile(SRC / "rope_append.ember", defines={"HEAD_DIM": d, "NEOX": neox, "T": t})
-    load(prog).rope_append(q, k, v, kc, vc, pos, hq, hkv, m, cache_len, 1e4, grid=(hq + hkv, batch * m))
+    load(prog).rope_append(q, k, v, q, kc, vc, pos, hq, hkv, m, cache_len, hq * d, hkv * d, hkv * d, 1e4,
+                           grid=(hq + hkv, batch * m))
     for got, ref in zip((q, kc, vc), want):
         assert np.abs(_values(t, got) - ref).max() <= tol * max(1.0, np.abs(ref).max())
     assert np.array_equal(_values(t, vc), want[2])            # v copied bit for bit, the rest untouched
+
+
+def test_rope_append_from_a_fused_qkv_projection_into_a_bf16_cache():
+    """A decoder layer's case: q, k and v read in place from one f32 projection [tokens,
+    (HQ + 2 HKV) * D] (token strides, not dense rows), the rotated q written to its own f32
+    buffer, k and v rounded into bf16 caches."""
+    from ember.reference.rope import rope_append
+    rng = np.random.default_rng(23)
+    batch, m, hq, hkv, d, cache_len = 2, 1, 4, 2, 32, 5
+    qkv = rng.standard_normal((batch * m, (hq + 2 * hkv) * d)).astype(np.float32)
+    q, k, v = (qkv[:, a * d:b * d].reshape(batch * m, -1, d) for a, b in ((0, hq), (hq, hq + hkv),
+                                                                         (hq + hkv, hq + 2 * hkv)))
+    kc = _io("bf16", rng.standard_normal((batch, cache_len, hkv, d)))
+    vc = _io("bf16", rng.standard_normal((batch, cache_len, hkv, d)))
+    q_out = np.zeros((batch * m, hq, d), np.float32)
+    pos = np.array([0, 4], np.int32)
+    want = rope_append(q, k, v, _values("bf16", kc), _values("bf16", vc), pos, m, 5e5)
+    before = qkv.copy()
+    prog = ember.compile(SRC / "rope_append.ember", defines={"HEAD_DIM": d, "T": "bf16", "TI": "f32"})
+    flat = qkv.reshape(-1)                                    # k and v: the same rows from their offsets
+    load(prog).rope_append(qkv, flat[hq * d:], flat[(hq + hkv) * d:], q_out, kc, vc, pos, hq, hkv, m,
+                           cache_len, qkv.shape[1], qkv.shape[1], qkv.shape[1], 5e5, grid=(hq + hkv, batch * m))
+    assert np.array_equal(qkv, before)                        # the projection is only read
+    assert np.abs(q_out - want[0]).max() <= 1e-5 * np.abs(want[0]).max()
+    for got, ref in zip((kc, vc), want[1:]):
+        assert np.abs(_values("bf16", got) - ref).max() <= 2 ** -8 * np.abs(ref).max()
