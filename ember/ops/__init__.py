@@ -10,6 +10,7 @@ tensors, CuPy arrays or any CUDA array (DLPack / __cuda_array_interface__).
     y = ember.ops.q4k_gemv(w_q4k, xq)
     h = ember.ops.swiglu_q4k(w_gate, w_up, xq)              # silu(x Wg^T) * (x Wu^T)
     y = ember.ops.q6k_gemv(w_q6k, x)
+    xq = ember.ops.add_rms_norm_q8(delta, h, weight, 1e-5)  # h += delta; Q8_1 of rms_norm(h)
     o = ember.ops.decode_attention(q, k_cache, v_cache, lengths)   # GQA over a KV cache
 
 Every op checks its arguments before it launches (device, dtype, rank, shape, contiguity,
@@ -20,8 +21,8 @@ tuned table of the GPU it runs on (compiled once, then cached)."""
 from .args import ArgumentError
 from .attention import decode_attention
 from .gemv import Q8Activations, q4k_gemv, q6k_gemv, quantize_q8_1, swiglu_q4k
-from .norm import rms_norm
+from .norm import add_rms_norm_q8, rms_norm
 from .rope import rope, rope_append
 
-__all__ = ["ArgumentError", "rms_norm", "rope", "q4k_gemv", "quantize_q8_1", "Q8Activations", "swiglu_q4k",
+__all__ = ["ArgumentError", "rms_norm", "add_rms_norm_q8", "rope", "q4k_gemv", "quantize_q8_1", "Q8Activations", "swiglu_q4k",
            "q6k_gemv", "decode_attention", "rope_append"]

@@ -118,6 +118,23 @@ def contiguous(op: str, name: str, v: DeviceView) -> None:
                                       "pass `.contiguous()`")
 
 
+def token_rows(op: str, name: str, v: DeviceView) -> int:
+    """The token stride (in elements) of [batch, tokens, heads, dim] whose heads and dims are
+    dense but whose tokens may lie apart (the q, k or v part of one projection's rows)."""
+    _, m, heads, d = v.shape
+    if (d > 1 and v.strides[3] != 1) or (heads > 1 and v.strides[2] != d):
+        raise ArgumentError(op, name, f"has strides {list(v.strides)}: each token's [heads, head_dim] must be dense "
+                                      f"(strides [.., .., {d}, 1])")
+    stride = v.strides[1] if m > 1 else v.strides[0]
+    if v.shape[0] > 1 and v.strides[0] != m * stride:
+        raise ArgumentError(op, name, f"has strides {list(v.strides)}: the batch stride must be tokens x the token "
+                                      f"stride ({m} x {stride}), one run of token rows")
+    if (v.shape[0] * m > 1 and stride < heads * d) or stride > 2 ** 32 - 1:
+        raise ArgumentError(op, name, f"has a token stride of {stride} elements; at least {heads * d} (the rows "
+                                      "may not overlap) and below 2^32 are needed")
+    return stride
+
+
 def aligned(op: str, name: str, v: DeviceView, nbytes: int) -> None:
     if v.ptr % nbytes:
         raise ArgumentError(op, name, f"starts at 0x{v.ptr:x}, not a multiple of {nbytes} bytes: {op} loads it "
@@ -169,6 +186,21 @@ class Reinterpreted:
         self.owner = v.obj
         self.__cuda_array_interface__ = {"shape": (nbytes // itemsize,), "typestr": typestr,
                                          "data": (v.ptr, not writable), "strides": None, "version": 3}
+
+
+_TYPESTR = {"f32": "<f4", "f16": "<f2", "bf16": "<u2", "i32": "<i4", "u32": "<u4", "u8": "|u1"}
+
+
+class Span:
+    """A strided view's memory from its first element to its last, as one dense run of its
+    elements, for a kernel that takes the strides as arguments (the launch checks buffers
+    as dense runs); keeps the original object alive."""
+
+    def __init__(self, v: DeviceView, writable: bool = False):
+        n = sum((d - 1) * st for d, st in zip(v.shape, v.strides)) + 1 if all(v.shape) else 0
+        self.owner = v.obj
+        self.__cuda_array_interface__ = {"shape": (n,), "typestr": _TYPESTR[v.dtype], "data": (v.ptr, not writable),
+                                         "strides": None, "version": 3}
 
 
 def empty_words(like: DeviceView, nwords: int):

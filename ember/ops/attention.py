@@ -6,34 +6,28 @@ from __future__ import annotations
 import math
 
 from . import args as A
+from .gemv import QK_K, Q8Activations
 from .kernels import kernel
-from .plan import run
+from .plan import Keep, run
 
 DTYPES = ("bf16", "f16", "f32")
-
-
-class _Keep:
-    """A plan's own buffer (the split results): kept alive with the plan, launches nothing."""
-
-    def __init__(self, obj):
-        self.obj = obj
-
-    def __call__(self, stream) -> None:
-        pass
 
 
 def decode_attention(q, k_cache, v_cache, lengths, *, out=None, max_length: int | None = None):
     """softmax(q k^T / sqrt(D)) v for q [B, M, HQ, D] (M = 1..8 newest tokens per sequence)
     against k_cache, v_cache [B, S, HKV, D] (HKV dividing HQ), sequence b holding keys
     0 .. lengths[b] - 1 (int32 [B] on the GPU, each >= M) and its query m seeing keys
-    0 .. lengths[b] - M + m. All of one dtype (bf16, f16, f32); D a multiple of 64. The
+    0 .. lengths[b] - M + m. The caches bf16, f16 or f32; q and out of their dtype or f32;
+    D a multiple of 64. `out` may be a Q8Activations (Q8Activations.empty(q, B * M, HQ * D)):
+    the result then comes as the Q8_1 activations of the output projection's DP4A GEMV
+    (HQ * D a multiple of 256, B * M <= 8), made by the merge itself. The
     sequence is split into chunks over max_length (default S, the cache's length: pass the
     longest length in use to launch fewer empty blocks), the chunk chosen so that the splits
     fill the GPU (choose_chunk). Returns out, like q."""
     op = "decode_attention"
     if out is None:
-        vq, t = _inputs(q, k_cache, v_cache, lengths, max_length)[:2]
-        out = A.empty_like(vq, vq.shape, t)
+        vq = _inputs(q, k_cache, v_cache, lengths, max_length)[0]
+        out = A.empty_like(vq, vq.shape, vq.dtype)
     run(op, (q, k_cache, v_cache, lengths, out, max_length),
         lambda: _plan(q, k_cache, v_cache, lengths, out, max_length))
     return out
@@ -42,7 +36,7 @@ def decode_attention(q, k_cache, v_cache, lengths, *, out=None, max_length: int 
 def _inputs(q, k_cache, v_cache, lengths, max_length) -> tuple:
     op = "decode_attention"
     vq = A.view(op, "q", q)
-    t = A.dtype(op, "q", vq, DTYPES)
+    tq = A.dtype(op, "q", vq, DTYPES)
     A.rank(op, "q", vq, (4,), "[batch, queries, heads, head_dim]")
     batch, m, hq, d = vq.shape
     A.int_range(op, "q", m, 1, 8, "queries per sequence")
@@ -50,9 +44,14 @@ def _inputs(q, k_cache, v_cache, lengths, max_length) -> tuple:
     if d % 64 or not 64 <= d <= 256:
         raise A.ArgumentError(op, "q", f"has head_dim {d}: 64, 128, 192 or 256 (a multiple of 64) is needed")
     views = {"q": vq}
+    t = None
     for name, c in (("k_cache", k_cache), ("v_cache", v_cache)):
         vc = A.view(op, name, c)
-        A.same_dtype(op, name, vc, "q", t)
+        if t is None:
+            t = A.dtype(op, name, vc, DTYPES)
+            if tq not in (t, "f32"):
+                raise A.ArgumentError(op, name, f"has dtype {t}, but `q` is {tq}: q is the cache's dtype or f32")
+        A.same_dtype(op, name, vc, "k_cache", t)
         A.rank(op, name, vc, (4,), "[batch, cache_len, kv_heads, head_dim]")
         if vc.shape[0] != batch or vc.shape[3] != d:
             raise A.ArgumentError(op, name, f"has shape {list(vc.shape)}; expected [{batch}, cache_len, kv_heads, {d}] "
@@ -98,12 +97,15 @@ def lanes_per_key(rows: int) -> dict:
 
 
 def choose_chunk(length: int, blocks_per_split: int, sm_count: int, step: int = 32) -> int:
-    """The keys a block takes: the largest chunk that still makes two blocks per SM (a
-    short context split finely enough to fill the GPU), else the smallest - never fewer
-    than the `step` keys the block's warps take at once (fewer would leave warps idle)."""
+    """The keys a block takes: the largest chunk that still makes a block per SM (a short
+    context split finely enough to fill the GPU), else the smallest - never fewer than the
+    `step` keys the block's warps take at once (fewer would leave warps idle). Fewer, longer
+    blocks pay the per-block cost (the queries' loads, the warps' merge, the partial
+    results) less often: on the H100 (batch 1, 4096 keys) chunks of 128 (256 blocks) took
+    17.7 us where chunks of 64 (two blocks per SM, 512 blocks) took 25.7."""
     fits = [c for c in CHUNKS if c >= step] or [CHUNKS[0]]
     for c in fits:
-        if -(-length // c) * blocks_per_split >= 2 * sm_count:
+        if -(-length // c) * blocks_per_split >= sm_count:
             return c
     return fits[-1]
 
@@ -111,22 +113,30 @@ def choose_chunk(length: int, blocks_per_split: int, sm_count: int, step: int = 
 def _plan(q, k_cache, v_cache, lengths, out, max_length) -> list:
     op = "decode_attention"
     vq, t, views, (batch, m, hq, d, s, hkv) = _inputs(q, k_cache, v_cache, lengths, max_length)
-    vo = A.view(op, "out", out)
-    A.same_dtype(op, "out", vo, "q", t)
-    A.shape(op, "out", vo, vq.shape, "q's shape")
-    A.contiguous(op, "out", vo)
-    A.aligned(op, "out", vo, 4)
+    if isinstance(out, Q8Activations):
+        if (hq * d) % QK_K:
+            raise A.ArgumentError(op, "out", f"is Q8_1 activations, which need HQ x D ({hq * d}) a multiple of {QK_K}")
+        A.int_range(op, "out", batch * m, 1, 8, "Q8_1 activations hold B x M rows, 1..8")
+        vqa, vqd = out.check(op, batch * m, hq * d)
+        outs = {"out.aq": vqa, "out.ads": vqd}
+    else:
+        vo = A.view(op, "out", out)
+        A.dtype(op, "out", vo, tuple(dict.fromkeys((vq.dtype, t, "f32"))))
+        A.shape(op, "out", vo, vq.shape, "q's shape")
+        A.contiguous(op, "out", vo)
+        A.aligned(op, "out", vo, 4)
+        outs = {"out": vo}
     for name, v in views.items():
-        A.no_overlap(op, name, v, "out", vo)
-    device = A.same_device(op, {**views, "out": vo}) or 0
+        for o, vo in outs.items():
+            A.no_overlap(op, name, v, o, vo)
+    device = A.same_device(op, {**views, **outs}) or 0
     from ..runtime import cuda
     length = max_length or s
     lanes = lanes_per_key(hq // hkv * m)
     chunk = choose_chunk(length, hkv * batch, cuda.context(device).sm_count, WARPS * lanes["KG"] * lanes["U"])
     defines = {"T": t, "D": d, "G": hq // hkv, "M": m, "CHUNK": chunk, "WARPS": WARPS, **lanes,
-               "PREFETCH": str(PREFETCH).lower()}
+               "PREFETCH": str(PREFETCH).lower(), **({"TQ": vq.dtype} if vq.dtype != t else {})}
     split, _ = kernel("decode_attention.ember", "attention_split", defines, batch * length * hkv * d, device)
-    merge, _ = kernel("decode_attention.ember", "attention_merge", {"T": t, "D": d, "M": m}, 1, device)
     splits = -(-length // chunk)
     if splits > MAX_SPLITS:
         raise A.ArgumentError(op, "max_length" if max_length else "k_cache",
@@ -134,6 +144,16 @@ def _plan(q, k_cache, v_cache, lengths, out, max_length) -> list:
                               f"(contexts up to {MAX_SPLITS * chunk} keys)")
     part = A.empty_like(vq, (batch, splits, hq, m, d + 2), "f32")
     scale = 1.0 / math.sqrt(d) * math.log2(math.e)            # softmax in base 2
-    return [_Keep(part),
+    if isinstance(out, Q8Activations):
+        merge, _ = kernel("decode_attention.ember", "attention_merge_q8", {"T": t, "D": d, "M": m}, 1, device)
+        merged = merge.prepare(part, A.Reinterpreted(outs["out.aq"], "<u4", 4, writable=True),
+                               A.Reinterpreted(outs["out.ads"], "<u4", 4, writable=True), hq, splits, lengths, chunk,
+                               grid=(hq, m, batch))
+    else:
+        to = outs["out"].dtype
+        merge, _ = kernel("decode_attention.ember", "attention_merge",
+                          {"T": t, "D": d, "M": m, **({"TO": to} if to != t else {})}, 1, device)
+        merged = merge.prepare(part, out, hq, splits, lengths, chunk, grid=(hq, m, batch))
+    return [Keep(part),
             split.prepare(q, k_cache, v_cache, lengths, part, hkv, s, splits, scale, grid=(splits, hkv, batch)),
-            merge.prepare(part, out, hq, splits, lengths, chunk, grid=(hq, m, batch))]
+            merged]

@@ -30,6 +30,31 @@ class Q8Activations:
     def plan_signature(self) -> tuple:
         return ("q8_1", signature(self.aq), signature(self.ads), self.m, self.k, self.rows)
 
+    @classmethod
+    def empty(cls, like, m: int, k: int, rows: bool = True) -> "Q8Activations":
+        """Buffers for m rows of k values (m 1..8, k a multiple of 256), allocated like the
+        device tensor `like`: the `out` of the ops that make Q8_1 activations, made once
+        (a CUDA graph replays the same addresses)."""
+        op = "Q8Activations.empty"
+        vl = A.view(op, "like", like)
+        A.int_range(op, "m", m, 1, 8, "the rows a GEMV takes")
+        if k % QK_K or k <= 0:
+            raise A.ArgumentError(op, "k", f"is {k}: a positive multiple of {QK_K} is needed (whole super-blocks)")
+        return cls(A.empty_words(vl, m * k // 4), A.empty_words(vl, m * k // 32), m, k, vl, rows)
+
+    def check(self, op: str, m: int, k: int) -> tuple:
+        """The (aq, ads) words of an `out` given to `op` for m rows of k values."""
+        if (self.m, self.k) != (m, k):
+            raise A.ArgumentError(op, "out", f"holds {self.m} rows of {self.k} values; {m} of {k} are made")
+        vq, vd = A.view(op, "out.aq", self.aq), A.view(op, "out.ads", self.ads)
+        for name, v, n in (("out.aq", vq, m * k // 4), ("out.ads", vd, m * k // 32)):
+            A.dtype(op, name, v, ("u32", "i32"))
+            A.shape(op, name, v, (n,), "one word per 4 quants (aq) or per block of 32 (ads)")
+            A.contiguous(op, name, v)
+            A.aligned(op, name, v, 16)
+        A.no_overlap(op, "out.aq", vq, "out.ads", vd)
+        return vq, vd
+
 
 def _activations(op: str, x) -> tuple:
     """(view, m, k, rows) of f32 activations [m, k] or [k]."""
@@ -76,23 +101,28 @@ def _check_out(op: str, out, m: int, n: int, rows: bool, reads: dict):
     return vo
 
 
-def quantize_q8_1(x) -> Q8Activations:
+def quantize_q8_1(x, *, out: Q8Activations | None = None) -> Q8Activations:
     """f32 activations x [m, k] (or [k]; m 1..8, k a multiple of 256) -> Q8_1, for
-    q4k_gemv and swiglu_q4k to read (d = amax / 127 per block of 32, round half away)."""
+    q4k_gemv and swiglu_q4k to read (d = amax / 127 per block of 32, round half away);
+    into `out` (Q8Activations.empty) when given."""
     op = "quantize_q8_1"
     vx, m, kdim, rows = _activations(op, x)
-    aq, ads = A.empty_words(vx, m * kdim // 4), A.empty_words(vx, m * kdim // 32)
+    if out is None:
+        out = Q8Activations(A.empty_words(vx, m * kdim // 4), A.empty_words(vx, m * kdim // 32), m, kdim, vx, rows)
 
     def plan():
         vx, m, kdim, _ = _activations(op, x)
-        device = A.same_device(op, {"x": vx}) or 0
+        vq, vd = out.check(op, m, kdim)
+        for name, v in (("out.aq", vq), ("out.ads", vd)):
+            A.no_overlap(op, "x", vx, name, v)
+        device = A.same_device(op, {"x": vx, "out.aq": vq, "out.ads": vd}) or 0
         kern, cfg = kernel("q4k_dp4a.ember", "quantize_q8_1", {}, m * kdim, device)
         blocks = m * kdim // 32                           # one warp per block of 32 values
-        return [kern.prepare(x, A.Reinterpreted(A.view(op, "aq", aq), "<u4", 4, writable=True),
-                             A.Reinterpreted(A.view(op, "ads", ads), "<u4", 4, writable=True), blocks,
+        return [kern.prepare(x, A.Reinterpreted(vq, "<u4", 4, writable=True),
+                             A.Reinterpreted(vd, "<u4", 4, writable=True), blocks,
                              grid=(-(-blocks // cfg["WARPS"]),))]
-    run(op, (x, aq, ads), plan)
-    return Q8Activations(aq, ads, m, kdim, vx, rows)
+    run(op, (x, out), plan)
+    return out
 
 
 def _q8_words(q: Q8Activations) -> tuple:

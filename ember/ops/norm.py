@@ -1,10 +1,13 @@
 """ember.ops.rms_norm: RMSNorm over the last axis, optionally fused with the residual add
-of a decoder layer (kernels_src/rmsnorm.ember rmsnorm_rows / add_rmsnorm_rows)."""
+of a decoder layer (kernels_src/rmsnorm.ember rmsnorm_rows / add_rmsnorm_rows); and
+add_rms_norm_q8, the residual add and RMSNorm whose output is the Q8_1 activations of the
+DP4A GEMVs (kernels_src/rmsnorm_q8.ember)."""
 
 from __future__ import annotations
 
 from . import args as A
 from .kernels import kernel
+from .gemv import QK_K, Q8Activations
 from .plan import run
 
 DTYPES = ("f32", "bf16", "f16")
@@ -22,9 +25,8 @@ def rms_norm(x, weight, eps: float = 1e-5, *, residual=None, out=None):
     return out
 
 
-def _inputs(x, weight, eps, residual) -> tuple:
+def _inputs(x, weight, eps, residual, op: str = "rms_norm") -> tuple:
     """The checked inputs: (views, dtype, rows, cols, eps)."""
-    op = "rms_norm"
     vx = A.view(op, "x", x)
     t = A.dtype(op, "x", vx, DTYPES)
     A.rank(op, "x", vx, (1, 2), "[rows, cols] or [cols]")
@@ -74,3 +76,42 @@ def _plan(x, weight, eps, residual, out) -> list:
         return [k.prepare(x, weight, out, eps, grid=(rows,))]
     k, _ = kernel("rmsnorm.ember", "add_rmsnorm_rows", defines, rows * cols, device, table_of="rmsnorm_rows")
     return [k.prepare(x, residual, weight, out, eps, grid=(rows,))]
+
+
+def add_rms_norm_q8(x, residual, weight, eps: float = 1e-5, *, out: Q8Activations | None = None) -> Q8Activations:
+    """A decoder layer's residual add and RMSNorm, its output quantised for the DP4A GEMVs:
+    h = x + residual is written back into `residual` and the Q8_1 activations of
+    rms_norm(h) * weight returned (into `out`, a Q8Activations.empty, when given). f32 x
+    and residual [m, k] (m 1..8, k a multiple of 256), weight f32 [k]. One launch."""
+    op = "add_rms_norm_q8"
+    views, _, rows, cols, _ = _q8_inputs(x, residual, weight, eps)
+    if out is None:
+        out = Q8Activations.empty(views["x"].obj, rows, cols, len(views["x"].shape) == 2)
+
+    def plan():
+        views, _, rows, cols, e = _q8_inputs(x, residual, weight, eps)
+        vq, vd = out.check(op, rows, cols)
+        for name in views:
+            for o, vo in (("out.aq", vq), ("out.ads", vd)):
+                A.no_overlap(op, name, views[name], o, vo)
+        device = A.same_device(op, {**views, "out.aq": vq, "out.ads": vd}) or 0
+        block = next(b for b in (1024, 512, 256) if cols % b == 0)     # cols is a multiple of 256
+        k, _ = kernel("rmsnorm_q8.ember", "add_rmsnorm_q8", {"COLS": cols, "BLOCK": block}, rows * cols, device)
+        return [k.prepare(x, residual, weight, A.Reinterpreted(vq, "<u4", 4, writable=True),
+                          A.Reinterpreted(vd, "<u4", 4, writable=True), e, grid=(rows,))]
+    run(op, (x, residual, weight, eps, out), plan)
+    return out
+
+
+def _q8_inputs(x, residual, weight, eps) -> tuple:
+    op = "add_rms_norm_q8"
+    if residual is None:
+        raise A.ArgumentError(op, "residual", "is None: add_rms_norm_q8 adds x into the residual stream "
+                                              "(rms_norm without one, then quantize_q8_1)")
+    views, t, rows, cols, eps = _inputs(x, weight, eps, residual, op)
+    if t != "f32":
+        raise A.ArgumentError(op, "x", f"has dtype {t}; add_rms_norm_q8 takes f32 (the residual stream)")
+    A.int_range(op, "x", rows, 1, 8, "m: the rows of activations a GEMV takes")
+    if cols % QK_K:
+        raise A.ArgumentError(op, "x", f"has {cols} columns: a multiple of {QK_K} is needed (whole super-blocks)")
+    return views, t, rows, cols, eps

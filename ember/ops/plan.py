@@ -14,6 +14,23 @@ from ..runtime.cuda import torch_stream
 
 MAX_PLANS = 1024
 _plans: OrderedDict = OrderedDict()
+_launched = [0]
+
+
+class Keep:
+    """A plan's own buffer (a kernel's scratch): kept alive with the plan, launches nothing."""
+
+    def __init__(self, obj):
+        self.obj = obj
+
+    def __call__(self, stream) -> None:
+        pass
+
+
+def launched() -> int:
+    """Kernel launches ember.ops has enqueued in this process (a decode step's count is the
+    difference around it)."""
+    return _launched[0]
 
 
 def signature(a):
@@ -54,6 +71,7 @@ def run(op: str, args: tuple, build) -> None:
     stream = torch_stream(args)
     for launch in launches:
         launch(stream)
+    _launched[0] += sum(not isinstance(launch, Keep) for launch in launches)
 
 
 def clear() -> None:

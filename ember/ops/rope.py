@@ -57,21 +57,26 @@ def _plan(q, k, positions, base, neox) -> list:
     return launches
 
 
-def rope_append(q, k, v, k_cache, v_cache, positions, base: float = 10000.0, *, neox: bool = False):
-    """A decode step's RoPE and KV-cache append in one launch: q [B, M, HQ, D] rotated in
-    place; k [B, M, HKV, D] rotated into k_cache [B, S, HKV, D] and v [B, M, HKV, D] copied
-    into v_cache at each token's position (positions int32 [B, M], on the GPU). A position
-    outside [0, S) writes nothing to the caches - the positions are device data, which no
-    check reads before the launch: keep them within the cache. Returns (q, k_cache, v_cache)."""
-    run("rope_append", (q, k, v, k_cache, v_cache, positions, base, neox),
-        lambda: _plan_append(q, k, v, k_cache, v_cache, positions, base, neox))
-    return q, k_cache, v_cache
+def rope_append(q, k, v, k_cache, v_cache, positions, base: float = 10000.0, *, neox: bool = False, q_out=None):
+    """A decode step's RoPE and KV-cache append in one launch: q [B, M, HQ, D] rotated into
+    q_out (default: in place); k [B, M, HKV, D] rotated into k_cache [B, S, HKV, D] and v
+    [B, M, HKV, D] copied into v_cache at each token's position (positions int32 [B, M], on
+    the GPU). q, k and v share a dtype, may be views of one projection's output (each
+    token's heads dense, tokens a stride apart: `qkv[:, :HQ * D].view(B, M, HQ, D)`), and
+    may be f32 where the caches are bf16 or f16 (rounded as they are stored); q_out has q's
+    shape, dense, in q's dtype or f32. A position outside [0, S) writes nothing to the
+    caches - the positions are device data, which no check reads before the launch: keep
+    them within the cache. Returns (q_out, k_cache, v_cache)."""
+    q_out = q if q_out is None else q_out
+    run("rope_append", (q, k, v, k_cache, v_cache, positions, base, neox, q_out),
+        lambda: _plan_append(q, k, v, k_cache, v_cache, positions, base, neox, q_out))
+    return q_out, k_cache, v_cache
 
 
-def _plan_append(q, k, v, k_cache, v_cache, positions, base, neox) -> list:
+def _plan_append(q, k, v, k_cache, v_cache, positions, base, neox, q_out) -> list:
     op = "rope_append"
     vq = A.view(op, "q", q)
-    t = A.dtype(op, "q", vq, DTYPES)
+    ti = A.dtype(op, "q", vq, DTYPES)
     A.rank(op, "q", vq, (4,), "[batch, tokens, heads, head_dim]")
     batch, m, hq, d = vq.shape
     if d % 2 or d == 0:
@@ -80,7 +85,7 @@ def _plan_append(q, k, v, k_cache, v_cache, positions, base, neox) -> list:
     views = {"q": vq}
     for name, x in (("k", k), ("v", v)):
         vx = A.view(op, name, x)
-        A.same_dtype(op, name, vx, "q", t)
+        A.same_dtype(op, name, vx, "q", ti)
         A.rank(op, name, vx, (4,), "[batch, tokens, kv_heads, head_dim]")
         if vx.shape[:2] != (batch, m) or vx.shape[3] != d:
             raise A.ArgumentError(op, name, f"has shape {list(vx.shape)}; expected [{batch}, {m}, kv_heads, {d}] "
@@ -90,23 +95,45 @@ def _plan_append(q, k, v, k_cache, v_cache, positions, base, neox) -> list:
     A.shape(op, "v", views["v"], views["k"].shape, "k's shape")
     if hkv == 0 or hq % hkv:
         raise A.ArgumentError(op, "k", f"has {hkv} heads, which does not divide q's {hq} (grouped-query attention)")
+    strides = [A.token_rows(op, name, views[name]) for name in ("q", "k", "v")]
+    t = None
     for name, c in (("k_cache", k_cache), ("v_cache", v_cache)):
         vc = A.view(op, name, c)
-        A.same_dtype(op, name, vc, "q", t)
+        if t is None:
+            t = A.dtype(op, name, vc, DTYPES)
+            if ti != t and ti != "f32":
+                raise A.ArgumentError(op, name, f"has dtype {t}, but `q` is {ti}: the new rows are the cache's "
+                                                "dtype or f32")
+        A.same_dtype(op, name, vc, "k_cache", t)
         A.rank(op, name, vc, (4,), "[batch, cache_len, kv_heads, head_dim]")
         if vc.shape[0] != batch or vc.shape[2:] != (hkv, d):
             raise A.ArgumentError(op, name, f"has shape {list(vc.shape)}; expected [{batch}, cache_len, {hkv}, {d}]")
+        A.contiguous(op, name, vc)
         views[name] = vc
     A.shape(op, "v_cache", views["v_cache"], views["k_cache"].shape, "k_cache's shape")
     cache_len = views["k_cache"].shape[1]
     A.int_range(op, "k_cache", cache_len, 1, 2 ** 31 - 1, "cache_len")
     A.int_range(op, "q", batch * m, 1, 65535, "batch x tokens: the grid's y dimension")
+    in_place = q_out is q
+    vo = vq if in_place else A.view(op, "q_out", q_out)
+    tq = A.dtype(op, "q_out", vo, tuple(dict.fromkeys((ti, "f32"))))
+    A.shape(op, "q_out", vo, vq.shape, "q's shape")
+    if in_place:
+        if strides[0] != hq * d and batch * m > 1:
+            raise A.ArgumentError(op, "q", "is rotated in place, so it must be contiguous; or pass `q_out`")
+    else:
+        A.contiguous(op, "q_out", vo)
+    views["q_out"] = vo
     for name, x in views.items():
-        A.contiguous(op, name, x)
         A.aligned(op, name, x, 8)
-    for a, b in (("q", "k"), ("q", "v"), ("k", "k_cache"), ("v", "v_cache"), ("q", "k_cache"), ("q", "v_cache"),
-                 ("k_cache", "v_cache")):
-        A.no_overlap(op, a, views[a], b, views[b])
+    for name, stride in zip(("q", "k", "v"), strides):
+        if stride * A.ITEMSIZE[ti] % 8:
+            raise A.ArgumentError(op, name, f"has a token stride of {stride} elements, not a multiple of 8 bytes")
+    written = ("k_cache", "v_cache", "q" if in_place else "q_out")
+    for w in written:
+        for r in views:
+            if r != w and {r, w} != {"q", "q_out"}:
+                A.no_overlap(op, r, views[r], w, views[w])
     vp = A.view(op, "positions", positions)
     A.dtype(op, "positions", vp, ("i32",))
     A.shape(op, "positions", vp, (batch, m), "one position per new token")
@@ -114,7 +141,8 @@ def _plan_append(q, k, v, k_cache, v_cache, positions, base, neox) -> list:
     A.aligned(op, "positions", vp, 4)
     base = A.positive_float(op, "base", base)
     device = A.same_device(op, {**views, "positions": vp}) or 0
-    defines = {"HEAD_DIM": d, "T": t, **({"NEOX": "true"} if neox else {})}
+    defines = {"HEAD_DIM": d, "T": t, "TI": ti, "TQ": tq, **({"NEOX": "true"} if neox else {})}
     kern, _ = kernel("rope_append.ember", "rope_append", defines, batch * m * (hq + 2 * hkv) * d, device)
-    return [kern.prepare(q, k, v, k_cache, v_cache, positions, hq, hkv, m, cache_len, base,
-                         grid=(hq + hkv, batch * m))]
+    spans = [A.Span(views[n], writable=True) for n in ("q", "k", "v")]   # mut: q_out may be q
+    return [kern.prepare(*spans, vo.obj if in_place else q_out, k_cache, v_cache, positions, hq, hkv, m, cache_len,
+                         *strides, base, grid=(hq + hkv, batch * m))]

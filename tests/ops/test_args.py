@@ -103,8 +103,20 @@ def test_decode_attention_names_each_bad_argument():
     raises("q", "must be in [1, 8]", f, CudaArray((2, 9, 32, 128), "<f4"), kc, vc, lengths)
     raises("k_cache", "does not divide q's 32 heads", f, q, CudaArray((2, 4096, 6, 128), "<f4", ptr=0x7f1000000000),
            CudaArray((2, 4096, 6, 128), "<f4", ptr=0x7f2000000000), lengths)
-    raises("k_cache", "has dtype f16, but `q` is f32", f, q, CudaArray((2, 4096, 8, 128), "<f2", ptr=0x7f1000000000),
-           vc, lengths)
+    raises("k_cache", "has dtype f32, but `q` is f16: q is the cache's dtype or f32", f,
+           CudaArray((2, 1, 32, 128), "<f2"), kc, vc, lengths)
+    raises("v_cache", "has dtype f32, but `k_cache` is f16", f, q,
+           CudaArray((2, 4096, 8, 128), "<f2", ptr=0x7f1000000000), vc, lengths)
+    raises("out", "has dtype i32", f, q, kc, vc, lengths, out=CudaArray((2, 1, 32, 128), "<i4", ptr=0x7f4000000000))
+    q8 = ops.Q8Activations(CudaArray((2 * 4096 // 4,), "<u4", ptr=0x7f5000000000),
+                           CudaArray((2 * 4096 // 32,), "<u4", ptr=0x7f6000000000), 2, 4096, None, True)
+    raises("out", "holds 2 rows of 4096 values; 4 of 4096 are made", f, CudaArray((4, 1, 32, 128), "<f4"),
+           CudaArray((4, 4096, 8, 128), "<f4", ptr=0x7f1000000000),
+           CudaArray((4, 4096, 8, 128), "<f4", ptr=0x7f2000000000), CudaArray((4,), "<i4", ptr=0x7f3000000000),
+           out=q8)
+    raises("out.aq", "overlaps `k_cache`", f, q, kc, vc, lengths,
+           out=ops.Q8Activations(CudaArray((2 * 4096 // 4,), "<u4", ptr=0x7f1000000000),
+                                 CudaArray((2 * 4096 // 32,), "<u4", ptr=0x7f6000000000), 2, 4096, None, True))
     raises("v_cache", "they must match", f, q, kc, CudaArray((2, 4000, 8, 128), "<f4", ptr=0x7f2000000000), lengths)
     raises("k_cache", "expected [2, cache_len, kv_heads, 128]", f, q,
            CudaArray((1, 4096, 8, 128), "<f4", ptr=0x7f1000000000), vc, lengths)
@@ -134,3 +146,57 @@ def test_rope_append_names_each_bad_argument():
     raises("k_cache", "overlaps `k`", f, q, k, v, CudaArray((2, 4096, 8, 128), "<f4", ptr=0x7f1000000000), vc, pos)
     raises("positions", "has shape [2]", f, q, k, v, kc, vc, CudaArray((2,), "<i4", ptr=0x7f5000000000))
     raises("base", "finite and positive", f, q, k, v, kc, vc, pos, -1.0)
+
+
+def test_rope_append_reads_views_of_one_projection_and_names_bad_strides():
+    """q, k and v as the parts of one projection's rows [B, (HQ + 2 HKV) * D]: tokens a
+    stride apart, each token's heads dense; q rotated into its own q_out."""
+    d, hq, hkv, b = 128, 32, 8, 2
+    row = (hq + 2 * hkv) * d
+    base = 0x7f0000000000
+
+    def part(first, heads, strides=None, ptr=None):
+        return CudaArray((b, 1, heads, d), "<f4", ptr=ptr or base + first * d * 4,
+                         strides=strides or (row * 4, row * 4, d * 4, 4))
+    q, k, v = part(0, hq), part(hq, hkv), part(hq + hkv, hkv)
+    kc = CudaArray((b, 4096, hkv, d), "<f2", ptr=0x7f3000000000)
+    vc = CudaArray((b, 4096, hkv, d), "<f2", ptr=0x7f4000000000)
+    pos = CudaArray((b, 1), "<i4", ptr=0x7f5000000000)
+    q_out = CudaArray((b, 1, hq, d), "<f4", ptr=0x7f6000000000)
+    f = ops.rope_append
+    raises("q", "each token's [heads, head_dim] must be dense", f, part(0, hq, (row * 4, row * 4, d * 4, 8)), k, v,
+           kc, vc, pos, q_out=q_out)
+    raises("k", "the batch stride must be tokens x the token stride", f,
+           CudaArray((b, 2, hq, d), "<f4", ptr=base, strides=(row * 8, row * 4, d * 4, 4)),
+           CudaArray((b, 2, hkv, d), "<f4", ptr=base + hq * d * 4, strides=(row * 4, row * 8, d * 4, 4)),
+           CudaArray((b, 2, hkv, d), "<f4", ptr=base + (hq + hkv) * d * 4, strides=(row * 8, row * 4, d * 4, 4)),
+           kc, vc, CudaArray((b, 2), "<i4", ptr=0x7f5000000000), q_out=CudaArray((b, 2, hq, d), "<f4", ptr=0x7f6000000000))
+    raises("q", "is rotated in place, so it must be contiguous", f, q, k, v, kc, vc, pos)
+    raises("q_out", "has dtype f16; rope_append takes f32", f, q, k, v, kc, vc, pos,
+           q_out=CudaArray((b, 1, hq, d), "<f2", ptr=0x7f6000000000))
+    raises("q_out", "overlaps `k`", f, q, k, v, kc, vc, pos, q_out=CudaArray((b, 1, hq, d), "<f4", ptr=base))
+    raises("k_cache", "the new rows are the cache's dtype or f32", f, *(CudaArray(x.__cuda_array_interface__["shape"],
+           "<f2", ptr=x.__cuda_array_interface__["data"][0]) for x in (q, k, v)), CudaArray((b, 4096, hkv, d), "<f4",
+           ptr=0x7f3000000000), vc, pos)
+    raises("k", "token stride of 1000 elements; at least 1024", f, q,
+           CudaArray((b, 1, hkv, d), "<f4", ptr=0x7f1000000000, strides=(4000, 4000, d * 4, 4)), v, kc, vc, pos,
+           q_out=q_out)
+
+
+def test_add_rms_norm_q8_names_each_bad_argument():
+    x, r = f32(2, 4096), f32(2, 4096, ptr=0x7f1000000000)
+    w = f32(4096, ptr=0x7f2000000000)
+    f = ops.add_rms_norm_q8
+    raises("residual", "is None", f, x, None, w)
+    raises("x", "takes f32", f, CudaArray((2, 4096), "<f2"), CudaArray((2, 4096), "<f2", ptr=0x7f1000000000),
+           CudaArray((4096,), "<f2", ptr=0x7f2000000000))
+    raises("x", "must be in [1, 8]", f, f32(9, 4096), f32(9, 4096, ptr=0x7f1000000000), w)
+    raises("x", "a multiple of 256", f, f32(2, 4000), f32(2, 4000, ptr=0x7f1000000000), f32(4000, ptr=0x7f2000000000))
+    raises("residual", "overlaps `x`", f, x, f32(2, 4096, ptr=0x7f0000000100), w)
+    raises("eps", "finite and positive", f, x, r, w, 0.0)
+    q8 = ops.Q8Activations(CudaArray((2 * 4096 // 4,), "<u4", ptr=0x7f5000000000),
+                           CudaArray((2 * 4096 // 32,), "<u4", ptr=0x7f6000000000), 2, 4096, None, True)
+    raises("out.ads", "has shape [100]", f, x, r, w, out=ops.Q8Activations(q8.aq, CudaArray((100,), "<u4",
+           ptr=0x7f6000000000), 2, 4096, None, True))
+    raises("out.aq", "overlaps `x`", f, x, r, w, out=ops.Q8Activations(CudaArray((2 * 4096 // 4,), "<u4"), q8.ads,
+                                                                       2, 4096, None, True))

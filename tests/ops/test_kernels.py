@@ -31,8 +31,9 @@ def test_no_entry_for_other_values_or_another_gpu():
 def test_the_attention_chunk_fills_the_gpu():
     from ember.ops.attention import choose_chunk
     assert choose_chunk(32768, 8, 132) == 512          # 64 splits x 8 heads: 512 blocks
-    assert choose_chunk(4096, 8, 132) == 64            # 32 x 8 = 256 < 264 at 128; 64 gives 512
+    assert choose_chunk(4096, 8, 132) == 128           # 16 x 8 = 128 < 132 at 256; 128 gives 256
     assert choose_chunk(4096, 64, 132) == 512
+    assert choose_chunk(512, 32, 132) == 64            # batch 4: 8 x 32 = 256 blocks
     assert choose_chunk(512, 8, 132) == 32             # short: the smallest chunk
     assert choose_chunk(512, 8, 132, step=128) == 128  # but not fewer keys than the warps take a step
     assert choose_chunk(4096, 8, 132, step=1024) == 512
