@@ -1,10 +1,11 @@
-"""python -m bench {rope,rmsnorm,q4k,q6k,gemm,hopper,attention,tuned,compile,scaling,sim,launch} [--out DIR]
+"""python -m bench {rope,rmsnorm,q4k,q6k,gemm,hopper,attention,layer,tuned,compile,scaling,sim,launch} [--out DIR]
 
 rope: RoPE on the GPU against the hand-written PTX; rmsnorm: RMSNorm and add+RMSNorm
 against Triton, liger-kernel and torch; q4k: the Q4_K GEMV family against Triton and torch; q6k: the Q6_K GEMV against the copy
 ceiling and torch; gemm: the bf16 tensor-core GEMM against cuBLAS and Triton; hopper: the
 wgmma + TMA GEMM against the mma.sync one, cuBLAS and Triton (sm_90); attention: decode
-attention (ember.ops) against torch's SDPA; tuned: the tuned
+attention (ember.ops) against torch's SDPA; layer: a Llama-3-8B-shaped Q4_K decoder layer
+(ember.model.layer, one CUDA graph) against the bandwidth floor and torch bf16; tuned: the tuned
 tables of kernels_src/tuned/ (`ember tune`) beside the defaults and the copy ceiling;
 compile: compile time against Triton and Numba-CUDA; scaling: compile time of large
 inputs (long expressions, a 4.7 MB import);
@@ -18,7 +19,7 @@ import sys
 # What each benchmark needs beyond Ember's own dependencies, and where it comes from.
 NEEDS = {"compile": ("triton", "numba", "pip install -e '.[bench]' (Triton and Numba-CUDA, compiling without a GPU)"),
          "rope": ("torch",), "rmsnorm": ("torch", "triton"), "q4k": ("torch", "triton"), "q6k": ("torch",), "gemm": ("torch", "triton"),
-         "hopper": ("torch", "triton"), "attention": ("torch",), "tuned": (),
+         "hopper": ("torch", "triton"), "attention": ("torch",), "layer": ("torch",), "tuned": (),
          "sim": (), "scaling": (), "launch": ()}
 
 
@@ -37,7 +38,7 @@ def _missing(which: str) -> str | None:
 def main() -> int:
     p = argparse.ArgumentParser(prog="python -m bench", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("which", choices=["rope", "rmsnorm", "q4k", "q6k", "gemm", "hopper", "attention", "tuned", "compile",
+    p.add_argument("which", choices=["rope", "rmsnorm", "q4k", "q6k", "gemm", "hopper", "attention", "layer", "tuned", "compile",
                                      "scaling",
                                      "sim", "launch"])
     p.add_argument("--out", default="bench/results", help="directory for the JSON and markdown results")
@@ -65,6 +66,9 @@ def main() -> int:
     if args.which == "hopper":
         from . import gemm_wgmma_ab
         return gemm_wgmma_ab.main(args.out, quick=args.quick)
+    if args.which == "layer":
+        from . import layer_ab
+        return layer_ab.main(args.out, quick=args.quick)
     if args.which == "attention":
         from . import attention_ab
         return attention_ab.main(args.out, quick=args.quick)

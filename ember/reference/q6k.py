@@ -54,3 +54,16 @@ def random_q6k(rng: np.random.Generator, rows: int, k: int) -> np.ndarray:
     d = rng.uniform(1e-5, 2e-4, (rows, nb)).astype(np.float16)
     blocks[..., 208:210] = d[..., None].view(np.uint8).reshape(rows, nb, 2)
     return blocks.reshape(rows, nb * Q6K_BYTES)
+
+
+def model_like_q6k(rng: np.random.Generator, rows: int, k: int, std: float) -> np.ndarray:
+    """Random Q6_K blocks whose weights look like a trained model's: zero mean (the quants
+    are centred on 32) and about `std` (scales random in 1..31, d random around
+    std / 296)."""
+    assert k % QK_K == 0
+    nb = k // QK_K
+    blocks = rng.integers(0, 256, (rows, nb, Q6K_BYTES), dtype=np.uint8)
+    blocks[..., 192:208] = rng.integers(1, 32, (rows, nb, 16), dtype=np.uint8)
+    d = (rng.uniform(0.5, 1.5, (rows, nb)) * std / 296).astype(np.float16)
+    blocks[..., 208:210] = d[..., None].view(np.uint8).reshape(rows, nb, 2)
+    return blocks.reshape(rows, nb * Q6K_BYTES)

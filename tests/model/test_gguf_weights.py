@@ -9,15 +9,17 @@ import pytest
 gguf = pytest.importorskip("gguf")
 
 from ember.model.gguf_weights import GGUFError, load  # noqa: E402
-from ember.reference.q4k import random_q4k  # noqa: E402
-from ember.reference.q6k import random_q6k  # noqa: E402
+from ember.reference.q4k import model_like_q4k, random_q4k  # noqa: E402
+from ember.reference.q6k import model_like_q6k, random_q6k  # noqa: E402
 
 Q = gguf.GGMLQuantizationType
 HIDDEN, HEADS, KV, FFN, LAYERS = 512, 4, 2, 1024, 2
 
 
-def write(path, *, arch="llama", skip=(), override=None):
-    """A small Llama-shaped model: Q4_K projections, Q6_K down projection, f32 norms."""
+def write(path, *, arch="llama", skip=(), override=None, model_like=False, q6k=("ffn_down",)):
+    """A small Llama-shaped model: Q4_K projections, Q6_K for those named in `q6k` (the
+    down projection), f32 norms; with `model_like` weights of a trained model's statistics
+    (zero mean, 1 / sqrt(cols)) and norms around 1, else every byte random."""
     rng = np.random.default_rng(7)
     w = gguf.GGUFWriter(str(path), arch)
     w.add_block_count(LAYERS)
@@ -35,12 +37,15 @@ def write(path, *, arch="llama", skip=(), override=None):
     tensors = {}
     for i in range(LAYERS):
         for name, (rows, cols) in shapes.items():
-            if name == "ffn_down":
-                tensors[f"blk.{i}.{name}.weight"] = (random_q6k(rng, rows, cols), Q.Q6_K)
+            if name in q6k:
+                data = model_like_q6k(rng, rows, cols, cols ** -0.5) if model_like else random_q6k(rng, rows, cols)
+                tensors[f"blk.{i}.{name}.weight"] = (data, Q.Q6_K)
             else:
-                tensors[f"blk.{i}.{name}.weight"] = (random_q4k(rng, rows, cols), Q.Q4_K)
+                data = model_like_q4k(rng, rows, cols, cols ** -0.5) if model_like else random_q4k(rng, rows, cols)
+                tensors[f"blk.{i}.{name}.weight"] = (data, Q.Q4_K)
         for name in ("attn_norm", "ffn_norm"):
-            tensors[f"blk.{i}.{name}.weight"] = (rng.standard_normal(HIDDEN).astype(np.float32), None)
+            norm = rng.uniform(0.5, 1.5, HIDDEN) if model_like else rng.standard_normal(HIDDEN)
+            tensors[f"blk.{i}.{name}.weight"] = (norm.astype(np.float32), None)
     tensors.update(override or {})
     for name, (data, qtype) in tensors.items():
         if name not in skip:

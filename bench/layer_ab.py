@@ -1,0 +1,222 @@
+"""A Llama-3-8B-shaped decoder layer from Ember's kernels (ember.model.layer: Q4_K weights,
+bf16 KV cache, one CUDA graph per decode step) against the bandwidth floor and torch, same
+GPU, one run.
+
+Shapes: hidden 4096, 32 heads, 8 KV heads, head_dim 128, FFN 14336; batch 1, 2, 4, 8 (one
+new token per sequence); contexts 512, 4096 and 32768 (every sequence at the full context).
+Ember: LAYERS layers of random Q4_K weights captured as one graph, replayed; us per layer =
+replay time / LAYERS. floor: the layer's weight bytes plus the K and V bytes its attention
+reads, at the copy ceiling measured in the same run. torch: the same layer with bf16 dense
+weights (F.rms_norm, F.linear, RoPE in torch ops, the cache written by index, SDPA with
+enable_gqa), eager and as a CUDA graph; and SDPA alone against ember.ops.decode_attention
+alone (same data, CUDA graphs of 100 calls). launches: kernel launches a layer (counted by
+ember.ops). Writes layer_ab.json / .md / .svg."""
+
+from __future__ import annotations
+
+import datetime
+import sys
+
+HIDDEN, HEADS, KV_HEADS, D, FFN = 4096, 32, 8, 128, 14336
+BATCHES = (1, 2, 4, 8)
+CONTEXTS = (512, 4096, 32768)
+LAYERS = 4            # each replay reads 4 x 123 MB of weights: no layer finds the last one's in L2
+TORCH_LAYERS = 2
+
+
+def _hparams():
+    from ember.model.gguf_weights import HParams
+    return HParams("llama", LAYERS, HIDDEN, HEADS, KV_HEADS, FFN, 1e-5, 500000.0, max(CONTEXTS))
+
+
+def _time(fn, replays: int) -> float:
+    """Median us of one fn() over 5 rounds of `replays` calls (events around each round)."""
+    import statistics
+
+    import torch
+    fn()
+    torch.cuda.synchronize()
+    rounds = []
+    for _ in range(5):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        for _ in range(replays):
+            fn()
+        b.record()
+        b.synchronize()
+        rounds.append(a.elapsed_time(b) * 1000.0 / replays)
+    return statistics.median(rounds)
+
+
+class TorchLayer:
+    """The same layer in torch with bf16 dense weights and a [B, HKV, S, D] bf16 cache."""
+
+    def __init__(self, batch: int, ctx: int, g):
+        import torch
+
+        def w(rows, cols):
+            return (torch.randn(rows, cols, device="cuda", generator=g) / cols ** 0.5).to(torch.bfloat16)
+        self.wqkv, self.wo = w(HEADS * D + 2 * KV_HEADS * D, HIDDEN), w(HIDDEN, HEADS * D)
+        self.wgu, self.wd = w(2 * FFN, HIDDEN), w(HIDDEN, FFN)
+        self.n1 = torch.ones(HIDDEN, device="cuda", dtype=torch.bfloat16)
+        self.n2 = torch.ones(HIDDEN, device="cuda", dtype=torch.bfloat16)
+        self.kc = torch.randn(batch, KV_HEADS, ctx, D, device="cuda", dtype=torch.bfloat16, generator=g)
+        self.vc = torch.randn(batch, KV_HEADS, ctx, D, device="cuda", dtype=torch.bfloat16, generator=g)
+        inv = 500000.0 ** (-torch.arange(0, D, 2, device="cuda", dtype=torch.float32) / D)
+        self.pos = torch.full((batch,), ctx - 1, device="cuda", dtype=torch.long)
+        ang = self.pos[:, None].float() * inv
+        self.cos, self.sin = ang.cos()[:, None, :], ang.sin()[:, None, :]
+
+    def rope(self, x):
+        x0, x1 = x[..., 0::2].float(), x[..., 1::2].float()
+        return torch_stack_pairs(x0 * self.cos - x1 * self.sin, x0 * self.sin + x1 * self.cos).to(x.dtype)
+
+    def __call__(self, h):
+        import torch
+        import torch.nn.functional as F
+        b = h.shape[0]
+        x = F.rms_norm(h, (HIDDEN,), self.n1, 1e-5)
+        qkv = F.linear(x, self.wqkv)
+        q = self.rope(qkv[:, :HEADS * D].view(b, HEADS, D))
+        k = self.rope(qkv[:, HEADS * D:(HEADS + KV_HEADS) * D].view(b, KV_HEADS, D))
+        v = qkv[:, (HEADS + KV_HEADS) * D:].view(b, KV_HEADS, D)
+        idx = torch.arange(b, device="cuda")
+        self.kc[idx, :, self.pos] = k
+        self.vc[idx, :, self.pos] = v
+        o = F.scaled_dot_product_attention(q[:, :, None], self.kc, self.vc, enable_gqa=True)
+        h = h + F.linear(o.reshape(b, HEADS * D), self.wo)
+        x = F.rms_norm(h, (HIDDEN,), self.n2, 1e-5)
+        gate, up = F.linear(x, self.wgu).chunk(2, dim=-1)
+        return h + F.linear(F.silu(gate) * up, self.wd)
+
+
+def torch_stack_pairs(y0, y1):
+    import torch
+    return torch.stack((y0, y1), dim=-1).flatten(-2)
+
+
+def run_shape(weights, batch: int, ctx: int, copy_tbps: float, quick: bool) -> dict:
+    import torch
+
+    from ember import ops
+    from ember.model.layer import Decoder
+    hp = _hparams()
+    dec = Decoder(weights, hp, batch, ctx)
+    g = torch.Generator(device="cuda").manual_seed(batch * 7919 + ctx)
+    for layer in dec.layers:
+        layer.k_cache.normal_(generator=g)
+        layer.v_cache.normal_(generator=g)
+    dec.h.normal_(generator=g)
+    dec.positions.fill_(ctx - 1)
+    dec.lengths.fill_(ctx)
+    before = ops.plan.launched()
+    dec.step()
+    launches = (ops.plan.launched() - before) / LAYERS
+    graph = dec.capture()
+    replays = 3 if quick else 20
+    ember_us = _time(graph.replay, replays) / LAYERS
+    w_bytes = sum(x.data.numel() for x in (weights[0].wq, weights[0].wk, weights[0].wv, weights[0].wo,
+                                          weights[0].w_gate, weights[0].w_up, weights[0].w_down))
+    kv_bytes = 2 * batch * ctx * KV_HEADS * D * 2
+    floor_us = (w_bytes + kv_bytes) / (copy_tbps * 1e12) * 1e6
+    attn_e, attn_t = _attention_alone(dec.layers[0], dec.lengths, batch, ctx, g, quick)
+    del dec, graph
+    torch.cuda.empty_cache()
+    eager_us, graph_us = _torch_layer(batch, ctx, g, quick)
+    return {"batch": batch, "context": ctx, "ember_us": round(ember_us, 2), "floor_us": round(floor_us, 2),
+            "ember_of_floor": round(floor_us / ember_us, 3), "ember_per_token_32_layers_us": round(ember_us * 32, 1),
+            "launches_per_layer": launches, "torch_bf16_eager_us": round(eager_us, 2),
+            "torch_bf16_graph_us": round(graph_us, 2), "ember_attention_us": round(attn_e, 2),
+            "torch_sdpa_us": round(attn_t, 2), "attention_ember_over_sdpa": round(attn_e / attn_t, 3),
+            "weight_MB": round(w_bytes / 1e6, 1), "kv_MB": round(kv_bytes / 1e6, 1)}
+
+
+def _attention_alone(layer, lengths, batch: int, ctx: int, g, quick: bool) -> tuple:
+    """us of ember.ops.decode_attention and of torch SDPA on the same cache (its own layout)."""
+    import torch
+    import torch.nn.functional as F
+
+    from ember import ops
+    from bench.gpu_timing import time_torch_graph
+    q = torch.randn(batch, 1, HEADS, D, device="cuda", dtype=torch.bfloat16, generator=g)
+    out = torch.empty_like(q)
+    tk, tv = layer.k_cache.transpose(1, 2).contiguous(), layer.v_cache.transpose(1, 2).contiguous()
+    tq = q.transpose(1, 2).contiguous()
+    kw = {"rounds": 3, "iters": 10} if quick else {}
+    e = time_torch_graph(lambda: ops.decode_attention(q, layer.k_cache, layer.v_cache, lengths, out=out,
+                                                      max_length=ctx), **kw)["median_us"]
+    t = time_torch_graph(lambda: F.scaled_dot_product_attention(tq, tk, tv, enable_gqa=True), **kw)["median_us"]
+    return e, t
+
+
+def _torch_layer(batch: int, ctx: int, g, quick: bool) -> tuple:
+    """us per layer of TORCH_LAYERS bf16 layers, eager and as a CUDA graph."""
+    import torch
+    layers = [TorchLayer(batch, ctx, g) for _ in range(TORCH_LAYERS)]
+    h = torch.randn(batch, HIDDEN, device="cuda", dtype=torch.bfloat16, generator=g)
+
+    def step():
+        x = h
+        for layer in layers:
+            x = layer(x)
+        return x
+    eager = _time(step, 3 if quick else 10) / TORCH_LAYERS
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        step()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        step()
+    return eager, _time(graph.replay, 3 if quick else 20) / TORCH_LAYERS
+
+
+def markdown(result: dict) -> str:
+    from bench.report import SASS_NOTE
+    lines = ["# A Llama-3-8B-shaped decoder layer: Ember (Q4_K) vs the floor and torch (bf16)", "",
+             f"Device: {result['device']}, {result['date']}, torch {result['torch']}, copy ceiling "
+             f"{result['copy_TBps']:.2f} TB/s (same run). Ember: {LAYERS} layers of Q4_K weights and bf16 caches as "
+             "one CUDA graph, us per layer; floor: weight + K/V bytes at the copy ceiling; torch: bf16 dense "
+             f"weights ({TORCH_LAYERS} layers), eager and graph; attention alone: ember.ops.decode_attention and "
+             "torch SDPA (graphs of 100 calls, median of 5). Every sequence at the full context, one new token "
+             "each. " + SASS_NOTE, "",
+             "| batch | context | Ember us/layer | floor us | of floor | launches | torch eager | torch graph "
+             "| Ember attn us | SDPA us | attn / SDPA |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in result["rows"]:
+        lines.append(f"| {r['batch']} | {r['context']} | {r['ember_us']} | {r['floor_us']} | "
+                     f"{r['ember_of_floor']:.0%} | {r['launches_per_layer']:g} | {r['torch_bf16_eager_us']} | "
+                     f"{r['torch_bf16_graph_us']} | {r['ember_attention_us']} | {r['torch_sdpa_us']} | "
+                     f"{r['attention_ember_over_sdpa']} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(out_dir: str, quick: bool = False, contexts=CONTEXTS, batches=BATCHES) -> int:
+    import warnings
+
+    import torch
+
+    from bench.gpu_timing import copy_ceiling
+    from bench.report import bar_chart_svg, save, save_svg
+    from ember.model.layer import LayerWeights
+    warnings.simplefilter("ignore")           # shapes without a tuned entry say so
+    hp = _hparams()
+    weights = [LayerWeights.random(hp, seed) for seed in range(LAYERS)]
+    copy_tbps = copy_ceiling(256 << 20)["TBps"]
+    rows = []
+    for c in contexts:
+        for b in batches:
+            rows.append(run_shape(weights, b, c, copy_tbps, quick))
+            print(rows[-1], flush=True)
+    result = {"device": torch.cuda.get_device_name(), "date": datetime.date.today().isoformat(),
+              "torch": torch.__version__, "copy_TBps": copy_tbps, "rows": rows}
+    save(out_dir, "layer_ab", result, markdown(result))
+    groups = [(f"B{r['batch']} {r['context'] // 1024 or r['context']}{'k' if r['context'] >= 1024 else ''}",
+               [("Ember", r["ember_us"]), ("floor", r["floor_us"]), ("torch graph", r["torch_bf16_graph_us"])])
+              for r in rows]
+    save_svg(out_dir, "layer_ab", bar_chart_svg("Decoder layer, us per layer (lower is better)", groups, "us"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1] if len(sys.argv) > 1 else "bench/results"))

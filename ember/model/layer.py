@@ -1,0 +1,250 @@
+"""A Llama-style decoder run from Ember's kernels through ember.ops: the weights of each
+layer on the GPU (Q4_K, and Q6_K where a Q4_K_M file has them), the KV caches and every
+buffer of one batch size made once, and a decode step that is a fixed list of launches -
+so that it can be captured as one CUDA graph and replayed per token.
+
+    dec = Decoder([LayerWeights.from_gguf(model.layer(i), model.hparams) for i in ...],
+                  model.hparams, batch=1, context=4096)
+    dec.h.copy_(embeddings)                      # the residual stream [batch, hidden], f32
+    dec.positions.fill_(p)                       # each sequence's new token position
+    graph = dec.capture()                        # or dec.step() eagerly
+    graph.replay()                               # dec.h (after dec.finish()) holds the output
+
+A layer with Q4_K weights is 10 launches (the residual add of one layer fused into the next
+one's RMSNorm, as the add of the last layer into `finish`):
+    add_rms_norm_q8   h += delta; Q8_1 of rms_norm(h) * attn_norm
+    q4k_gemv          qkv = x Wqkv^T (q, k and v weights concatenated: one GEMV)
+    rope_append       q rotated (f32), k rotated and v copied into the bf16 caches
+    decode_attention  split + merge, the merge writing the Q8_1 of its output
+    q4k_gemv          delta = o Wo^T
+    add_rms_norm_q8   h += delta; Q8_1 of rms_norm(h) * ffn_norm
+    swiglu_q4k        g = silu(x Wgate^T) * (x Wup^T)
+    quantize_q8_1     g in Q8_1
+    q4k_gemv          delta = g Wdown^T
+A Q6_K projection reads f32 activations instead (rms_norm with the residual, then
+quantize_q8_1 for the Q4_K ones; the attention output in f32): two launches more where wv
+is Q6_K, none where w_down is.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import ops
+from ..records import record
+from .gguf_weights import GGUFError, HParams
+
+QUANTIZED = {"Q4_K": 144, "Q6_K": 210}           # bytes per super-block of 256
+PROJECTIONS = ("wq", "wk", "wv", "wo", "w_gate", "w_up", "w_down")
+
+
+@record
+class Weight:
+    """One projection's weight on the GPU: kind (Q4_K or Q6_K), its raw ggml blocks as a
+    torch uint8 tensor [rows, cols / 256 * bytes], and its logical (rows, cols)."""
+
+    kind: str
+    data: object
+    shape: tuple
+
+
+@record
+class LayerWeights:
+    attn_norm: object        # f32 [hidden]
+    wq: Weight
+    wk: Weight
+    wv: Weight
+    wo: Weight
+    ffn_norm: object
+    w_gate: Weight
+    w_up: Weight
+    w_down: Weight
+
+    @classmethod
+    def from_gguf(cls, layer, hp: HParams, device="cuda") -> "LayerWeights":
+        """The weights of an ember.model.gguf_weights Layer, copied to the GPU."""
+        import torch
+
+        def weight(t) -> Weight:
+            if t.kind not in QUANTIZED:
+                raise GGUFError(f"tensor `{t.name}` is {t.kind}; the decoder's projections are Q4_K or Q6_K")
+            return Weight(t.kind, torch.from_numpy(np.ascontiguousarray(t.data)).to(device), t.shape)
+
+        def norm(t):
+            return torch.from_numpy(t.dequantize().astype(np.float32)).to(device)
+        return cls(norm(layer.attn_norm), *(weight(getattr(layer, n)) for n in ("wq", "wk", "wv", "wo")),
+                   norm(layer.ffn_norm), *(weight(getattr(layer, n)) for n in ("w_gate", "w_up", "w_down")))
+
+    @classmethod
+    def random(cls, hp: HParams, seed: int, device="cuda", kinds: dict | None = None) -> "LayerWeights":
+        """Random weights of the layer's shapes that look like a trained model's (zero mean,
+        standard deviation 1 / sqrt(cols): ember.reference.q4k.model_like_q4k / q6k's), so
+        that activations keep their size through the layers; `kinds` maps projections to
+        Q6_K (default all Q4_K). The norms' weights random in [0.5, 1.5)."""
+        import torch
+
+        from ..reference.q4k import model_like_q4k
+        from ..reference.q6k import model_like_q6k
+        rng = np.random.default_rng(seed)
+        q, kv = hp.heads * hp.head_dim, hp.kv_heads * hp.head_dim
+        shapes = {"wq": (q, hp.hidden), "wk": (kv, hp.hidden), "wv": (kv, hp.hidden), "wo": (hp.hidden, q),
+                  "w_gate": (hp.ffn, hp.hidden), "w_up": (hp.ffn, hp.hidden), "w_down": (hp.hidden, hp.ffn)}
+        kinds = kinds or {}
+
+        def weight(name) -> Weight:
+            kind = kinds.get(name, "Q4_K")
+            rows, cols = shapes[name]
+            make = model_like_q4k if kind == "Q4_K" else model_like_q6k
+            return Weight(kind, torch.from_numpy(make(rng, rows, cols, cols ** -0.5)).to(device), (rows, cols))
+
+        def norm():
+            return torch.from_numpy(rng.uniform(0.5, 1.5, hp.hidden).astype(np.float32)).to(device)
+        return cls(norm(), *(weight(n) for n in ("wq", "wk", "wv", "wo")), norm(),
+                   *(weight(n) for n in ("w_gate", "w_up", "w_down")))
+
+
+def dequantized(w: LayerWeights) -> dict:
+    """The layer's weights in f64 on the host (ember.reference.q4k / q6k), by name: what
+    ember.reference.layer.layer_step takes."""
+    from ..reference.q4k import dequantize_q4k
+    from ..reference.q6k import dequantize_q6k
+    out = {}
+    for name in ("attn_norm", "ffn_norm"):
+        out[name] = getattr(w, name).detach().cpu().double().numpy()
+    for name in PROJECTIONS:
+        x: Weight = getattr(w, name)
+        blocks = x.data.cpu().numpy()
+        out[name] = dequantize_q4k(blocks) if x.kind == "Q4_K" else dequantize_q6k(blocks)
+    return out
+
+
+def q8_inputs(w: LayerWeights) -> tuple:
+    """The projections whose input the Decoder quantises to Q8_1 (its Q4_K ones): the `q8`
+    of ember.reference.layer.layer_step."""
+    return tuple(n for n in PROJECTIONS if getattr(w, n).kind == "Q4_K")
+
+
+def _gemv(w: Weight, x_q8, x_f32, out):
+    """out = x W^T through the kernel of W's kind (Q4_K: the Q8_1 activations, Q6_K: f32)."""
+    if w.kind == "Q4_K":
+        ops.q4k_gemv(w.data, x_q8, out=out)
+    else:
+        ops.q6k_gemv(w.data, x_f32, out=out)
+
+
+class _Layer:
+    """One layer's weights as the step launches them, with its KV caches."""
+
+    def __init__(self, w: LayerWeights, hp: HParams, batch: int, context: int, cache_dtype):
+        import torch
+        for name in ("w_gate", "w_up"):
+            if getattr(w, name).kind != "Q4_K":
+                raise GGUFError(f"`{name}` is {getattr(w, name).kind}: the SwiGLU kernel takes Q4_K gate and up "
+                                "weights")
+        self.w = w
+        qkv = (w.wq, w.wk, w.wv)
+        self.fused_qkv = all(x.kind == "Q4_K" for x in qkv)
+        self.wqkv = torch.cat([x.data for x in qkv]) if self.fused_qkv else None
+        self.needs_f32 = not self.fused_qkv           # a Q6_K q, k or v reads the normalised row in f32
+        shape = (batch, context, hp.kv_heads, hp.head_dim)
+        self.k_cache = torch.zeros(shape, dtype=cache_dtype, device=w.attn_norm.device)
+        self.v_cache = torch.zeros(shape, dtype=cache_dtype, device=w.attn_norm.device)
+
+
+class Decoder:
+    """Layers of one model with the KV caches and buffers of `batch` sequences of up to
+    `context` tokens. Set `h` (the residual stream, f32 [batch, hidden]), `positions`
+    (int32 [batch]: the position of each sequence's new token) and `lengths` (int32
+    [batch]: positions + 1) on the GPU, then step() - or replay the graph of capture()."""
+
+    def __init__(self, layers: list, hp: HParams, batch: int, context: int, cache_dtype=None, neox: bool = False):
+        import torch
+        if not 1 <= batch <= 8:
+            raise ValueError(f"batch is {batch}: the GEMVs take 1..8 rows")
+        dev = layers[0].attn_norm.device
+        self.hp, self.batch, self.context, self.neox = hp, batch, context, neox
+        cache_dtype = cache_dtype or torch.bfloat16
+        self.layers = [_Layer(w, hp, batch, context, cache_dtype) for w in layers]
+        q, kv = hp.heads * hp.head_dim, hp.kv_heads * hp.head_dim
+
+        def f32(*shape):
+            return torch.zeros(shape, dtype=torch.float32, device=dev)
+        self.h, self.delta = f32(batch, hp.hidden), f32(batch, hp.hidden)
+        self.x_f32 = f32(batch, hp.hidden)                   # the normalised row, for Q6_K projections
+        self.qkv = f32(batch, q + 2 * kv)
+        # separate GEMVs (a Q6_K one among q, k, v) write dense buffers of their own: a
+        # column slice of qkv is not an output a GEMV takes
+        self.qkv_parts = (f32(batch, q), f32(batch, kv), f32(batch, kv))
+        self.q_rot = f32(batch, 1, hp.heads, hp.head_dim)
+        self.o_f32 = f32(batch, 1, hp.heads, hp.head_dim)
+        self.g = f32(batch, hp.ffn)
+        self.x_q8 = ops.Q8Activations.empty(self.h, batch, hp.hidden)
+        self.o_q8 = ops.Q8Activations.empty(self.h, batch, q)
+        self.g_q8 = ops.Q8Activations.empty(self.h, batch, hp.ffn)
+        self.positions = torch.zeros(batch, dtype=torch.int32, device=dev)
+        self.lengths = torch.ones(batch, dtype=torch.int32, device=dev)
+        self.max_length = context            # the attention's split covers the whole cache
+
+    def _norm(self, weight, f32: bool) -> None:
+        """h += delta, then the normalised row as the projections read it: Q8_1 (and f32
+        first where a Q6_K projection reads it)."""
+        if f32:
+            ops.rms_norm(self.delta, weight, self.hp.eps, residual=self.h, out=self.x_f32)
+            ops.quantize_q8_1(self.x_f32, out=self.x_q8)
+        else:
+            ops.add_rms_norm_q8(self.delta, self.h, weight, self.hp.eps, out=self.x_q8)
+
+    def _layer(self, layer: _Layer) -> None:
+        hp, b = self.hp, self.batch
+        q, kv, d = hp.heads * hp.head_dim, hp.kv_heads * hp.head_dim, hp.head_dim
+        w = layer.w
+        self._norm(w.attn_norm, not layer.fused_qkv)
+        if layer.fused_qkv:
+            ops.q4k_gemv(layer.wqkv, self.x_q8, out=self.qkv)
+            parts = (self.qkv[:, :q], self.qkv[:, q:q + kv], self.qkv[:, q + kv:])
+        else:
+            parts = self.qkv_parts
+            for x, out in zip((w.wq, w.wk, w.wv), parts):
+                _gemv(x, self.x_q8, self.x_f32, out)
+        qs, ks, vs = (x.unflatten(1, (1, -1, d)) for x in parts)
+        ops.rope_append(qs, ks, vs, layer.k_cache, layer.v_cache, self.positions.view(b, 1), hp.rope_base,
+                        neox=self.neox, q_out=self.q_rot)
+        if w.wo.kind == "Q4_K":
+            ops.decode_attention(self.q_rot, layer.k_cache, layer.v_cache, self.lengths, out=self.o_q8,
+                                 max_length=self.max_length)
+            ops.q4k_gemv(w.wo.data, self.o_q8, out=self.delta)
+        else:
+            ops.decode_attention(self.q_rot, layer.k_cache, layer.v_cache, self.lengths, out=self.o_f32,
+                                 max_length=self.max_length)
+            ops.q6k_gemv(w.wo.data, self.o_f32.view(b, q), out=self.delta)
+        self._norm(w.ffn_norm, False)                # gate and up are Q4_K
+        ops.swiglu_q4k(w.w_gate.data, w.w_up.data, self.x_q8, out=self.g)
+        if w.w_down.kind == "Q4_K":
+            ops.quantize_q8_1(self.g, out=self.g_q8)
+        _gemv(w.w_down, self.g_q8, self.g, self.delta)
+
+    def step(self) -> None:
+        """Every layer once on torch's current stream (the last layer's delta not yet added:
+        finish() adds it)."""
+        for layer in self.layers:
+            self._layer(layer)
+
+    def finish(self) -> None:
+        """h += delta: the last layer's output into the residual stream."""
+        self.h.add_(self.delta)
+
+    def capture(self):
+        """One CUDA graph of step() (after one eager warm-up step on a side stream, which
+        compiles and loads every kernel and makes the ops' plans); replaying it runs a
+        decode step with the positions and lengths the buffers hold then. The warm-up
+        changes the caches at the current positions and h: set them after capture."""
+        import torch
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            self.step()
+        torch.cuda.current_stream().wait_stream(side)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            self.step()
+        return graph
