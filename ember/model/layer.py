@@ -10,6 +10,10 @@ so that it can be captured as one CUDA graph and replayed per token.
     graph = dec.capture()                        # or dec.step() eagerly
     graph.replay()                               # dec.h (after dec.finish()) holds the output
 
+The same Decoder runs on numpy arrays in Ember's simulator (weights made with
+device="sim", the step inside `with ember.ops.on_simulator():`): a whole decode step at
+tiny sizes checked without a GPU.
+
 A layer with Q4_K weights is 10 launches (the residual add of one layer fused into the next
 one's RMSNorm, as the add of the last layer into `finish`):
     add_rms_norm_q8   h += delta; Q8_1 of rms_norm(h) * attn_norm
@@ -38,6 +42,42 @@ QUANTIZED = {"Q4_K": 144, "Q6_K": 210}           # bytes per super-block of 256
 PROJECTIONS = ("wq", "wk", "wv", "wo", "w_gate", "w_up", "w_down")
 
 
+def _to_device(a: np.ndarray, device):
+    """A host array where the decoder runs: a torch tensor on `device`, or itself for the
+    simulator (device "sim")."""
+    if device == "sim":
+        return np.ascontiguousarray(a)
+    import torch
+    return torch.from_numpy(np.ascontiguousarray(a)).to(device)
+
+
+def _host(x) -> np.ndarray:
+    return x if isinstance(x, np.ndarray) else x.detach().cpu().numpy()
+
+
+_DTYPES = {"f32": ("float32", np.float32), "i32": ("int32", np.int32), "f16": ("float16", np.float16),
+           "bf16": ("bfloat16", None)}
+
+
+def _zeros(like, shape: tuple, dtype: str):
+    """Zeros of `dtype` beside `like` (a numpy array, or a torch tensor on its device)."""
+    torch_name, np_dtype = _DTYPES[dtype]
+    if isinstance(like, np.ndarray):
+        if np_dtype is None:
+            import ml_dtypes
+            np_dtype = ml_dtypes.bfloat16
+        return np.zeros(shape, np_dtype)
+    import torch
+    return torch.zeros(shape, dtype=getattr(torch, torch_name), device=like.device)
+
+
+def _cat(parts: list):
+    if isinstance(parts[0], np.ndarray):
+        return np.concatenate(parts)
+    import torch
+    return torch.cat(parts)
+
+
 @record
 class Weight:
     """One projection's weight on the GPU: kind (Q4_K or Q6_K), its raw ggml blocks as a
@@ -62,16 +102,15 @@ class LayerWeights:
 
     @classmethod
     def from_gguf(cls, layer, hp: HParams, device="cuda") -> "LayerWeights":
-        """The weights of an ember.model.gguf_weights Layer, copied to the GPU."""
-        import torch
-
+        """The weights of an ember.model.gguf_weights Layer, copied to the GPU (or kept on
+        the host for the simulator: device "sim")."""
         def weight(t) -> Weight:
             if t.kind not in QUANTIZED:
                 raise GGUFError(f"tensor `{t.name}` is {t.kind}; the decoder's projections are Q4_K or Q6_K")
-            return Weight(t.kind, torch.from_numpy(np.ascontiguousarray(t.data)).to(device), t.shape)
+            return Weight(t.kind, _to_device(t.data, device), t.shape)
 
         def norm(t):
-            return torch.from_numpy(t.dequantize().astype(np.float32)).to(device)
+            return _to_device(t.dequantize().astype(np.float32), device)
         return cls(norm(layer.attn_norm), *(weight(getattr(layer, n)) for n in ("wq", "wk", "wv", "wo")),
                    norm(layer.ffn_norm), *(weight(getattr(layer, n)) for n in ("w_gate", "w_up", "w_down")))
 
@@ -80,9 +119,8 @@ class LayerWeights:
         """Random weights of the layer's shapes that look like a trained model's (zero mean,
         standard deviation 1 / sqrt(cols): ember.reference.q4k.model_like_q4k / q6k's), so
         that activations keep their size through the layers; `kinds` maps projections to
-        Q6_K (default all Q4_K). The norms' weights random in [0.5, 1.5)."""
-        import torch
-
+        Q6_K (default all Q4_K). The norms' weights random in [0.5, 1.5). device "sim": numpy
+        arrays, for the simulator."""
         from ..reference.q4k import model_like_q4k
         from ..reference.q6k import model_like_q6k
         rng = np.random.default_rng(seed)
@@ -95,10 +133,10 @@ class LayerWeights:
             kind = kinds.get(name, "Q4_K")
             rows, cols = shapes[name]
             make = model_like_q4k if kind == "Q4_K" else model_like_q6k
-            return Weight(kind, torch.from_numpy(make(rng, rows, cols, cols ** -0.5)).to(device), (rows, cols))
+            return Weight(kind, _to_device(make(rng, rows, cols, cols ** -0.5), device), (rows, cols))
 
         def norm():
-            return torch.from_numpy(rng.uniform(0.5, 1.5, hp.hidden).astype(np.float32)).to(device)
+            return _to_device(rng.uniform(0.5, 1.5, hp.hidden).astype(np.float32), device)
         return cls(norm(), *(weight(n) for n in ("wq", "wk", "wv", "wo")), norm(),
                    *(weight(n) for n in ("w_gate", "w_up", "w_down")))
 
@@ -110,10 +148,10 @@ def dequantized(w: LayerWeights) -> dict:
     from ..reference.q6k import dequantize_q6k
     out = {}
     for name in ("attn_norm", "ffn_norm"):
-        out[name] = getattr(w, name).detach().cpu().double().numpy()
+        out[name] = _host(getattr(w, name)).astype(np.float64)
     for name in PROJECTIONS:
         x: Weight = getattr(w, name)
-        blocks = x.data.cpu().numpy()
+        blocks = _host(x.data)
         out[name] = dequantize_q4k(blocks) if x.kind == "Q4_K" else dequantize_q6k(blocks)
     return out
 
@@ -135,8 +173,7 @@ def _gemv(w: Weight, x_q8, x_f32, out):
 class _Layer:
     """One layer's weights as the step launches them, with its KV caches."""
 
-    def __init__(self, w: LayerWeights, hp: HParams, batch: int, context: int, cache_dtype):
-        import torch
+    def __init__(self, w: LayerWeights, hp: HParams, batch: int, context: int, cache_dtype: str):
         for name in ("w_gate", "w_up"):
             if getattr(w, name).kind != "Q4_K":
                 raise GGUFError(f"`{name}` is {getattr(w, name).kind}: the SwiGLU kernel takes Q4_K gate and up "
@@ -144,11 +181,11 @@ class _Layer:
         self.w = w
         qkv = (w.wq, w.wk, w.wv)
         self.fused_qkv = all(x.kind == "Q4_K" for x in qkv)
-        self.wqkv = torch.cat([x.data for x in qkv]) if self.fused_qkv else None
+        self.wqkv = _cat([x.data for x in qkv]) if self.fused_qkv else None
         self.needs_f32 = not self.fused_qkv           # a Q6_K q, k or v reads the normalised row in f32
         shape = (batch, context, hp.kv_heads, hp.head_dim)
-        self.k_cache = torch.zeros(shape, dtype=cache_dtype, device=w.attn_norm.device)
-        self.v_cache = torch.zeros(shape, dtype=cache_dtype, device=w.attn_norm.device)
+        self.k_cache = _zeros(w.attn_norm, shape, cache_dtype)
+        self.v_cache = _zeros(w.attn_norm, shape, cache_dtype)
 
 
 class Decoder:
@@ -157,18 +194,19 @@ class Decoder:
     (int32 [batch]: the position of each sequence's new token) and `lengths` (int32
     [batch]: positions + 1) on the GPU, then step() - or replay the graph of capture()."""
 
-    def __init__(self, layers: list, hp: HParams, batch: int, context: int, cache_dtype=None, neox: bool = False):
-        import torch
+    def __init__(self, layers: list, hp: HParams, batch: int, context: int, cache_dtype: str = "bf16",
+                 neox: bool = False):
         if not 1 <= batch <= 8:
             raise ValueError(f"batch is {batch}: the GEMVs take 1..8 rows")
-        dev = layers[0].attn_norm.device
+        if cache_dtype not in ("bf16", "f16", "f32"):
+            raise ValueError(f"cache_dtype is {cache_dtype!r}: bf16, f16 or f32")
+        like = layers[0].attn_norm
         self.hp, self.batch, self.context, self.neox = hp, batch, context, neox
-        cache_dtype = cache_dtype or torch.bfloat16
         self.layers = [_Layer(w, hp, batch, context, cache_dtype) for w in layers]
         q, kv = hp.heads * hp.head_dim, hp.kv_heads * hp.head_dim
 
         def f32(*shape):
-            return torch.zeros(shape, dtype=torch.float32, device=dev)
+            return _zeros(like, shape, "f32")
         self.h, self.delta = f32(batch, hp.hidden), f32(batch, hp.hidden)
         self.x_f32 = f32(batch, hp.hidden)                   # the normalised row, for Q6_K projections
         self.qkv = f32(batch, q + 2 * kv)
@@ -181,8 +219,9 @@ class Decoder:
         self.x_q8 = ops.Q8Activations.empty(self.h, batch, hp.hidden)
         self.o_q8 = ops.Q8Activations.empty(self.h, batch, q)
         self.g_q8 = ops.Q8Activations.empty(self.h, batch, hp.ffn)
-        self.positions = torch.zeros(batch, dtype=torch.int32, device=dev)
-        self.lengths = torch.ones(batch, dtype=torch.int32, device=dev)
+        self.positions = _zeros(like, (batch,), "i32")
+        self.lengths = _zeros(like, (batch,), "i32")
+        self.lengths += 1
         self.max_length = context            # the attention's split covers the whole cache
 
     def _norm(self, weight, f32: bool) -> None:
@@ -206,8 +245,8 @@ class Decoder:
             parts = self.qkv_parts
             for x, out in zip((w.wq, w.wk, w.wv), parts):
                 _gemv(x, self.x_q8, self.x_f32, out)
-        qs, ks, vs = (x.unflatten(1, (1, -1, d)) for x in parts)
-        ops.rope_append(qs, ks, vs, layer.k_cache, layer.v_cache, self.positions.view(b, 1), hp.rope_base,
+        qs, ks, vs = (x.reshape(b, 1, -1, d) for x in parts)          # views: the last axis split
+        ops.rope_append(qs, ks, vs, layer.k_cache, layer.v_cache, self.positions.reshape(b, 1), hp.rope_base,
                         neox=self.neox, q_out=self.q_rot)
         if w.wo.kind == "Q4_K":
             ops.decode_attention(self.q_rot, layer.k_cache, layer.v_cache, self.lengths, out=self.o_q8,
@@ -216,7 +255,7 @@ class Decoder:
         else:
             ops.decode_attention(self.q_rot, layer.k_cache, layer.v_cache, self.lengths, out=self.o_f32,
                                  max_length=self.max_length)
-            ops.q6k_gemv(w.wo.data, self.o_f32.view(b, q), out=self.delta)
+            ops.q6k_gemv(w.wo.data, self.o_f32.reshape(b, q), out=self.delta)
         self._norm(w.ffn_norm, False)                # gate and up are Q4_K
         ops.swiglu_q4k(w.w_gate.data, w.w_up.data, self.x_q8, out=self.g)
         if w.w_down.kind == "Q4_K":
@@ -231,7 +270,7 @@ class Decoder:
 
     def finish(self) -> None:
         """h += delta: the last layer's output into the residual stream."""
-        self.h.add_(self.delta)
+        self.h += self.delta
 
     def capture(self):
         """One CUDA graph of step() (after one eager warm-up step on a side stream, which

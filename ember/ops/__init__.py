@@ -16,13 +16,14 @@ tensors, CuPy arrays or any CUDA array (DLPack / __cuda_array_interface__).
 Every op checks its arguments before it launches (device, dtype, rank, shape, contiguity,
 alignment, overlaps, scalar ranges) and raises ArgumentError naming the argument; it runs
 on torch's current stream, and picks the compiled variant from the call's shape and the
-tuned table of the GPU it runs on (compiled once, then cached)."""
+tuned table of the GPU it runs on (compiled once, then cached). Inside
+`with ember.ops.on_simulator():` they take numpy arrays and run in Ember's simulator."""
 
-from .args import ArgumentError
+from .args import ArgumentError, on_simulator
 from .attention import decode_attention
 from .gemv import Q8Activations, q4k_gemv, q6k_gemv, quantize_q8_1, swiglu_q4k
 from .norm import add_rms_norm_q8, rms_norm
 from .rope import rope, rope_append
 
-__all__ = ["ArgumentError", "rms_norm", "add_rms_norm_q8", "rope", "q4k_gemv", "quantize_q8_1", "Q8Activations", "swiglu_q4k",
+__all__ = ["ArgumentError", "on_simulator", "rms_norm", "add_rms_norm_q8", "rope", "q4k_gemv", "quantize_q8_1", "Q8Activations", "swiglu_q4k",
            "q6k_gemv", "decode_attention", "rope_append"]

@@ -2,10 +2,15 @@
 as a device view (torch tensors directly; CuPy, ember DeviceArrays and any other object
 through the CUDA Array Interface or DLPack), then its device, dtype, rank, shape,
 contiguity and alignment, and each scalar's range - with one error per problem naming the
-argument, the rule and what was given (ArgumentError). Nothing here touches the GPU."""
+argument, the rule and what was given (ArgumentError). Nothing here touches the GPU.
+
+Inside `with ember.ops.on_simulator():` the ops take numpy arrays instead and run their
+kernels in Ember's simulator (the same checks, plans and launches; for tests without a
+GPU and for finding races and out-of-bounds accesses in a whole decode step)."""
 
 from __future__ import annotations
 
+import contextlib
 import math
 
 from ..records import record
@@ -46,8 +51,34 @@ def _contiguous_strides(shape) -> tuple:
     return tuple(strides)
 
 
+_SIMULATOR = [False]
+
+
+def simulating() -> bool:
+    return _SIMULATOR[0]
+
+
+@contextlib.contextmanager
+def on_simulator():
+    """ember.ops on numpy arrays, run in the simulator, while the block runs (the plans made
+    meanwhile are forgotten after it: their launches are the simulator's)."""
+    from . import plan
+    before = _SIMULATOR[0]
+    _SIMULATOR[0] = True
+    try:
+        yield
+    finally:
+        _SIMULATOR[0] = before
+        plan.clear()
+
+
 def view(op: str, name: str, obj) -> DeviceView:
     """`obj` as a DeviceView, or an ArgumentError saying why it is not a device tensor."""
+    if _SIMULATOR[0] and type(obj).__module__ == "numpy" and hasattr(obj, "__array_interface__"):
+        from ..abi import elem_name_of_dtype
+        size = obj.dtype.itemsize
+        return DeviceView(obj, tuple(obj.shape), tuple(st // size for st in obj.strides), elem_name_of_dtype(obj.dtype),
+                          int(obj.__array_interface__["data"][0]), None)
     if type(obj).__module__.split(".")[0] == "torch" and hasattr(obj, "data_ptr"):
         if obj.device.type != "cuda":
             raise ArgumentError(op, name, f"is a torch tensor on `{obj.device}`: move it to a CUDA device "
@@ -177,30 +208,42 @@ def int_range(op: str, name: str, value: int, low: int, high: int, why: str) -> 
     return value
 
 
-class Reinterpreted:
-    """The same device memory as another element type (Q4_K bytes as the u32 words a kernel
-    loads), for the launch; keeps the original object alive."""
+class _Interface:
+    """Device memory as a dense run of `n` elements of `typestr` for the launch (the CUDA
+    Array Interface), keeping the object it came from alive."""
 
-    def __init__(self, v: DeviceView, typestr: str, itemsize: int, writable: bool = False):
-        nbytes = math.prod(v.shape) * ITEMSIZE[v.dtype]
-        self.owner = v.obj
-        self.__cuda_array_interface__ = {"shape": (nbytes // itemsize,), "typestr": typestr,
-                                         "data": (v.ptr, not writable), "strides": None, "version": 3}
+    def __init__(self, owner, ptr: int, n: int, typestr: str, writable: bool):
+        self.owner = owner
+        self.__cuda_array_interface__ = {"shape": (n,), "typestr": typestr, "data": (ptr, not writable),
+                                         "strides": None, "version": 3}
+
+
+def reinterpret(v: DeviceView, typestr: str, itemsize: int, writable: bool = False):
+    """The same memory as another element type (Q4_K bytes as the u32 words a kernel loads),
+    for the launch."""
+    nbytes = math.prod(v.shape) * ITEMSIZE[v.dtype]
+    if isinstance(v.obj, _numpy().ndarray):
+        return v.obj.reshape(-1).view(typestr)
+    return _Interface(v.obj, v.ptr, nbytes // itemsize, typestr, writable)
 
 
 _TYPESTR = {"f32": "<f4", "f16": "<f2", "bf16": "<u2", "i32": "<i4", "u32": "<u4", "u8": "|u1"}
 
 
-class Span:
+def span(v: DeviceView, writable: bool = False):
     """A strided view's memory from its first element to its last, as one dense run of its
     elements, for a kernel that takes the strides as arguments (the launch checks buffers
-    as dense runs); keeps the original object alive."""
+    as dense runs)."""
+    n = sum((d - 1) * st for d, st in zip(v.shape, v.strides)) + 1 if all(v.shape) else 0
+    np = _numpy()
+    if isinstance(v.obj, np.ndarray):
+        return np.lib.stride_tricks.as_strided(v.obj, shape=(n,), strides=(v.obj.dtype.itemsize,))
+    return _Interface(v.obj, v.ptr, n, _TYPESTR[v.dtype], writable)
 
-    def __init__(self, v: DeviceView, writable: bool = False):
-        n = sum((d - 1) * st for d, st in zip(v.shape, v.strides)) + 1 if all(v.shape) else 0
-        self.owner = v.obj
-        self.__cuda_array_interface__ = {"shape": (n,), "typestr": _TYPESTR[v.dtype], "data": (v.ptr, not writable),
-                                         "strides": None, "version": 3}
+
+def _numpy():
+    import numpy
+    return numpy
 
 
 def empty_words(like: DeviceView, nwords: int):
@@ -231,5 +274,7 @@ def empty_like(like: DeviceView, shape: tuple, dtype_name: str):
     if lib == "cupy":
         import cupy
         return cupy.empty(shape, dtype=np_dtype)
+    if lib == "numpy" and _SIMULATOR[0]:
+        return np.zeros(shape, dtype=np_dtype)
     from ..runtime.cuda import DeviceArray
     return DeviceArray(shape, np_dtype, like.device or 0)

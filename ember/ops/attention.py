@@ -110,6 +110,16 @@ def choose_chunk(length: int, blocks_per_split: int, sm_count: int, step: int = 
     return fits[-1]
 
 
+SIMULATED_SMS = 2            # the GPU the simulator stands for: splits as a small GPU makes them
+
+
+def _sm_count(device: int) -> int:
+    if A.simulating():
+        return SIMULATED_SMS
+    from ..runtime import cuda
+    return cuda.context(device).sm_count
+
+
 def _plan(q, k_cache, v_cache, lengths, out, max_length) -> list:
     op = "decode_attention"
     vq, t, views, (batch, m, hq, d, s, hkv) = _inputs(q, k_cache, v_cache, lengths, max_length)
@@ -130,10 +140,9 @@ def _plan(q, k_cache, v_cache, lengths, out, max_length) -> list:
         for o, vo in outs.items():
             A.no_overlap(op, name, v, o, vo)
     device = A.same_device(op, {**views, **outs}) or 0
-    from ..runtime import cuda
     length = max_length or s
     lanes = lanes_per_key(hq // hkv * m)
-    chunk = choose_chunk(length, hkv * batch, cuda.context(device).sm_count, WARPS * lanes["KG"] * lanes["U"])
+    chunk = choose_chunk(length, hkv * batch, _sm_count(device), WARPS * lanes["KG"] * lanes["U"])
     defines = {"T": t, "D": d, "G": hq // hkv, "M": m, "CHUNK": chunk, "WARPS": WARPS, **lanes,
                "PREFETCH": str(PREFETCH).lower(), **({"TQ": vq.dtype} if vq.dtype != t else {})}
     split, _ = kernel("decode_attention.ember", "attention_split", defines, batch * length * hkv * d, device)
@@ -146,8 +155,8 @@ def _plan(q, k_cache, v_cache, lengths, out, max_length) -> list:
     scale = 1.0 / math.sqrt(d) * math.log2(math.e)            # softmax in base 2
     if isinstance(out, Q8Activations):
         merge, _ = kernel("decode_attention.ember", "attention_merge_q8", {"T": t, "D": d, "M": m}, 1, device)
-        merged = merge.prepare(part, A.Reinterpreted(outs["out.aq"], "<u4", 4, writable=True),
-                               A.Reinterpreted(outs["out.ads"], "<u4", 4, writable=True), hq, splits, lengths, chunk,
+        merged = merge.prepare(part, A.reinterpret(outs["out.aq"], "<u4", 4, writable=True),
+                               A.reinterpret(outs["out.ads"], "<u4", 4, writable=True), hq, splits, lengths, chunk,
                                grid=(hq, m, batch))
     else:
         to = outs["out"].dtype

@@ -118,16 +118,16 @@ def quantize_q8_1(x, *, out: Q8Activations | None = None) -> Q8Activations:
         device = A.same_device(op, {"x": vx, "out.aq": vq, "out.ads": vd}) or 0
         kern, cfg = kernel("q4k_dp4a.ember", "quantize_q8_1", {}, m * kdim, device)
         blocks = m * kdim // 32                           # one warp per block of 32 values
-        return [kern.prepare(x, A.Reinterpreted(vq, "<u4", 4, writable=True),
-                             A.Reinterpreted(vd, "<u4", 4, writable=True), blocks,
+        return [kern.prepare(x, A.reinterpret(vq, "<u4", 4, writable=True),
+                             A.reinterpret(vd, "<u4", 4, writable=True), blocks,
                              grid=(-(-blocks // cfg["WARPS"]),))]
     run(op, (x, out), plan)
     return out
 
 
 def _q8_words(q: Q8Activations) -> tuple:
-    return (A.Reinterpreted(A.view("q4k_gemv", "aq", q.aq), "<u4", 4),
-            A.Reinterpreted(A.view("q4k_gemv", "ads", q.ads), "<u4", 4))
+    return (A.reinterpret(A.view("q4k_gemv", "aq", q.aq), "<u4", 4),
+            A.reinterpret(A.view("q4k_gemv", "ads", q.ads), "<u4", 4))
 
 
 def q4k_gemv(w, x, *, out=None):
@@ -145,7 +145,7 @@ def q4k_gemv(w, x, *, out=None):
             device = A.same_device(op, {"w": vw, "out": vo, "x": x.like}) or 0
             kern, cfg = kernel("q4k_dp4a.ember", "q4k_q8_gemv", {"M": x.m}, n * x.k, device)
             aq, ads = _q8_words(x)
-            return [kern.prepare(A.Reinterpreted(vw, "<u4", 4), aq, ads, out, n, x.k,
+            return [kern.prepare(A.reinterpret(vw, "<u4", 4), aq, ads, out, n, x.k,
                                  grid=(-(-n // (cfg["WARPS"] * cfg["ROWS"])),))]
         run(op, (w, x, out), plan_q8)
         return out
@@ -173,7 +173,7 @@ def swiglu_q4k(w_gate, w_up, x: Q8Activations, *, out=None):
         device = A.same_device(op, {"w_gate": vg, "w_up": vu, "out": vo, "x": x.like}) or 0
         kern, cfg = kernel("q4k_dp4a.ember", "q4k_q8_swiglu", {"M": x.m}, n * x.k, device)
         aq, ads = _q8_words(x)
-        return [kern.prepare(A.Reinterpreted(vg, "<u4", 4), A.Reinterpreted(vu, "<u4", 4), aq, ads, out, n, x.k,
+        return [kern.prepare(A.reinterpret(vg, "<u4", 4), A.reinterpret(vu, "<u4", 4), aq, ads, out, n, x.k,
                              grid=(-(-n // cfg["WARPS"]),))]
     run(op, (w_gate, w_up, x, out), plan)
     return out
@@ -202,7 +202,7 @@ def _f32_gemv(op: str, w, x, out, fmt: str):
         vo = _check_out(op, out, m, n, rows, {"x": vx, "w": vw})
         device = A.same_device(op, {"x": vx, "w": vw, "out": vo}) or 0
         kern, cfg = kernel(source, name, {"M": m}, n * kdim, device)
-        return [kern.prepare(A.Reinterpreted(vw, word, size), x, out, n, kdim,
+        return [kern.prepare(A.reinterpret(vw, word, size), x, out, n, kdim,
                              grid=(-(-n // (cfg["WARPS"] * cfg["ROWS"])),))]
     run(op, (w, x, out), plan)
     return out

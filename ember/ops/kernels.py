@@ -37,7 +37,11 @@ def pick_entry(table: dict | None, device: str, defines: dict, size: int) -> dic
 def kernel(source: str, name: str, defines: dict, size: int, device: int = 0, table_of: str | None = None):
     """(the loaded kernel, the values of its const parameters): `name` of kernels_src/SOURCE
     for a call of `size` (the product of its shape), tuned by the table of `table_of` (a
-    kernel of the same file that does the same work; default `name`)."""
+    kernel of the same file that does the same work; default `name`). In the simulator
+    (ember.ops.on_simulator): the kernel's defaults, simulated."""
+    from .args import simulating
+    if simulating():
+        return _simulated(source, name, tuple(sorted((k, str(v)) for k, v in defines.items())))
     return _pick(source, name, tuple(sorted((k, str(v)) for k, v in defines.items())), size, device,
                  table_of or name)
 
@@ -59,3 +63,22 @@ def _pick(source: str, name: str, defines: tuple, size: int, device: int, table_
         warnings.warn(f"ember.ops: `{name}` is not tuned for {key} with {values or 'its defaults'}: its default "
                       f"configuration is used (`ember tune` makes the table)", stacklevel=4)
     return kern, consts
+
+
+class _SimKernel:
+    """A simulated kernel with the launch interface of the runtime's: prepare() packs the
+    arguments, calling the result (with any stream) runs the kernel to its end."""
+
+    def __init__(self, kern):
+        self.kern, self.info = kern, kern.info
+
+    def prepare(self, *args, grid, block=None):
+        return lambda stream: self.kern(*args, grid=grid, block=block)
+
+
+@functools.lru_cache(maxsize=None)
+def _simulated(source: str, name: str, defines: tuple):
+    import ember
+    from ..sim import load as sim_load
+    program = ember.compile(str(KERNELS_SRC / source), defines=dict(defines), kernels=[name])
+    return _SimKernel(sim_load(program).kernels[name]), dict(program.kernels[name].consts)

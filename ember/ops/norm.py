@@ -97,8 +97,8 @@ def add_rms_norm_q8(x, residual, weight, eps: float = 1e-5, *, out: Q8Activation
         device = A.same_device(op, {**views, "out.aq": vq, "out.ads": vd}) or 0
         block = next(b for b in (1024, 512, 256) if cols % b == 0)     # cols is a multiple of 256
         k, _ = kernel("rmsnorm_q8.ember", "add_rmsnorm_q8", {"COLS": cols, "BLOCK": block}, rows * cols, device)
-        return [k.prepare(x, residual, weight, A.Reinterpreted(vq, "<u4", 4, writable=True),
-                          A.Reinterpreted(vd, "<u4", 4, writable=True), e, grid=(rows,))]
+        return [k.prepare(x, residual, weight, A.reinterpret(vq, "<u4", 4, writable=True),
+                          A.reinterpret(vd, "<u4", 4, writable=True), e, grid=(rows,))]
     run(op, (x, residual, weight, eps, out), plan)
     return out
 

@@ -143,6 +143,6 @@ def _plan_append(q, k, v, k_cache, v_cache, positions, base, neox, q_out) -> lis
     device = A.same_device(op, {**views, "positions": vp}) or 0
     defines = {"HEAD_DIM": d, "T": t, "TI": ti, "TQ": tq, **({"NEOX": "true"} if neox else {})}
     kern, _ = kernel("rope_append.ember", "rope_append", defines, batch * m * (hq + 2 * hkv) * d, device)
-    spans = [A.Span(views[n], writable=True) for n in ("q", "k", "v")]   # mut: q_out may be q
+    spans = [A.span(views[n], writable=True) for n in ("q", "k", "v")]   # mut: q_out may be q
     return [kern.prepare(*spans, vo.obj if in_place else q_out, k_cache, v_cache, positions, hq, hkv, m, cache_len,
                          *strides, base, grid=(hq + hkv, batch * m))]

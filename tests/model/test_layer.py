@@ -1,0 +1,55 @@
+"""ember.model.layer's Decoder in the simulator at tiny sizes (no GPU): one decode step of
+two layers through ember.ops - every check, plan and launch a GPU step makes - against the
+f64 reference with the kernels' Q8_1 inputs and bf16 cache rows (ember.reference.layer),
+and against the exact reference within what Q8_1 activations allow."""
+
+import numpy as np
+import pytest
+
+import ember.ops as ops
+from ember.model.gguf_weights import HParams
+from ember.model.layer import Decoder, LayerWeights, dequantized, q8_inputs
+from ember.reference.layer import cosine, layer_step
+
+TINY = HParams("llama", 2, 256, 2, 1, 256, 1e-5, 10000.0, 16)
+
+
+@pytest.mark.parametrize("kinds, launches", [({}, 10), ({"wv": "Q6_K", "w_down": "Q6_K"}, 12)])
+def test_a_decode_step_in_the_simulator(kinds, launches):
+    hp = TINY
+    layers = [LayerWeights.random(hp, seed, device="sim", kinds=kinds) for seed in range(hp.layers)]
+    batch, context, positions = 2, 4, np.array([0, 3], np.int32)
+    with ops.on_simulator():                   # the buffers are made by the ops' own allocators
+        dec = Decoder(layers, hp, batch, context)
+    rng = np.random.default_rng(11)
+    for layer in dec.layers:
+        for c in (layer.k_cache, layer.v_cache):
+            c[...] = rng.standard_normal(c.shape).astype(c.dtype)
+    caches = [(layer.k_cache.astype(np.float64), layer.v_cache.astype(np.float64)) for layer in dec.layers]
+    h0 = (rng.standard_normal((batch, hp.hidden)) * 2).astype(np.float32)
+    dec.h[...] = h0
+    dec.positions[...] = positions
+    dec.lengths[...] = positions + 1
+    with ops.on_simulator():
+        before = ops.plan.launched()
+        dec.step()
+        assert ops.plan.launched() - before == launches * hp.layers
+    dec.finish()
+    want, exact = h0.astype(np.float64), h0.astype(np.float64)
+    for i, (w, (k, v)) in enumerate(zip(layers, caches)):
+        args = (dequantized(w), None, k, v, positions, hp.heads, hp.kv_heads, hp.eps, hp.rope_base)
+        want, kc, vc = layer_step(args[0], want, *args[2:], q8=q8_inputs(w), kv_bf16=True)
+        exact, _, _ = layer_step(args[0], exact, *args[2:])
+        got_k, got_v = (c.astype(np.float64) for c in (dec.layers[i].k_cache, dec.layers[i].v_cache))
+        assert cosine(got_k, kc) >= 1 - 1e-6 and cosine(got_v, vc) >= 1 - 1e-6
+    assert cosine(dec.h, want) >= 1 - 1e-6
+    assert cosine(dec.h - h0, want - h0) >= 1 - 1e-5
+    assert cosine(dec.h, exact) >= 1 - 1e-4
+
+
+def test_the_simulator_mode_ends_with_its_block():
+    x = np.zeros((1, 256), np.float32)
+    with ops.on_simulator():
+        ops.quantize_q8_1(x)
+    with pytest.raises(ops.ArgumentError, match="numpy array in host memory"):
+        ops.quantize_q8_1(x)

@@ -1,0 +1,59 @@
+"""ember.ops end to end without a GPU: inside `ember.ops.on_simulator()` each op takes numpy
+arrays and runs its kernels in the simulator (the same checks, plans and launches) -
+checked against the f64 references on fresh random data."""
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import ember.ops as ops
+from ember.reference import q4k as Q
+from ember.reference.attention import decode_attention
+from ember.reference.rmsnorm import rmsnorm
+from ember.reference.rope import rope
+
+BF16 = ml_dtypes.bfloat16
+
+
+def test_rms_norm_and_rope_in_place():
+    rng = np.random.default_rng(1)
+    x = (rng.standard_normal((3, 512)) * 3).astype(BF16)
+    w = rng.uniform(0.5, 1.5, 512).astype(BF16)
+    q = rng.standard_normal((2, 4, 64)).astype(np.float32)
+    k = rng.standard_normal((2, 2, 64)).astype(np.float32)
+    pos = np.array([5, 900], np.int32)
+    want_q, want_k = rope(q, pos, 1e4, True), rope(k, pos, 1e4, True)
+    with ops.on_simulator():
+        y = ops.rms_norm(x, w, 1e-5)
+        ops.rope(q, k, pos, 1e4, neox=True)
+    ref = rmsnorm(x.astype(np.float64), w.astype(np.float64), 1e-5)
+    assert y.dtype == BF16 and np.abs(y.astype(np.float64) - ref).max() <= 2 ** -7 * np.abs(ref).max()
+    assert np.abs(q - want_q).max() <= 1e-5 and np.abs(k - want_k).max() <= 1e-5
+
+
+@pytest.mark.parametrize("m", [1, 3])
+def test_the_q4k_gemvs(m):
+    rng = np.random.default_rng(m)
+    w = Q.model_like_q4k(rng, 40, 512, 512 ** -0.5)
+    x = rng.standard_normal((m, 512)).astype(np.float32)
+    with ops.on_simulator():
+        y = ops.q4k_gemv(w, x)
+        xq = ops.quantize_q8_1(x)
+        y8 = ops.q4k_gemv(w, xq)
+    exact = Q.gemv(w, x)
+    assert np.abs(y - exact).max() <= 1e-5 * np.abs(exact).max()
+    want = Q.gemv_q8_1(w, Q.quantize_q8_1(x))
+    assert np.abs(y8 - want).max() <= 1e-5 * np.abs(want).max()
+
+
+def test_decode_attention_into_f32_from_a_bf16_cache():
+    rng = np.random.default_rng(4)
+    q = rng.standard_normal((2, 1, 4, 64)).astype(np.float32)
+    kc = rng.standard_normal((2, 70, 2, 64)).astype(BF16)
+    vc = rng.standard_normal((2, 70, 2, 64)).astype(BF16)
+    lengths = np.array([70, 3], np.int32)
+    out = np.zeros_like(q)
+    with ops.on_simulator():
+        ops.decode_attention(q, kc, vc, lengths, out=out)
+    ref = decode_attention(q, kc.astype(np.float64), vc.astype(np.float64), lengths)
+    assert np.abs(out - ref).max() <= 1e-5
