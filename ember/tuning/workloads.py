@@ -188,9 +188,13 @@ def _bf16():
 # layer's shapes of bench/, e.g. Llama-3-8B's 4096 and 14336)
 WORKLOADS = {
     "rmsnorm_rows": (rmsnorm_rows, "rmsnorm.ember", ["16384x4096 f32", "4096x8192 bf16", "1x4096 f32"]),
-    "q4k_q8_gemv": (q4k_q8_gemv, "q4k_dp4a.ember", ["1x14336x4096", "1x4096x14336", "8x14336x4096"]),
+    # and the decoder layer's other projections (ember.model.layer: QKV 6144x4096, O 4096x4096)
+    "q4k_q8_gemv": (q4k_q8_gemv, "q4k_dp4a.ember", ["1x14336x4096", "1x4096x14336", "8x14336x4096", "1x6144x4096",
+                                                    "1x4096x4096", "8x6144x4096", "8x4096x4096", "8x4096x14336"]
+                    + [f"{m}x{n}x{k}" for m in (2, 4) for n, k in ((6144, 4096), (4096, 4096), (4096, 14336))]),
     "q4k_gemv": (q4k_gemv, "q4k_gemv.ember", ["1x14336x4096", "1x4096x14336", "8x14336x4096"]),
-    "q4k_q8_swiglu": (q4k_q8_swiglu, "q4k_dp4a.ember", ["1x14336x4096", "8x14336x4096"]),
+    "q4k_q8_swiglu": (q4k_q8_swiglu, "q4k_dp4a.ember", ["1x14336x4096", "8x14336x4096", "2x14336x4096",
+                                                        "4x14336x4096"]),
     "q4k_digits_gemv": (q4k_digits_gemv, "q4k_digits.ember", ["1x14336x4096", "1x4096x14336", "8x14336x4096"]),
     "rope_out": (rope_out, "rope.ember", ["4096x32x128 f32", "4096x32x128 bf16", "1x32x128 f32"]),
     "q6k_gemv": (q6k_gemv, "q6k_gemv.ember", ["1x4096x14336", "1x14336x4096", "8x4096x14336"]),
