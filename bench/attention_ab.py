@@ -1,5 +1,6 @@
-"""Decode attention (kernels_src/decode_attention.ember through ember.ops.decode_attention)
-against torch's scaled_dot_product_attention on the same data, same GPU, one run.
+"""Decode attention (kernels_src/decode_attention_mma.ember's attention_split_mma and
+decode_attention.ember's merge, through ember.ops.decode_attention) against torch's
+scaled_dot_product_attention on the same data, same GPU, one run.
 
 Llama-3-8B's attention: 32 query heads, 8 KV heads, head_dim 128, bf16 cache; batch 1, 4
 and 8; contexts 512 to 32768; M = 1 query per sequence. Ember reads the cache as

@@ -96,21 +96,38 @@ def lanes_per_key(rows: int) -> dict:
     return {"KG": KEYS_PER_STEP["KG"][i], "U": KEYS_PER_STEP["U"][i]}
 
 
-def choose_chunk(length: int, blocks_per_split: int, sm_count: int, step: int = 32) -> int:
-    """The keys a block takes: the largest chunk that still makes a block per SM (a short
-    context split finely enough to fill the GPU), else the smallest - never fewer than the
-    `step` keys the block's warps take at once (fewer would leave warps idle). Fewer, longer
-    blocks pay the per-block cost (the queries' loads, the warps' merge, the partial
-    results) less often: on the H100 (batch 1, 4096 keys) chunks of 128 (256 blocks) took
-    17.7 us where chunks of 64 (two blocks per SM, 512 blocks) took 25.7."""
-    fits = [c for c in CHUNKS if c >= step] or [CHUNKS[0]]
+def choose_chunk(length: int, blocks_per_split: int, min_blocks: int, step: int = 32, chunks=CHUNKS) -> int:
+    """The keys a block takes: the largest of `chunks` that still makes `min_blocks` blocks
+    (a short context split finely enough to fill the GPU), else the smallest - never fewer
+    than the `step` keys the block's warps take at once (fewer would leave warps idle).
+    Fewer, longer blocks pay the per-block cost (the queries' loads, the warps' merge, the
+    partial results, the merge's reads) less often. H100, batch 1, 4096 keys: attention_split
+    (min_blocks one per SM) took 17.7 us with chunks of 128 (256 blocks), 25.7 with 64;
+    attention_split_mma (min_blocks half the SMs) 11.0 with 256, and at 32768 keys 53.2 with
+    1024 against 56.9 with 512."""
+    fits = [c for c in chunks if c >= step] or [max(chunks)]
     for c in fits:
-        if -(-length // c) * blocks_per_split >= sm_count:
+        if -(-length // c) * blocks_per_split >= min_blocks:
             return c
     return fits[-1]
 
 
 SIMULATED_SMS = 2            # the GPU the simulator stands for: splits as a small GPU makes them
+MMA_WARPS = 4                # attention_split_mma: warps a block (16 keys each a tile)
+MMA_STAGES = 2               # and tiles in flight (2: 64 KB of shared memory, three blocks an SM)
+MMA_CHUNKS = (1024,) + CHUNKS
+TENSOR_CORES = True          # attention_split_mma where it applies (False: always attention_split)
+
+
+def use_tensor_cores(t: str, rows: int, d: int, device: int) -> bool:
+    """attention_split_mma takes bf16 / f16 caches, up to 16 query rows a KV head (G x M) and
+    needs sm_80's mma.sync and cp.async; attention_split does the rest."""
+    if not TENSOR_CORES or t not in ("bf16", "f16") or rows > 16 or d % 16:
+        return False
+    if A.simulating():
+        return True
+    from ..runtime import cuda
+    return int(cuda.context(device).arch.split("_")[1].rstrip("a")) >= 80
 
 
 def _sm_count(device: int) -> int:
@@ -141,11 +158,19 @@ def _plan(q, k_cache, v_cache, lengths, out, max_length) -> list:
             A.no_overlap(op, name, v, o, vo)
     device = A.same_device(op, {**views, **outs}) or 0
     length = max_length or s
-    lanes = lanes_per_key(hq // hkv * m)
-    chunk = choose_chunk(length, hkv * batch, _sm_count(device), WARPS * lanes["KG"] * lanes["U"])
-    defines = {"T": t, "D": d, "G": hq // hkv, "M": m, "CHUNK": chunk, "WARPS": WARPS, **lanes,
-               "PREFETCH": str(PREFETCH).lower(), **({"TQ": vq.dtype} if vq.dtype != t else {})}
-    split, _ = kernel("decode_attention.ember", "attention_split", defines, batch * length * hkv * d, device)
+    tq = {"TQ": vq.dtype} if vq.dtype != t else {}
+    if use_tensor_cores(t, hq // hkv * m, d, device):
+        chunk = choose_chunk(length, hkv * batch, _sm_count(device) // 2, 16 * MMA_WARPS, MMA_CHUNKS)
+        defines = {"T": t, "D": d, "G": hq // hkv, "M": m, "CHUNK": chunk, "WARPS": MMA_WARPS, "STAGES": MMA_STAGES,
+                   **tq}
+        split, _ = kernel("decode_attention_mma.ember", "attention_split_mma", defines, batch * length * hkv * d,
+                          device)
+    else:
+        lanes = lanes_per_key(hq // hkv * m)
+        chunk = choose_chunk(length, hkv * batch, _sm_count(device), WARPS * lanes["KG"] * lanes["U"])
+        defines = {"T": t, "D": d, "G": hq // hkv, "M": m, "CHUNK": chunk, "WARPS": WARPS, **lanes,
+                   "PREFETCH": str(PREFETCH).lower(), **tq}
+        split, _ = kernel("decode_attention.ember", "attention_split", defines, batch * length * hkv * d, device)
     splits = -(-length // chunk)
     if splits > MAX_SPLITS:
         raise A.ArgumentError(op, "max_length" if max_length else "k_cache",

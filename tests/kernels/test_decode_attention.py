@@ -80,3 +80,33 @@ def test_a_merge_of_more_splits_than_it_loads_at_once():
     """19 splits: one round of 16 loads a thread, then the 3 left one at a time."""
     out, ref = run("f32", 1, 1, 1, 2, 64, 300, [300], chunk=16, warps=2)
     assert np.abs(out - ref).max() <= 1e-5
+
+
+def run_mma(batch, m, hkv, g, d, s, lengths, chunk, warps, stages=3, seed=0, t="bf16", tq="f32"):
+    """attention_split_mma (decode_attention_mma.ember) then attention_merge, in the simulator."""
+    rng = np.random.default_rng(seed)
+    q = _io(tq, rng.standard_normal((batch, m, hkv * g, d)))
+    k = _io(t, rng.standard_normal((batch, s, hkv, d)))
+    v = _io(t, rng.standard_normal((batch, s, hkv, d)))
+    lengths = np.array(lengths, np.int32)
+    defines = {"T": t, "D": d, "G": g, "M": m, "CHUNK": chunk, "WARPS": warps, "STAGES": stages, "TQ": tq}
+    mod = load(ember.compile(SRC / "decode_attention_mma.ember", defines=defines), device="sim")
+    merge = load(ember.compile(SRC / "decode_attention.ember", defines={"T": t, "D": d, "M": m, "TO": "f32"},
+                               kernels=["attention_merge"]), device="sim").attention_merge
+    splits = math.ceil(s / chunk)
+    part = np.zeros((batch, splits, hkv * g, m, d + 2), np.float32)
+    mod.attention_split_mma(q, k, v, lengths, part, hkv, s, splits, 1 / math.sqrt(d) * math.log2(math.e),
+                            grid=(splits, hkv, batch))
+    out = np.zeros(q.shape, np.float32)
+    merge(part, out, hkv * g, splits, lengths, chunk, grid=(hkv * g, m, batch))
+    ref = decode_attention(_values(tq, q), _values(t, k), _values(t, v), lengths)
+    return out, ref
+
+
+@pytest.mark.parametrize("m, g, warps, stages", [(1, 4, 2, 3), (2, 4, 2, 2), (3, 2, 1, 4), (4, 4, 2, 3)])
+def test_the_tensor_core_split_matches_the_reference(m, g, warps, stages):
+    """Tiles of 16 x WARPS keys through a ring of STAGES, sequences ending inside a tile and
+    inside a warp's 16 keys, splits with no key, M queries each with its causal limit, up to
+    16 rows (G x M) a KV head; f32 queries on a bf16 cache as hi + lo parts: f32 accuracy."""
+    out, ref = run_mma(2, m, 2, g, 64, 150, [150, m + 3], chunk=64, warps=warps, stages=stages, seed=m)
+    assert np.abs(out - ref).max() <= 2e-5, np.abs(out - ref).max()
