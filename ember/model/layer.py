@@ -16,12 +16,12 @@ tiny sizes checked without a GPU.
 
 A layer with Q4_K weights is 10 launches (the residual add of one layer fused into the next
 one's RMSNorm, as the add of the last layer into `finish`):
-    add_rms_norm_q8   h += delta; Q8_1 of rms_norm(h) * attn_norm
+    add_rms_norm_q8   h_alt = h + delta; Q8_1 of rms_norm(h_alt) * attn_norm
     q4k_gemv          qkv = x Wqkv^T (q, k and v weights concatenated: one GEMV)
     rope_append       q rotated (f32), k rotated and v copied into the bf16 caches
     decode_attention  split + merge, the merge writing the Q8_1 of its output
     q4k_gemv          delta = o Wo^T
-    add_rms_norm_q8   h += delta; Q8_1 of rms_norm(h) * ffn_norm
+    add_rms_norm_q8   h = h_alt + delta; Q8_1 of rms_norm(h) * ffn_norm
     swiglu_q4k        g = silu(x Wgate^T) * (x Wup^T)
     quantize_q8_1     g in Q8_1
     q4k_gemv          delta = g Wdown^T
@@ -208,6 +208,7 @@ class Decoder:
         def f32(*shape):
             return _zeros(like, shape, "f32")
         self.h, self.delta = f32(batch, hp.hidden), f32(batch, hp.hidden)
+        self.h_alt = f32(batch, hp.hidden)                 # the residual stream between a layer's norms
         self.x_f32 = f32(batch, hp.hidden)                   # the normalised row, for Q6_K projections
         self.qkv = f32(batch, q + 2 * kv)
         # separate GEMVs (a Q6_K one among q, k, v) write dense buffers of their own: a
@@ -224,20 +225,28 @@ class Decoder:
         self.lengths += 1
         self.max_length = context            # the attention's split covers the whole cache
 
-    def _norm(self, weight, f32: bool) -> None:
+    def _norm(self, weight, f32: bool, into=None) -> None:
         """h += delta, then the normalised row as the projections read it: Q8_1 (and f32
-        first where a Q6_K projection reads it)."""
+        first where a Q6_K projection reads it). `into`: h + delta goes there instead (the
+        other residual buffer: add_rmsnorm_q8_parts, several blocks a row)."""
         if f32:
             ops.rms_norm(self.delta, weight, self.hp.eps, residual=self.h, out=self.x_f32)
             ops.quantize_q8_1(self.x_f32, out=self.x_q8)
-        else:
+        elif into is None:
             ops.add_rms_norm_q8(self.delta, self.h, weight, self.hp.eps, out=self.x_q8)
+        else:
+            src = self.h_alt if into is self.h else self.h
+            ops.add_rms_norm_q8(self.delta, src, weight, self.hp.eps, out=self.x_q8, residual_out=into)
 
     def _layer(self, layer: _Layer) -> None:
         hp, b = self.hp, self.batch
         q, kv, d = hp.heads * hp.head_dim, hp.kv_heads * hp.head_dim, hp.head_dim
         w = layer.w
-        self._norm(w.attn_norm, not layer.fused_qkv)
+        # a Q4_K layer's two norms move the residual stream to h_alt and back (an even number
+        # of moves a step: a graph replays with h holding the stream); a Q6_K q, k or v
+        # needs the f32 row, an in-place norm, and the layer's other norm stays in place too
+        swap = layer.fused_qkv
+        self._norm(w.attn_norm, not layer.fused_qkv, self.h_alt if swap else None)
         if layer.fused_qkv:
             ops.q4k_gemv(layer.wqkv, self.x_q8, out=self.qkv)
             parts = (self.qkv[:, :q], self.qkv[:, q:q + kv], self.qkv[:, q + kv:])
@@ -256,7 +265,7 @@ class Decoder:
             ops.decode_attention(self.q_rot, layer.k_cache, layer.v_cache, self.lengths, out=self.o_f32,
                                  max_length=self.max_length)
             ops.q6k_gemv(w.wo.data, self.o_f32.reshape(b, q), out=self.delta)
-        self._norm(w.ffn_norm, False)                # gate and up are Q4_K
+        self._norm(w.ffn_norm, False, self.h if swap else None)      # gate and up are Q4_K
         ops.swiglu_q4k(w.w_gate.data, w.w_up.data, self.x_q8, out=self.g)
         if w.w_down.kind == "Q4_K":
             ops.quantize_q8_1(self.g, out=self.g_q8)

@@ -78,11 +78,14 @@ def _plan(x, weight, eps, residual, out) -> list:
     return [k.prepare(x, residual, weight, out, eps, grid=(rows,))]
 
 
-def add_rms_norm_q8(x, residual, weight, eps: float = 1e-5, *, out: Q8Activations | None = None) -> Q8Activations:
+def add_rms_norm_q8(x, residual, weight, eps: float = 1e-5, *, out: Q8Activations | None = None,
+                    residual_out=None) -> Q8Activations:
     """A decoder layer's residual add and RMSNorm, its output quantised for the DP4A GEMVs:
-    h = x + residual is written back into `residual` and the Q8_1 activations of
-    rms_norm(h) * weight returned (into `out`, a Q8Activations.empty, when given). f32 x
-    and residual [m, k] (m 1..8, k a multiple of 256), weight f32 [k]. One launch."""
+    h = x + residual is written back into `residual` (or into `residual_out`, leaving
+    `residual` as it was) and the Q8_1 activations of rms_norm(h) * weight returned (into
+    `out`, a Q8Activations.empty, when given). f32 x and residual [m, k] (m 1..8, k a
+    multiple of 256), weight f32 [k]. One launch: with `residual_out` several blocks share
+    a row (add_rmsnorm_q8_parts), in place one block a row (add_rmsnorm_q8)."""
     op = "add_rms_norm_q8"
     views, _, rows, cols, _ = _q8_inputs(x, residual, weight, eps)
     if out is None:
@@ -91,15 +94,31 @@ def add_rms_norm_q8(x, residual, weight, eps: float = 1e-5, *, out: Q8Activation
     def plan():
         views, _, rows, cols, e = _q8_inputs(x, residual, weight, eps)
         vq, vd = out.check(op, rows, cols)
+        written = {"out.aq": vq, "out.ads": vd}
+        if residual_out is not None:
+            vr = A.view(op, "residual_out", residual_out)
+            A.same_dtype(op, "residual_out", vr, "x", "f32")
+            A.shape(op, "residual_out", vr, views["x"].shape, "the shape of x")
+            A.contiguous(op, "residual_out", vr)
+            A.aligned(op, "residual_out", vr, 16)
+            written["residual_out"] = vr
         for name in views:
-            for o, vo in (("out.aq", vq), ("out.ads", vd)):
+            for o, vo in written.items():
                 A.no_overlap(op, name, views[name], o, vo)
-        device = A.same_device(op, {**views, "out.aq": vq, "out.ads": vd}) or 0
+        if residual_out is not None:
+            for o in ("out.aq", "out.ads"):
+                A.no_overlap(op, "residual_out", written["residual_out"], o, written[o])
+        device = A.same_device(op, {**views, **written}) or 0
+        aq, ads = A.reinterpret(vq, "<u4", 4, writable=True), A.reinterpret(vd, "<u4", 4, writable=True)
+        if residual_out is not None:
+            part = next(p for p in (256, 128) if cols % p == 0)
+            k, _ = kernel("rmsnorm_q8.ember", "add_rmsnorm_q8_parts", {"COLS": cols, "PART": part}, rows * cols,
+                          device)
+            return [k.prepare(x, residual, residual_out, weight, aq, ads, e, grid=(cols // part, rows))]
         block = next(b for b in (1024, 512, 256) if cols % b == 0)     # cols is a multiple of 256
         k, _ = kernel("rmsnorm_q8.ember", "add_rmsnorm_q8", {"COLS": cols, "BLOCK": block}, rows * cols, device)
-        return [k.prepare(x, residual, weight, A.reinterpret(vq, "<u4", 4, writable=True),
-                          A.reinterpret(vd, "<u4", 4, writable=True), e, grid=(rows,))]
-    run(op, (x, residual, weight, eps, out), plan)
+        return [k.prepare(x, residual, weight, aq, ads, e, grid=(rows,))]
+    run(op, (x, residual, weight, eps, out, residual_out), plan)
     return out
 
 

@@ -149,6 +149,19 @@ def test_add_rmsnorm_q8_in_sim(cols, block):
     err = np.abs(q * np.repeat(d, 32, axis=1) - y)
     # half a step, and the quants' 127 steps of d rounded to f16 (d / 2^11 each)
     assert (err <= np.repeat(d, 32, axis=1) * (0.5 + 127 * 2 ** -11) + 1e-6 * np.abs(y)).all()
+    # the same row shared among blocks (add_rmsnorm_q8_parts, the sum into another buffer):
+    # the same sum and the same Q8_1 words, where each block reads the row in the same order
+    r2 = (r - x).astype(np.float32)                            # r was overwritten by h above
+    h_out = np.zeros_like(x)
+    mod2 = load(ember.compile(SRC / "rmsnorm_q8.ember", defines={"COLS": cols, "PART": 128},
+                              kernels=["add_rmsnorm_q8_parts"]))
+    aq2, ads2 = np.zeros_like(aq), np.zeros_like(ads)
+    mod2.add_rmsnorm_q8_parts(x, r2, h_out, gamma, aq2, ads2, eps, grid=(cols // 128, rows))
+    np.testing.assert_array_equal(h_out, x + r2)
+    q2, d2, _ = R.unsplit_q8_1(aq2, ads2, rows, cols)
+    assert np.abs(d2 / (amax / 127) - 1).max() <= 2 ** -10
+    err2 = np.abs(q2 * np.repeat(d2, 32, axis=1) - rmsnorm_ref((x + r2).astype(np.float64), gamma, eps))
+    assert (err2 <= np.repeat(d2, 32, axis=1) * (0.5 + 127 * 2 ** -11) + 1e-6 * np.abs(y)).all()
 
 
 @pytest.mark.parametrize("t, tol", [("f32", 1e-5), ("bf16", 2 ** -7)])

@@ -200,3 +200,6 @@ def test_add_rms_norm_q8_names_each_bad_argument():
            ptr=0x7f6000000000), 2, 4096, None, True))
     raises("out.aq", "overlaps `x`", f, x, r, w, out=ops.Q8Activations(CudaArray((2 * 4096 // 4,), "<u4"), q8.ads,
                                                                        2, 4096, None, True))
+    raises("residual_out", "has shape [2, 4095]", f, x, r, w, out=q8,
+           residual_out=f32(2, 4095, ptr=0x7f3000000000))
+    raises("residual_out", "overlaps `residual`", f, x, r, w, out=q8, residual_out=f32(2, 4096, ptr=0x7f1000000100))
