@@ -5,7 +5,8 @@ GPU, one run.
 Shapes: hidden 4096, 32 heads, 8 KV heads, head_dim 128, FFN 14336; batch 1, 2, 4, 8 (one
 new token per sequence); contexts 512, 4096 and 32768 (every sequence at the full context).
 Ember: LAYERS layers of random Q4_K weights captured as one graph, replayed; us per layer =
-replay time / LAYERS. floor: the layer's weight bytes plus the K and V bytes its attention
+replay time / LAYERS; with digit activations (the Decoder's default, f32-accurate) and
+with Q8_1 ones. floor: the layer's weight bytes plus the K and V bytes its attention
 reads, at the copy ceiling measured in the same run. torch: the same layer with bf16 dense
 weights (F.rms_norm, F.linear, RoPE in torch ops, the cache written by index, SDPA with
 enable_gqa), eager and as a CUDA graph; and SDPA alone against ember.ops.decode_attention
@@ -98,11 +99,33 @@ def torch_stack_pairs(y0, y1):
 def run_shape(weights, batch: int, ctx: int, copy_tbps: float, quick: bool) -> dict:
     import torch
 
+    g = torch.Generator(device="cuda").manual_seed(batch * 7919 + ctx)
+    replays = 3 if quick else 20
+    q8_us = _ember_layer(weights, batch, ctx, g, replays, "q8_1")[0]
+    torch.cuda.empty_cache()
+    ember_us, launches, dec, graph = _ember_layer(weights, batch, ctx, g, replays, "digits")
+    w_bytes = sum(x.data.numel() for x in (weights[0].wq, weights[0].wk, weights[0].wv, weights[0].wo,
+                                          weights[0].w_gate, weights[0].w_up, weights[0].w_down))
+    kv_bytes = 2 * batch * ctx * KV_HEADS * D * 2
+    floor_us = (w_bytes + kv_bytes) / (copy_tbps * 1e12) * 1e6
+    attn_e, attn_t = _attention_alone(dec.layers[0], dec.lengths, batch, ctx, g, quick)
+    del dec, graph
+    torch.cuda.empty_cache()
+    eager_us, graph_us = _torch_layer(batch, ctx, g, quick)
+    return {"batch": batch, "context": ctx, "ember_us": round(ember_us, 2), "ember_q8_1_us": round(q8_us, 2),
+            "floor_us": round(floor_us, 2),
+            "ember_of_floor": round(floor_us / ember_us, 3), "ember_per_token_32_layers_us": round(ember_us * 32, 1),
+            "launches_per_layer": launches, "torch_bf16_eager_us": round(eager_us, 2),
+            "torch_bf16_graph_us": round(graph_us, 2), "ember_attention_us": round(attn_e, 2),
+            "torch_sdpa_us": round(attn_t, 2), "attention_ember_over_sdpa": round(attn_e / attn_t, 3),
+            "weight_MB": round(w_bytes / 1e6, 1), "kv_MB": round(kv_bytes / 1e6, 1)}
+
+
+def _ember_layer(weights, batch: int, ctx: int, g, replays: int, activations: str) -> tuple:
+    """(us per layer, launches per layer, the Decoder, its graph) of LAYERS layers."""
     from ember import ops
     from ember.model.layer import Decoder
-    hp = _hparams()
-    dec = Decoder(weights, hp, batch, ctx)
-    g = torch.Generator(device="cuda").manual_seed(batch * 7919 + ctx)
+    dec = Decoder(weights, _hparams(), batch, ctx, activations=activations)
     for layer in dec.layers:
         layer.k_cache.normal_(generator=g)
         layer.v_cache.normal_(generator=g)
@@ -113,22 +136,7 @@ def run_shape(weights, batch: int, ctx: int, copy_tbps: float, quick: bool) -> d
     dec.step()
     launches = (ops.plan.launched() - before) / LAYERS
     graph = dec.capture()
-    replays = 3 if quick else 20
-    ember_us = _time(graph.replay, replays) / LAYERS
-    w_bytes = sum(x.data.numel() for x in (weights[0].wq, weights[0].wk, weights[0].wv, weights[0].wo,
-                                          weights[0].w_gate, weights[0].w_up, weights[0].w_down))
-    kv_bytes = 2 * batch * ctx * KV_HEADS * D * 2
-    floor_us = (w_bytes + kv_bytes) / (copy_tbps * 1e12) * 1e6
-    attn_e, attn_t = _attention_alone(dec.layers[0], dec.lengths, batch, ctx, g, quick)
-    del dec, graph
-    torch.cuda.empty_cache()
-    eager_us, graph_us = _torch_layer(batch, ctx, g, quick)
-    return {"batch": batch, "context": ctx, "ember_us": round(ember_us, 2), "floor_us": round(floor_us, 2),
-            "ember_of_floor": round(floor_us / ember_us, 3), "ember_per_token_32_layers_us": round(ember_us * 32, 1),
-            "launches_per_layer": launches, "torch_bf16_eager_us": round(eager_us, 2),
-            "torch_bf16_graph_us": round(graph_us, 2), "ember_attention_us": round(attn_e, 2),
-            "torch_sdpa_us": round(attn_t, 2), "attention_ember_over_sdpa": round(attn_e / attn_t, 3),
-            "weight_MB": round(w_bytes / 1e6, 1), "kv_MB": round(kv_bytes / 1e6, 1)}
+    return _time(graph.replay, replays) / LAYERS, launches, dec, graph
 
 
 def _attention_alone(layer, lengths, batch: int, ctx: int, g, quick: bool) -> tuple:
@@ -177,14 +185,14 @@ def markdown(result: dict) -> str:
     lines = ["# A Llama-3-8B-shaped decoder layer: Ember (Q4_K) vs the floor and torch (bf16)", "",
              f"Device: {result['device']}, {result['date']}, torch {result['torch']}, copy ceiling "
              f"{result['copy_TBps']:.2f} TB/s (same run). Ember: {LAYERS} layers of Q4_K weights and bf16 caches as "
-             "one CUDA graph, us per layer; floor: weight + K/V bytes at the copy ceiling; torch: bf16 dense "
+             "one CUDA graph, us per layer, with digit activations (the default) and with Q8_1 ones; floor: weight + K/V bytes at the copy ceiling; torch: bf16 dense "
              f"weights ({TORCH_LAYERS} layers), eager and graph; attention alone: ember.ops.decode_attention and "
              "torch SDPA (graphs of 100 calls, median of 5). Every sequence at the full context, one new token "
              "each. " + SASS_NOTE, "",
-             "| batch | context | Ember us/layer | floor us | of floor | launches | torch eager | torch graph "
-             "| Ember attn us | SDPA us | attn / SDPA |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| batch | context | Ember us/layer | Ember Q8_1 us | floor us | of floor | launches | torch eager "
+             "| torch graph | Ember attn us | SDPA us | attn / SDPA |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in result["rows"]:
-        lines.append(f"| {r['batch']} | {r['context']} | {r['ember_us']} | {r['floor_us']} | "
+        lines.append(f"| {r['batch']} | {r['context']} | {r['ember_us']} | {r['ember_q8_1_us']} | {r['floor_us']} | "
                      f"{r['ember_of_floor']:.0%} | {r['launches_per_layer']:g} | {r['torch_bf16_eager_us']} | "
                      f"{r['torch_bf16_graph_us']} | {r['ember_attention_us']} | {r['torch_sdpa_us']} | "
                      f"{r['attention_ember_over_sdpa']} |")

@@ -16,15 +16,20 @@ tiny sizes checked without a GPU.
 
 A layer with Q4_K weights is 10 launches (the residual add of one layer fused into the next
 one's RMSNorm, as the add of the last layer into `finish`):
-    add_rms_norm_q8   h_alt = h + delta; Q8_1 of rms_norm(h_alt) * attn_norm
+    add_rms_norm_q8   h_alt = h + delta; digits (or Q8_1) of rms_norm(h_alt) * attn_norm
     q4k_gemv          qkv = x Wqkv^T (q, k and v weights concatenated: one GEMV)
     rope_append       q rotated (f32), k rotated and v copied into the bf16 caches
     decode_attention  split + merge, the merge writing the Q8_1 of its output
     q4k_gemv          delta = o Wo^T
-    add_rms_norm_q8   h = h_alt + delta; Q8_1 of rms_norm(h) * ffn_norm
+    add_rms_norm_q8   h = h_alt + delta; digits (or Q8_1) of rms_norm(h) * ffn_norm
     swiglu_q4k        g = silu(x Wgate^T) * (x Wup^T)
-    quantize_q8_1     g in Q8_1
+    quantize_q8_1     g as digits (or Q8_1)
     q4k_gemv          delta = g Wdown^T
+The Q4_K GEMVs read the normalised rows and the SwiGLU output as digits by default
+(activations="digits": three 8-bit digits a value, f32-accurate products, the kernels of
+q4k_digits.ember) or as Q8_1 (activations="q8_1": llama.cpp's quantisation, off by up to
+half a step of max|x| / 127); the output projection reads the attention's Q8_1 (its share
+of the error is small: bench/results/layer_ab.md).
 A Q6_K projection reads f32 activations instead (rms_norm with the residual, then
 quantize_q8_1 for the Q4_K ones; the attention output in f32): two launches more where wv
 is Q6_K, none where w_down is.
@@ -156,14 +161,17 @@ def dequantized(w: LayerWeights) -> dict:
     return out
 
 
-def q8_inputs(w: LayerWeights) -> tuple:
-    """The projections whose input the Decoder quantises to Q8_1 (its Q4_K ones): the `q8`
-    of ember.reference.layer.layer_step."""
-    return tuple(n for n in PROJECTIONS if getattr(w, n).kind == "Q4_K")
+def q8_inputs(w: LayerWeights, activations: str = "q8_1") -> tuple:
+    """The projections whose input the Decoder quantises to Q8_1: its Q4_K ones, or with
+    digit activations only the output projection (the attention's merge writes Q8_1) - the
+    `q8` of ember.reference.layer.layer_step."""
+    names = PROJECTIONS if activations == "q8_1" else ("wo",)
+    return tuple(n for n in names if getattr(w, n).kind == "Q4_K")
 
 
 def _gemv(w: Weight, x_q8, x_f32, out):
-    """out = x W^T through the kernel of W's kind (Q4_K: the Q8_1 activations, Q6_K: f32)."""
+    """out = x W^T through the kernel of W's kind (Q4_K: the Q8_1 or digit activations,
+    Q6_K: f32)."""
     if w.kind == "Q4_K":
         ops.q4k_gemv(w.data, x_q8, out=out)
     else:
@@ -195,11 +203,15 @@ class Decoder:
     [batch]: positions + 1) on the GPU, then step() - or replay the graph of capture()."""
 
     def __init__(self, layers: list, hp: HParams, batch: int, context: int, cache_dtype: str = "bf16",
-                 neox: bool = False):
+                 neox: bool = False, activations: str = "digits"):
         if not 1 <= batch <= 8:
             raise ValueError(f"batch is {batch}: the GEMVs take 1..8 rows")
         if cache_dtype not in ("bf16", "f16", "f32"):
             raise ValueError(f"cache_dtype is {cache_dtype!r}: bf16, f16 or f32")
+        if activations not in ("digits", "q8_1"):
+            raise ValueError(f"activations is {activations!r}: digits (f32-accurate) or q8_1")
+        self.activations = activations
+        digits = activations == "digits"
         like = layers[0].attn_norm
         self.hp, self.batch, self.context, self.neox = hp, batch, context, neox
         self.layers = [_Layer(w, hp, batch, context, cache_dtype) for w in layers]
@@ -217,19 +229,19 @@ class Decoder:
         self.q_rot = f32(batch, 1, hp.heads, hp.head_dim)
         self.o_f32 = f32(batch, 1, hp.heads, hp.head_dim)
         self.g = f32(batch, hp.ffn)
-        self.x_q8 = ops.Q8Activations.empty(self.h, batch, hp.hidden)
+        self.x_q8 = ops.Q8Activations.empty(self.h, batch, hp.hidden, digits=digits)
         self.o_q8 = ops.Q8Activations.empty(self.h, batch, q)
-        self.g_q8 = ops.Q8Activations.empty(self.h, batch, hp.ffn)
+        self.g_q8 = ops.Q8Activations.empty(self.h, batch, hp.ffn, digits=digits)
         self.positions = _zeros(like, (batch,), "i32")
         self.lengths = _zeros(like, (batch,), "i32")
         self.lengths += 1
         self.max_length = context            # the attention's split covers the whole cache
 
     def _norm(self, weight, f32: bool, into=None) -> None:
-        """h += delta, then the normalised row as the projections read it: Q8_1 (and f32
-        first where a Q6_K projection reads it). `into`: h + delta goes there instead (the
-        other residual buffer: add_rmsnorm_q8_parts, several blocks a row)."""
-        if f32:
+        """h += delta, then the normalised row as the projections read it: Q8_1 or digits
+        (and f32 first where a Q6_K projection reads it). `into`: h + delta goes there
+        instead (the other residual buffer: add_rmsnorm_q8_parts, several blocks a row)."""
+        if f32 or (into is None and self.x_q8.digits):     # digits in place: through the f32 row
             ops.rms_norm(self.delta, weight, self.hp.eps, residual=self.h, out=self.x_f32)
             ops.quantize_q8_1(self.x_f32, out=self.x_q8)
         elif into is None:

@@ -6,7 +6,8 @@ tensors, CuPy arrays or any CUDA array (DLPack / __cuda_array_interface__).
     ember.ops.rope(q, k, positions, 500000.0)               # in place, GQA shapes
     ember.ops.rope_append(q, k, v, k_cache, v_cache, positions, 500000.0)   # + the KV append
     y = ember.ops.q4k_gemv(w_q4k, x)                        # Q4_K weight bytes, f32 x [m, k]
-    xq = ember.ops.quantize_q8_1(x)                         # once, for the DP4A kernels:
+    xq = ember.ops.quantize_q8_1(x)                         # once, for the DP4A kernels
+    xd = ember.ops.quantize_digits(x)                       # (or f32-accurate digits):
     y = ember.ops.q4k_gemv(w_q4k, xq)
     h = ember.ops.swiglu_q4k(w_gate, w_up, xq)              # silu(x Wg^T) * (x Wu^T)
     y = ember.ops.q6k_gemv(w_q6k, x)
@@ -21,9 +22,9 @@ tuned table of the GPU it runs on (compiled once, then cached). Inside
 
 from .args import ArgumentError, on_simulator
 from .attention import decode_attention
-from .gemv import Q8Activations, q4k_gemv, q6k_gemv, quantize_q8_1, swiglu_q4k
+from .gemv import Q8Activations, q4k_gemv, q6k_gemv, quantize_digits, quantize_q8_1, swiglu_q4k
 from .norm import add_rms_norm_q8, rms_norm
 from .rope import rope, rope_append
 
-__all__ = ["ArgumentError", "on_simulator", "rms_norm", "add_rms_norm_q8", "rope", "q4k_gemv", "quantize_q8_1", "Q8Activations", "swiglu_q4k",
+__all__ = ["ArgumentError", "on_simulator", "rms_norm", "add_rms_norm_q8", "rope", "q4k_gemv", "quantize_q8_1", "quantize_digits", "Q8Activations", "swiglu_q4k",
            "q6k_gemv", "decode_attention", "rope_append"]

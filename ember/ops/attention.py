@@ -141,6 +141,9 @@ def _plan(q, k_cache, v_cache, lengths, out, max_length) -> list:
     op = "decode_attention"
     vq, t, views, (batch, m, hq, d, s, hkv) = _inputs(q, k_cache, v_cache, lengths, max_length)
     if isinstance(out, Q8Activations):
+        if out.digits:
+            raise A.ArgumentError(op, "out", "holds digits; decode_attention writes Q8_1 activations (or f32 / "
+                                             "its dtype)")
         if (hq * d) % QK_K:
             raise A.ArgumentError(op, "out", f"is Q8_1 activations, which need HQ x D ({hq * d}) a multiple of {QK_K}")
         A.int_range(op, "out", batch * m, 1, 8, "Q8_1 activations hold B x M rows, 1..8")

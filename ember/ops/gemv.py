@@ -18,7 +18,10 @@ BLOCK_BYTES = {"q4k": 144, "q6k": 210}
 class Q8Activations:
     """x [m, k] quantized to Q8_1 (ggml's blocks of 32, split in the order the DP4A GEMVs
     read them): quants `aq` (m * k / 4 words), scales and sums `ads` (m * k / 32 words).
-    Made by quantize_q8_1 and reused by every GEMV of the same activations."""
+    Made by quantize_q8_1 and reused by every GEMV of the same activations. With `digits`,
+    x as three signed 8-bit digits a block (kernels_src/q4k_digits.ember: each value within
+    2^-22 of its block's largest, f32-accurate products): three planes of m * k / 4 words
+    in aq, an f32 pair (scale, sum) a block in ads - the GEMVs then run their digits kernels."""
 
     aq: object
     ads: object
@@ -26,30 +29,39 @@ class Q8Activations:
     k: int
     like: object          # the DeviceView of x (library, device)
     rows: bool            # x was [m, k] (else [k])
+    digits: bool = False
 
     def plan_signature(self) -> tuple:
-        return ("q8_1", signature(self.aq), signature(self.ads), self.m, self.k, self.rows)
+        return ("q8_1", signature(self.aq), signature(self.ads), self.m, self.k, self.rows, self.digits)
+
+    @property
+    def words(self) -> tuple:
+        """(aq, ads) sizes in 32-bit words."""
+        planes = 3 if self.digits else 1
+        return planes * self.m * self.k // 4, (2 if self.digits else 1) * self.m * self.k // 32
 
     @classmethod
-    def empty(cls, like, m: int, k: int, rows: bool = True) -> "Q8Activations":
+    def empty(cls, like, m: int, k: int, rows: bool = True, digits: bool = False) -> "Q8Activations":
         """Buffers for m rows of k values (m 1..8, k a multiple of 256), allocated like the
-        device tensor `like`: the `out` of the ops that make Q8_1 activations, made once
-        (a CUDA graph replays the same addresses)."""
+        device tensor `like`: the `out` of the ops that make Q8_1 (or, with `digits`, digit)
+        activations, made once (a CUDA graph replays the same addresses)."""
         op = "Q8Activations.empty"
         vl = A.view(op, "like", like)
         A.int_range(op, "m", m, 1, 8, "the rows a GEMV takes")
         if k % QK_K or k <= 0:
             raise A.ArgumentError(op, "k", f"is {k}: a positive multiple of {QK_K} is needed (whole super-blocks)")
-        return cls(A.empty_words(vl, m * k // 4), A.empty_words(vl, m * k // 32), m, k, vl, rows)
+        shape = cls(None, None, m, k, vl, rows, digits)
+        naq, nads = shape.words
+        return cls(A.empty_words(vl, naq), A.empty_words(vl, nads), m, k, vl, rows, digits)
 
     def check(self, op: str, m: int, k: int) -> tuple:
         """The (aq, ads) words of an `out` given to `op` for m rows of k values."""
         if (self.m, self.k) != (m, k):
             raise A.ArgumentError(op, "out", f"holds {self.m} rows of {self.k} values; {m} of {k} are made")
         vq, vd = A.view(op, "out.aq", self.aq), A.view(op, "out.ads", self.ads)
-        for name, v, n in (("out.aq", vq, m * k // 4), ("out.ads", vd, m * k // 32)):
+        for name, v, n in (("out.aq", vq, self.words[0]), ("out.ads", vd, self.words[1])):
             A.dtype(op, name, v, ("u32", "i32"))
-            A.shape(op, name, v, (n,), "one word per 4 quants (aq) or per block of 32 (ads)")
+            A.shape(op, name, v, (n,), "the words of the quants (aq) and of the blocks' scales and sums (ads)")
             A.contiguous(op, name, v)
             A.aligned(op, name, v, 16)
         A.no_overlap(op, "out.aq", vq, "out.ads", vd)
@@ -104,7 +116,7 @@ def _check_out(op: str, out, m: int, n: int, rows: bool, reads: dict):
 def quantize_q8_1(x, *, out: Q8Activations | None = None) -> Q8Activations:
     """f32 activations x [m, k] (or [k]; m 1..8, k a multiple of 256) -> Q8_1, for
     q4k_gemv and swiglu_q4k to read (d = amax / 127 per block of 32, round half away);
-    into `out` (Q8Activations.empty) when given."""
+    into `out` (Q8Activations.empty) when given - as digits where `out` holds digits."""
     op = "quantize_q8_1"
     vx, m, kdim, rows = _activations(op, x)
     if out is None:
@@ -116,18 +128,33 @@ def quantize_q8_1(x, *, out: Q8Activations | None = None) -> Q8Activations:
         for name, v in (("out.aq", vq), ("out.ads", vd)):
             A.no_overlap(op, "x", vx, name, v)
         device = A.same_device(op, {"x": vx, "out.aq": vq, "out.ads": vd}) or 0
-        kern, cfg = kernel("q4k_dp4a.ember", "quantize_q8_1", {}, m * kdim, device)
+        source, name, ds_type = (("q4k_digits.ember", "quantize_digits", "<f4") if out.digits else
+                                 ("q4k_dp4a.ember", "quantize_q8_1", "<u4"))
+        kern, cfg = kernel(source, name, {}, m * kdim, device)
         blocks = m * kdim // 32                           # one warp per block of 32 values
         return [kern.prepare(x, A.reinterpret(vq, "<u4", 4, writable=True),
-                             A.reinterpret(vd, "<u4", 4, writable=True), blocks,
+                             A.reinterpret(vd, ds_type, 4, writable=True), blocks,
                              grid=(-(-blocks // cfg["WARPS"]),))]
     run(op, (x, out), plan)
     return out
 
 
+def quantize_digits(x, *, out: Q8Activations | None = None) -> Q8Activations:
+    """f32 activations x [m, k] (or [k]) as three 8-bit digits a value (Q8Activations with
+    `digits`): the f32-accurate input of q4k_gemv and swiglu_q4k's digits kernels."""
+    if out is None:
+        vx, m, kdim, rows = _activations("quantize_digits", x)
+        out = Q8Activations.empty(vx.obj, m, kdim, rows, digits=True)
+    elif not out.digits:
+        raise A.ArgumentError("quantize_digits", "out", "holds Q8_1 activations: make it with "
+                                                        "Q8Activations.empty(..., digits=True)")
+    return quantize_q8_1(x, out=out)
+
+
 def _q8_words(q: Q8Activations) -> tuple:
+    """The launch's (aq, ads): u32 words, and for digits ads as its f32 (scale, sum) pairs."""
     return (A.reinterpret(A.view("q4k_gemv", "aq", q.aq), "<u4", 4),
-            A.reinterpret(A.view("q4k_gemv", "ads", q.ads), "<u4", 4))
+            A.reinterpret(A.view("q4k_gemv", "ads", q.ads), "<f4" if q.digits else "<u4", 4))
 
 
 def q4k_gemv(w, x, *, out=None):
@@ -143,7 +170,8 @@ def q4k_gemv(w, x, *, out=None):
             vw, n = _weights(op, "w", w, "q4k", x.k, 16)
             vo = _check_out(op, out, x.m, n, x.rows, {"w": vw})
             device = A.same_device(op, {"w": vw, "out": vo, "x": x.like}) or 0
-            kern, cfg = kernel("q4k_dp4a.ember", "q4k_q8_gemv", {"M": x.m}, n * x.k, device)
+            source, name = ("q4k_digits.ember", "q4k_digits_gemv") if x.digits else ("q4k_dp4a.ember", "q4k_q8_gemv")
+            kern, cfg = kernel(source, name, {"M": x.m}, n * x.k, device)
             aq, ads = _q8_words(x)
             return [kern.prepare(A.reinterpret(vw, "<u4", 4), aq, ads, out, n, x.k,
                                  grid=(-(-n // (cfg["WARPS"] * cfg["ROWS"])),))]
@@ -171,7 +199,9 @@ def swiglu_q4k(w_gate, w_up, x: Q8Activations, *, out=None):
         A.shape(op, "w_up", vu, vg.shape, "w_gate's shape")
         vo = _check_out(op, out, x.m, n, x.rows, {"w_gate": vg, "w_up": vu})
         device = A.same_device(op, {"w_gate": vg, "w_up": vu, "out": vo, "x": x.like}) or 0
-        kern, cfg = kernel("q4k_dp4a.ember", "q4k_q8_swiglu", {"M": x.m}, n * x.k, device)
+        source, name = ("q4k_digits_swiglu.ember", "q4k_digits_swiglu") if x.digits else ("q4k_dp4a.ember",
+                                                                                         "q4k_q8_swiglu")
+        kern, cfg = kernel(source, name, {"M": x.m}, n * x.k, device)
         aq, ads = _q8_words(x)
         return [kern.prepare(A.reinterpret(vg, "<u4", 4), A.reinterpret(vu, "<u4", 4), aq, ads, out, n, x.k,
                              grid=(-(-n // cfg["WARPS"]),))]

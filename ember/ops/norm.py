@@ -83,7 +83,8 @@ def add_rms_norm_q8(x, residual, weight, eps: float = 1e-5, *, out: Q8Activation
     """A decoder layer's residual add and RMSNorm, its output quantised for the DP4A GEMVs:
     h = x + residual is written back into `residual` (or into `residual_out`, leaving
     `residual` as it was) and the Q8_1 activations of rms_norm(h) * weight returned (into
-    `out`, a Q8Activations.empty, when given). f32 x and residual [m, k] (m 1..8, k a
+    `out`, a Q8Activations.empty, when given; digits where it holds digits, which needs
+    `residual_out`). f32 x and residual [m, k] (m 1..8, k a
     multiple of 256), weight f32 [k]. One launch: with `residual_out` several blocks share
     a row (add_rmsnorm_q8_parts), in place one block a row (add_rmsnorm_q8)."""
     op = "add_rms_norm_q8"
@@ -112,9 +113,12 @@ def add_rms_norm_q8(x, residual, weight, eps: float = 1e-5, *, out: Q8Activation
         aq, ads = A.reinterpret(vq, "<u4", 4, writable=True), A.reinterpret(vd, "<u4", 4, writable=True)
         if residual_out is not None:
             part = next(p for p in (256, 128) if cols % p == 0)
-            k, _ = kernel("rmsnorm_q8.ember", "add_rmsnorm_q8_parts", {"COLS": cols, "PART": part}, rows * cols,
-                          device)
-            return [k.prepare(x, residual, residual_out, weight, aq, ads, e, grid=(cols // part, rows))]
+            defines = {"COLS": cols, "PART": part, **({"DIGITS": "true"} if out.digits else {})}
+            k, _ = kernel("rmsnorm_q8.ember", "add_rmsnorm_q8_parts", defines, rows * cols, device)
+            return [k.prepare(x, residual, residual_out, weight, aq, ads, e, rows, grid=(cols // part, rows))]
+        if out.digits:
+            raise A.ArgumentError(op, "out", "holds digits, which add_rms_norm_q8 writes with `residual_out` only "
+                                             "(add_rmsnorm_q8_parts)")
         block = next(b for b in (1024, 512, 256) if cols % b == 0)     # cols is a multiple of 256
         k, _ = kernel("rmsnorm_q8.ember", "add_rmsnorm_q8", {"COLS": cols, "BLOCK": block}, rows * cols, device)
         return [k.prepare(x, residual, weight, aq, ads, e, grid=(rows,))]

@@ -175,17 +175,23 @@ def split_q8_1(q8: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return split_words(quants.reshape(rows, -1)), ds
 
 
+def unsplit_words(words: np.ndarray, rows: int, k: int) -> np.ndarray:
+    """split_words undone: uint32 words in the split layout -> the int8 values [rows, k]
+    (as int64)."""
+    split = np.ascontiguousarray(words, np.uint32).view(np.int8).reshape(rows, k // 256, 256)
+    q = np.empty_like(split)
+    q[..., lane_order()] = split
+    return q.reshape(rows, k).astype(np.int64)
+
+
 def unsplit_q8_1(aq: np.ndarray, ads: np.ndarray, rows: int, k: int) -> tuple:
     """The split Q8_1 activations a kernel wrote (split_q8_1's layout) read back: int quants
     [rows, k] (int64), d [rows, k / 32] (f64) and the integer quant sums [rows, k / 32]
     (int64) that the ads words hold."""
-    split = np.ascontiguousarray(aq, np.uint32).view(np.int8).reshape(rows, k // 256, 256)
-    q = np.empty_like(split)
-    q[..., lane_order()] = split
     words = np.ascontiguousarray(ads, np.uint32).reshape(rows, k // QK8_1)
     d = (words & 0xFFFF).astype(np.uint16).view(np.float16).astype(np.float64)
     sums = (words >> 16).astype(np.uint16).view(np.int16).astype(np.int64)
-    return q.reshape(rows, k).astype(np.int64), d, sums
+    return unsplit_words(aq, rows, k), d, sums
 
 
 def split_words(quants: np.ndarray) -> np.ndarray:

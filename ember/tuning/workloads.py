@@ -135,6 +135,21 @@ def q4k_digits_gemv(shape: str) -> Workload:
                     R.gemv(w, x), 1e-5, w.nbytes + aq.nbytes + ds.nbytes + m * n * 4)
 
 
+def q4k_digits_swiglu(shape: str) -> Workload:
+    """kernels_src/q4k_digits_swiglu.ember q4k_digits_swiglu: MxNxK, silu(gate . x) * (up . x)
+    with Q4_K gate and up weights and f32 activations as three int8 digits; the reference
+    from the exact f64 products."""
+    R, m, n, k, wg, x = _q4k_inputs("q4k_digits_swiglu", shape)
+    wu = R.random_q4k(_rng(f"q4k_digits_swiglu up {shape}"), n, k)
+    aq, ds = R.split_digits(*R.quantize_digits(x))
+    g, u = R.gemv(wg, x), R.gemv(wu, x)
+    return Workload(KERNELS_SRC / "q4k_digits_swiglu.ember", "q4k_digits_swiglu", shape, {"M": m},
+                    {"wg": wg.view(np.uint32), "wu": wu.view(np.uint32), "aq": aq, "ds": ds}, "y",
+                    {"y": np.zeros((m, n), np.float32)}, ["wg", "wu", "aq", "ds", "y", n, k],
+                    lambda c: (-(-n // c["WARPS"]),), g / (1.0 + np.exp(-g)) * u, 1e-5,
+                    wg.nbytes + wu.nbytes + aq.nbytes + ds.nbytes + m * n * 4)
+
+
 def rope_out(shape: str, dtype: str = "f32") -> Workload:
     """kernels_src/rope.ember rope_out (out of place, so that every launch reads the same
     input): TOKENSxHEADSxHEAD_DIM of f32 or bf16, positions 0..TOKENS-1 shuffled, base 10000."""
@@ -195,7 +210,12 @@ WORKLOADS = {
     "q4k_gemv": (q4k_gemv, "q4k_gemv.ember", ["1x14336x4096", "1x4096x14336", "8x14336x4096"]),
     "q4k_q8_swiglu": (q4k_q8_swiglu, "q4k_dp4a.ember", ["1x14336x4096", "8x14336x4096", "2x14336x4096",
                                                         "4x14336x4096"]),
-    "q4k_digits_gemv": (q4k_digits_gemv, "q4k_digits.ember", ["1x14336x4096", "1x4096x14336", "8x14336x4096"]),
+    # and the decoder layer's shapes (ember.model.layer with digit activations)
+    "q4k_digits_gemv": (q4k_digits_gemv, "q4k_digits.ember", ["1x14336x4096", "1x4096x14336", "8x14336x4096"]
+                        + [f"{m}x{n}x{k}" for m in (1, 2, 4, 8) for n, k in ((6144, 4096), (4096, 14336))
+                           if (m, n) != (1, 4096)]),
+    "q4k_digits_swiglu": (q4k_digits_swiglu, "q4k_digits_swiglu.ember",
+                          [f"{m}x14336x4096" for m in (1, 2, 4, 8)]),
     "rope_out": (rope_out, "rope.ember", ["4096x32x128 f32", "4096x32x128 bf16", "1x32x128 f32"]),
     "q6k_gemv": (q6k_gemv, "q6k_gemv.ember", ["1x4096x14336", "1x14336x4096", "8x4096x14336"]),
     "gemm_bf16": (gemm_bf16, "gemm_bf16.ember", ["4096x4096x4096", "2048x14336x4096"]),

@@ -23,7 +23,7 @@ def test_every_kernel_file_is_covered():
     # test_decode_attention.py
     assert sorted(p.name for p in SRC.glob("*.ember")) == ["decode_attention.ember", "decode_attention_mma.ember",
                                                           "gemm_bf16.ember", "gemm_f32.ember", "gemm_wgmma.ember",
-                                                          "q4k_digits.ember",
+                                                          "q4k_digits.ember", "q4k_digits_swiglu.ember",
                                                           "q4k_dp4a.ember", "q4k_dp4a_smem.ember", "q4k_gemv.ember",
                                                           "q4k_gemv_smem.ember", "q4k_mma.ember", "q6k_gemv.ember",
                                                           "rmsnorm.ember", "rmsnorm_q4k.ember", "rmsnorm_q8.ember",
@@ -156,12 +156,37 @@ def test_add_rmsnorm_q8_in_sim(cols, block):
     mod2 = load(ember.compile(SRC / "rmsnorm_q8.ember", defines={"COLS": cols, "PART": 128},
                               kernels=["add_rmsnorm_q8_parts"]))
     aq2, ads2 = np.zeros_like(aq), np.zeros_like(ads)
-    mod2.add_rmsnorm_q8_parts(x, r2, h_out, gamma, aq2, ads2, eps, grid=(cols // 128, rows))
+    mod2.add_rmsnorm_q8_parts(x, r2, h_out, gamma, aq2, ads2, eps, rows, grid=(cols // 128, rows))
     np.testing.assert_array_equal(h_out, x + r2)
     q2, d2, _ = R.unsplit_q8_1(aq2, ads2, rows, cols)
     assert np.abs(d2 / (amax / 127) - 1).max() <= 2 ** -10
     err2 = np.abs(q2 * np.repeat(d2, 32, axis=1) - rmsnorm_ref((x + r2).astype(np.float64), gamma, eps))
     assert (err2 <= np.repeat(d2, 32, axis=1) * (0.5 + 127 * 2 ** -11) + 1e-6 * np.abs(y)).all()
+
+
+def test_add_rmsnorm_q8_parts_as_digits():
+    """DIGITS: the normalised row as quantize_digits's three digit planes and (s, sum)
+    pairs - each value within 2^-22 of its block's largest (plus the f32 arithmetic of the
+    norm), the sums those of the values."""
+    from ember.reference import q4k as R
+    rng = np.random.default_rng(3)
+    rows, cols, eps = 2, 512, 1e-5
+    x, r = (rng.standard_normal((rows, cols)).astype(np.float32) for _ in range(2))
+    gamma = rng.uniform(0.5, 1.5, cols).astype(np.float32)
+    h = np.zeros_like(x)
+    aq, ds = np.zeros(3 * rows * cols // 4, np.uint32), np.zeros(2 * rows * cols // 32, np.uint32)
+    mod = load(ember.compile(SRC / "rmsnorm_q8.ember", defines={"COLS": cols, "PART": 128, "DIGITS": True},
+                             kernels=["add_rmsnorm_q8_parts"]))
+    mod.add_rmsnorm_q8_parts(x, r, h, gamma, aq, ds, eps, rows, grid=(cols // 128, rows))
+    np.testing.assert_array_equal(h, x + r)
+    y = rmsnorm_ref((x + r).astype(np.float64), gamma, eps)
+    plane = rows * cols // 4
+    digits = np.stack([R.unsplit_words(aq[p * plane:(p + 1) * plane], rows, cols) for p in range(3)])
+    sd = ds.view(np.float32).reshape(rows, cols // 32, 2)
+    xhat = R.dequantize_digits(digits, sd[..., 0])
+    blockmax = np.repeat(np.abs(y.reshape(rows, -1, 32)).max(axis=-1), 32, axis=1)
+    assert (np.abs(xhat - y) <= 2 ** -22 * blockmax + 2e-6 * np.abs(y)).all()
+    assert np.abs(sd[..., 1] - y.reshape(rows, -1, 32).sum(axis=-1)).max() <= 1e-5 * np.abs(y).max()
 
 
 @pytest.mark.parametrize("t, tol", [("f32", 1e-5), ("bf16", 2 ** -7)])

@@ -57,3 +57,30 @@ def test_decode_attention_into_f32_from_a_bf16_cache():
         ops.decode_attention(q, kc, vc, lengths, out=out)
     ref = decode_attention(q, kc.astype(np.float64), vc.astype(np.float64), lengths)
     assert np.abs(out - ref).max() <= 1e-5
+
+
+def test_digit_activations_give_f32_accurate_products():
+    """quantize_digits, and add_rms_norm_q8 into digits, feed q4k_gemv and swiglu_q4k's
+    digits kernels: within the f32 rounding of the exact products (Q8_1 is 100x off)."""
+    rng = np.random.default_rng(9)
+    k = 512
+    wg, wu = (Q.model_like_q4k(rng, 24, k, k ** -0.5) for _ in range(2))
+    x = rng.standard_normal((2, k)).astype(np.float32)
+    r = rng.standard_normal((2, k)).astype(np.float32)
+    gamma = rng.uniform(0.5, 1.5, k).astype(np.float32)
+    h = np.zeros_like(x)
+    with ops.on_simulator():
+        xd = ops.quantize_digits(x)
+        y = ops.q4k_gemv(wg, xd)
+        s = ops.swiglu_q4k(wg, wu, xd)
+        nd = ops.add_rms_norm_q8(x, r, gamma, out=ops.Q8Activations.empty(x, 2, k, digits=True), residual_out=h)
+        yn = ops.q4k_gemv(wg, nd)
+        y8 = ops.q4k_gemv(wg, ops.quantize_q8_1(x))
+    exact = Q.gemv(wg, x)
+    g, u = exact, Q.gemv(wu, x)
+    scale = np.abs(exact).max()
+    assert np.abs(y - exact).max() <= 1e-5 * scale < 0.01 * np.abs(y8 - exact).max()
+    assert np.abs(s - g / (1 + np.exp(-g)) * u).max() <= 1e-5 * np.abs(g * u).max()
+    normed = rmsnorm((x + r).astype(np.float64), gamma, 1e-5)
+    assert np.array_equal(h, x + r)
+    assert np.abs(yn - Q.gemv(wg, normed)).max() <= 1e-5 * np.abs(Q.gemv(wg, normed)).max()
