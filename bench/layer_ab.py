@@ -11,7 +11,7 @@ reads, at the copy ceiling measured in the same run. torch: the same layer with 
 weights (F.rms_norm, F.linear, RoPE in torch ops, the cache written by index, SDPA with
 enable_gqa), eager and as a CUDA graph; and SDPA alone against ember.ops.decode_attention
 alone (same data, CUDA graphs of 100 calls). launches: kernel launches a layer (counted by
-ember.ops). Writes layer_ab.json / .md / .svg."""
+ember.ops). Writes layer_ab.json / .md / .svg (layer_ab_h200.* on an H200)."""
 
 from __future__ import annotations
 
@@ -218,11 +218,12 @@ def main(out_dir: str, quick: bool = False, contexts=CONTEXTS, batches=BATCHES) 
             print(rows[-1], flush=True)
     result = {"device": torch.cuda.get_device_name(), "date": datetime.date.today().isoformat(),
               "torch": torch.__version__, "copy_TBps": copy_tbps, "rows": rows}
-    save(out_dir, "layer_ab", result, markdown(result))
+    name = "layer_ab_h200" if "H200" in result["device"] else "layer_ab"     # the H100's is layer_ab
+    save(out_dir, name, result, markdown(result))
     groups = [(f"B{r['batch']} {r['context'] // 1024 or r['context']}{'k' if r['context'] >= 1024 else ''}",
                [("Ember", r["ember_us"]), ("floor", r["floor_us"]), ("torch graph", r["torch_bf16_graph_us"])])
               for r in rows]
-    save_svg(out_dir, "layer_ab", bar_chart_svg("Decoder layer, us per layer (lower is better)", groups, "us"))
+    save_svg(out_dir, name, bar_chart_svg("Decoder layer, us per layer (lower is better)", groups, "us"))
     return 0
 
 
