@@ -102,9 +102,10 @@ def choose_chunk(length: int, blocks_per_split: int, min_blocks: int, step: int 
     than the `step` keys the block's warps take at once (fewer would leave warps idle).
     Fewer, longer blocks pay the per-block cost (the queries' loads, the warps' merge, the
     partial results, the merge's reads) less often. H100, batch 1, 4096 keys: attention_split
-    (min_blocks one per SM) took 17.7 us with chunks of 128 (256 blocks), 25.7 with 64;
-    attention_split_mma (min_blocks half the SMs) 11.0 with 256, and at 32768 keys 53.2 with
-    1024 against 56.9 with 512."""
+    (min_blocks one per SM) took 17.7 us with chunks of 128 (256 blocks), 25.7 with 64.
+    attention_split_mma takes chunks up to 4096 keys and min_blocks about two per SM
+    (sm_count * 15 / 8: 247 of 132 SMs): batch 4, 32768 keys 179.0 us with 4096 (256 blocks)
+    against 191.3 with 1024, batch 2 94.9 with 2048 against 101.0."""
     fits = [c for c in chunks if c >= step] or [max(chunks)]
     for c in fits:
         if -(-length // c) * blocks_per_split >= min_blocks:
@@ -115,7 +116,7 @@ def choose_chunk(length: int, blocks_per_split: int, min_blocks: int, step: int 
 SIMULATED_SMS = 2            # the GPU the simulator stands for: splits as a small GPU makes them
 MMA_WARPS = 4                # attention_split_mma: warps a block (16 keys each a tile)
 MMA_STAGES = 2               # and tiles in flight (2: 64 KB of shared memory, three blocks an SM)
-MMA_CHUNKS = (1024,) + CHUNKS
+MMA_CHUNKS = (4096, 2048, 1024) + CHUNKS
 TENSOR_CORES = True          # attention_split_mma where it applies (False: always attention_split)
 
 
@@ -163,7 +164,7 @@ def _plan(q, k_cache, v_cache, lengths, out, max_length) -> list:
     length = max_length or s
     tq = {"TQ": vq.dtype} if vq.dtype != t else {}
     if use_tensor_cores(t, hq // hkv * m, d, device):
-        chunk = choose_chunk(length, hkv * batch, _sm_count(device) // 2, 16 * MMA_WARPS, MMA_CHUNKS)
+        chunk = choose_chunk(length, hkv * batch, _sm_count(device) * 15 // 8, 16 * MMA_WARPS, MMA_CHUNKS)
         defines = {"T": t, "D": d, "G": hq // hkv, "M": m, "CHUNK": chunk, "WARPS": MMA_WARPS, "STAGES": MMA_STAGES,
                    **tq}
         split, _ = kernel("decode_attention_mma.ember", "attention_split_mma", defines, batch * length * hkv * d,

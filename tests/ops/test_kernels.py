@@ -37,8 +37,9 @@ def test_the_attention_chunk_fills_the_gpu():
     assert choose_chunk(512, 8, 132) == 32             # short: the smallest chunk
     assert choose_chunk(512, 8, 132, step=128) == 128  # but not fewer keys than the warps take a step
     assert choose_chunk(4096, 8, 132, step=1024) == 512
-    # attention_split_mma's: chunks up to 1024 keys, at least half the SMs' worth of blocks
-    chunks = (1024, 512, 256, 128, 64, 32)
-    assert choose_chunk(32768, 8, 66, 64, chunks) == 1024     # 32 splits x 8: 256 blocks
-    assert choose_chunk(4096, 8, 66, 64, chunks) == 256       # 512 would make 64 blocks
-    assert choose_chunk(512, 8, 66, 64, chunks) == 64         # never below a tile of 64 keys
+    # attention_split_mma's: chunks up to 4096 keys, about two blocks per SM (247 of 132)
+    chunks = (4096, 2048, 1024, 512, 256, 128, 64, 32)
+    assert choose_chunk(32768, 32, 247, 64, chunks) == 4096    # batch 4: 8 splits x 32 = 256 blocks
+    assert choose_chunk(32768, 16, 247, 64, chunks) == 2048    # batch 2
+    assert choose_chunk(32768, 8, 247, 64, chunks) == 1024     # batch 1: 32 x 8
+    assert choose_chunk(512, 8, 247, 64, chunks) == 64         # never below a tile of 64 keys
