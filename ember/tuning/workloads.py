@@ -111,16 +111,25 @@ def q4k_gemv(shape: str) -> Workload:
 def q4k_q8_swiglu(shape: str) -> Workload:
     """kernels_src/q4k_dp4a.ember q4k_q8_swiglu: MxNxK, silu(gate . x) * (up . x) with Q4_K
     gate and up weights and Q8_1 activations; the reference from the exact Q8_1 products."""
-    R, m, n, k, wg, x = _q4k_inputs("q4k_q8_swiglu", shape)
-    wu = R.random_q4k(_rng(f"q4k_q8_swiglu up {shape}"), n, k)
-    q8 = R.quantize_q8_1(x)
-    aq, ads = R.split_q8_1(q8)
-    g, u = R.gemv_q8_1(wg, q8), R.gemv_q8_1(wu, q8)
-    return Workload(KERNELS_SRC / "q4k_dp4a.ember", "q4k_q8_swiglu", shape, {"M": m},
-                    {"wg": wg.view(np.uint32), "wu": wu.view(np.uint32), "aq": aq, "ads": ads}, "y",
-                    {"y": np.zeros((m, n), np.float32)}, ["wg", "wu", "aq", "ads", "y", n, k],
+    def q8(R, x, wg, wu):
+        q = R.quantize_q8_1(x)
+        aq, ads = R.split_q8_1(q)
+        return aq, "ads", ads, R.gemv_q8_1(wg, q), R.gemv_q8_1(wu, q)
+    return _swiglu("q4k_q8_swiglu", "q4k_dp4a.ember", shape, q8)
+
+
+def _swiglu(kernel: str, source: str, shape: str, activations) -> Workload:
+    """A SwiGLU GEMV's workload: random Q4_K gate and up weights [N, K], M rows of
+    activations as `activations(R, x, wg, wu)` makes them - (aq, the scales' parameter
+    name, the scales, the gate's and the up's products) - and silu(g) * u of those."""
+    R, m, n, k, wg, x = _q4k_inputs(kernel, shape)
+    wu = R.random_q4k(_rng(f"{kernel} up {shape}"), n, k)
+    aq, scales_name, scales, g, u = activations(R, x, wg, wu)
+    return Workload(KERNELS_SRC / source, kernel, shape, {"M": m},
+                    {"wg": wg.view(np.uint32), "wu": wu.view(np.uint32), "aq": aq, scales_name: scales}, "y",
+                    {"y": np.zeros((m, n), np.float32)}, ["wg", "wu", "aq", scales_name, "y", n, k],
                     lambda c: (-(-n // c["WARPS"]),), g / (1.0 + np.exp(-g)) * u, 1e-5,
-                    wg.nbytes + wu.nbytes + aq.nbytes + ads.nbytes + m * n * 4)
+                    wg.nbytes + wu.nbytes + aq.nbytes + scales.nbytes + m * n * 4)
 
 
 def q4k_digits_gemv(shape: str) -> Workload:
@@ -139,15 +148,10 @@ def q4k_digits_swiglu(shape: str) -> Workload:
     """kernels_src/q4k_digits_swiglu.ember q4k_digits_swiglu: MxNxK, silu(gate . x) * (up . x)
     with Q4_K gate and up weights and f32 activations as three int8 digits; the reference
     from the exact f64 products."""
-    R, m, n, k, wg, x = _q4k_inputs("q4k_digits_swiglu", shape)
-    wu = R.random_q4k(_rng(f"q4k_digits_swiglu up {shape}"), n, k)
-    aq, ds = R.split_digits(*R.quantize_digits(x))
-    g, u = R.gemv(wg, x), R.gemv(wu, x)
-    return Workload(KERNELS_SRC / "q4k_digits_swiglu.ember", "q4k_digits_swiglu", shape, {"M": m},
-                    {"wg": wg.view(np.uint32), "wu": wu.view(np.uint32), "aq": aq, "ds": ds}, "y",
-                    {"y": np.zeros((m, n), np.float32)}, ["wg", "wu", "aq", "ds", "y", n, k],
-                    lambda c: (-(-n // c["WARPS"]),), g / (1.0 + np.exp(-g)) * u, 1e-5,
-                    wg.nbytes + wu.nbytes + aq.nbytes + ds.nbytes + m * n * 4)
+    def digits(R, x, wg, wu):
+        aq, ds = R.split_digits(*R.quantize_digits(x))
+        return aq, "ds", ds, R.gemv(wg, x), R.gemv(wu, x)
+    return _swiglu("q4k_digits_swiglu", "q4k_digits_swiglu.ember", shape, digits)
 
 
 def rope_out(shape: str, dtype: str = "f32") -> Workload:
