@@ -1,9 +1,10 @@
-"""python -m bench {rope,rmsnorm,q4k,q6k,gemm,hopper,attention,layer,tuned,compile,scaling,sim,launch} [--out DIR]
+"""python -m bench {rope,rmsnorm,q4k,q6k,gemm,hopper,hopper_decode,attention,layer,tuned,compile,scaling,sim,launch} [--out DIR]
 
 rope: RoPE on the GPU against the hand-written PTX; rmsnorm: RMSNorm and add+RMSNorm
 against Triton, liger-kernel and torch; q4k: the Q4_K GEMV family against Triton and torch; q6k: the Q6_K GEMV against the copy
 ceiling and torch; gemm: the bf16 tensor-core GEMM against cuBLAS and Triton; hopper: the
-wgmma + TMA GEMM against the mma.sync one, cuBLAS and Triton (sm_90); attention: decode
+wgmma + TMA GEMM against the mma.sync one, cuBLAS and Triton (sm_90); hopper_decode: its
+tile configurations at decode shapes (M <= 16) against the copy ceiling, cuBLAS and Triton; attention: decode
 attention (ember.ops) against torch's SDPA; layer: a Llama-3-8B-shaped Q4_K decoder layer
 (ember.model.layer, one CUDA graph) against the bandwidth floor and torch bf16; tuned: the tuned
 tables of kernels_src/tuned/ (`ember tune`) beside the defaults and the copy ceiling;
@@ -19,7 +20,7 @@ import sys
 # What each benchmark needs beyond Ember's own dependencies, and where it comes from.
 NEEDS = {"compile": ("triton", "numba", "pip install -e '.[bench]' (Triton and Numba-CUDA, compiling without a GPU)"),
          "rope": ("torch",), "rmsnorm": ("torch", "triton"), "q4k": ("torch", "triton"), "q6k": ("torch",), "gemm": ("torch", "triton"),
-         "hopper": ("torch", "triton"), "attention": ("torch",), "layer": ("torch",), "tuned": (),
+         "hopper": ("torch", "triton"), "hopper_decode": ("torch", "triton"), "attention": ("torch",), "layer": ("torch",), "tuned": (),
          "sim": (), "scaling": (), "launch": ()}
 
 
@@ -38,7 +39,7 @@ def _missing(which: str) -> str | None:
 def main() -> int:
     p = argparse.ArgumentParser(prog="python -m bench", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("which", choices=["rope", "rmsnorm", "q4k", "q6k", "gemm", "hopper", "attention", "layer", "tuned", "compile",
+    p.add_argument("which", choices=["rope", "rmsnorm", "q4k", "q6k", "gemm", "hopper", "hopper_decode", "attention", "layer", "tuned", "compile",
                                      "scaling",
                                      "sim", "launch"])
     p.add_argument("--out", default="bench/results", help="directory for the JSON and markdown results")
@@ -66,6 +67,9 @@ def main() -> int:
     if args.which == "hopper":
         from . import gemm_wgmma_ab
         return gemm_wgmma_ab.main(args.out, quick=args.quick)
+    if args.which == "hopper_decode":
+        from . import gemm_wgmma_decode
+        return gemm_wgmma_decode.main(args.out, quick=args.quick)
     if args.which == "layer":
         from . import layer_ab
         return layer_ab.main(args.out, quick=args.quick)

@@ -5,7 +5,8 @@ matmul on wgmma (bench.gemm_ab's, 128x128x64, 8 warps, 3 stages), TFLOP/s of CUD
 timing with every shape's sides in interleaved rounds (bench.gemm_ab._in_rounds); parity
 of every side against f64 on sampled rows; the batch-invariance contract on the GPU (each
 row of a 4096-row product bitwise equal to the same row computed alone and in chunks);
-and the kernel's tile and pipeline configurations at 4096^3. Writes gemm_wgmma_ab.json
+and the kernel's tile and pipeline configurations at 4096^3 (decode shapes:
+bench/gemm_wgmma_decode.py). Writes gemm_wgmma_ab.json
 and gemm_wgmma_ab.md (the PTX through nvJitLink, as Ember's runtime loads it)."""
 
 from __future__ import annotations
@@ -18,29 +19,6 @@ SQUARE = [(4096, 4096, 4096), (8192, 8192, 8192)]
 LAYER = [(m, n, k) for (n, k) in ((4096, 4096), (14336, 4096), (4096, 14336)) for m in (1, 16, 128, 2048, 4096)]
 SHAPES = SQUARE + LAYER
 CONFIGS = [{}, {"GROUP_M": 8}, {"GROUP_M": 16}, {"STAGES": 3}, {"BN": 128}, {"BN": 192}]
-
-
-DECODE = [(m, n, 4096) for n in (4096, 14336) for m in (1, 16, 4096)]
-DECODE_CONFIGS = [{}, {"CONSUMERS": 1, "BN": 64}, {"CONSUMERS": 1, "BN": 128}]
-
-
-def _decode(torch) -> list:
-    """Tile configurations for decode shapes (M <= 16: few tiles to spread), each beside its
-    own M = 4096 figure: us per launch and the weights' bytes per second."""
-    from bench.gpu_timing import ember_on_torch_stream, time_torch_graph
-    out = []
-    for d in DECODE_CONFIGS:
-        prepare = _gemm("sm_90a", d)
-        for (m, n, k) in DECODE:
-            a = torch.randn(m, k, device="cuda").to(torch.bfloat16)
-            w = torch.randn(n, k, device="cuda").to(torch.bfloat16)
-            c = torch.empty(m, n, device="cuda")
-            t = time_torch_graph(ember_on_torch_stream(prepare(a, w, c, m, n, k)), iters=20)["median_us"]
-            cub = time_torch_graph(lambda: torch.mm(a, w.t()), iters=20)["median_us"]
-            out.append({"defines": d or "default", "m": m, "n": n, "k": k, "us": round(t, 2), "cublas_us": round(cub, 2),
-                        "weights_tb_s": round(2.0 * n * k / t / 1e6, 2), "tflops": round(2.0 * m * n * k / t / 1e6, 1)})
-            print(out[-1], flush=True)
-    return out
 
 
 def _gemm(arch: str, defines: dict | None = None):
@@ -186,10 +164,9 @@ def main(out_dir: str, quick: bool = False) -> int:
     invariance = _invariance(wg, torch)
     print(invariance, flush=True)
     backward = _backward(torch, quick)
-    decode = _decode(torch)
     result = {"benchmark": "gemm_wgmma_ab", "date": datetime.date.today().isoformat(),
               "device": torch.cuda.get_device_name(), "arch": arch, "torch": torch.__version__, "sass": "nvJitLink",
-              "rows": rows, "configs_4096": configs, "invariance": invariance, "backward": backward, "decode": decode,
+              "rows": rows, "configs_4096": configs, "invariance": invariance, "backward": backward,
               "note": "wgmma: kernels_src/gemm_wgmma.ember (128 x 256 tiles, 4 stages of 64-wide K slices by TMA, "
                       "2 consumer warpgroups, persistent grid, f32 out; bf16 out: O = bf16); hand: kernels_src/baselines/gemm_wgmma.ptx "
                       "(the same tile, K order and launch); mma_sync: kernels_src/gemm_bf16.ember "
@@ -218,10 +195,6 @@ def main(out_dir: str, quick: bool = False) -> int:
               f"{r['wgmma_vs_cublas']:.2f} | {r['err']:.1e} |" for r in backward]
     lines += ["", "Configurations at 4096^3 (`-D`):", "", "| defines | TFLOP/s |", "|---|---|"]
     lines += [f"| {cfg['defines']} | {cfg['tflops']} |" for cfg in configs]
-    lines += ["", "Tile configurations for decode shapes (each timed alone; the weights' bytes per second):", "",
-              "| defines | M | N | K | us | cuBLAS us | weights TB/s | TFLOP/s |", "|---|---|---|---|---|---|---|---|"]
-    lines += [f"| {r['defines']} | {r['m']} | {r['n']} | {r['k']} | {r['us']} | {r['cublas_us']} | {r['weights_tb_s']} | "
-              f"{r['tflops']} |" for r in decode]
     lines += ["", f"Batch invariance on the GPU: {invariance['rows_checked']} rows computed with M = 1, 7, 128, "
                   f"1000, 2048 (first and last rows) against the same rows of the 4096-row product: "
                   f"{invariance['rows_differing']} differ."]

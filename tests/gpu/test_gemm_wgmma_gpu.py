@@ -96,3 +96,35 @@ def test_bf16_output_is_the_f32_sum_rounded_once(gemm):
     sms = torch.cuda.get_device_properties(cuda.context().ordinal).multi_processor_count
     mod.gemm_wgmma(a, w, c, m, n, k, grid=(min(sms, -(-m // 128) * -(-n // 256)),))
     assert torch.equal(c, gemm(a, w).to(torch.bfloat16))
+
+
+@pytest.mark.parametrize("m, n, k", [(16, 4096, 4096), (300, 1000, 4104)])
+def test_tile_configurations_give_the_same_bits(gemm, m, n, k):
+    """Every tile and ring (the decode configurations of bench/gemm_wgmma_decode.py too) sums
+    each output in the same K order with the same instructions: the hardware's bits do not
+    depend on the tile, as the simulator's model says."""
+    import torch
+    g = torch.Generator(device="cuda").manual_seed(m + n)
+    a = torch.randn(m, k, device="cuda", generator=g).to(torch.bfloat16)
+    w = torch.randn(n, k, device="cuda", generator=g).to(torch.bfloat16)
+    want = gemm(a, w)
+    for d in ({"CONSUMERS": 1, "BN": 32, "STAGES": 8}, {"CONSUMERS": 1, "BN": 64, "STAGES": 12},
+              {"CONSUMERS": 1, "BN": 8, "STAGES": 4}, {"BN": 128, "STAGES": 3}):
+        assert torch.equal(_kernel(d)(a, w), want), d
+
+
+@pytest.mark.parametrize("m, n, k", [(1, 4096, 4096), (13, 14336, 4096), (16, 4096, 14336), (40, 1000, 4104)])
+def test_the_swapped_decode_call_gives_the_default_bits(gemm, m, n, k):
+    """y^T = w x^T with C_T (the decode configuration of the kernel's header) stores y with
+    the defaults' bits."""
+    import torch
+    from ember.runtime import cuda
+    g = torch.Generator(device="cuda").manual_seed(m * n)
+    a = torch.randn(m, k, device="cuda", generator=g).to(torch.bfloat16)
+    w = torch.randn(n, k, device="cuda", generator=g).to(torch.bfloat16)
+    mod = cuda.load(ember.compile(SRC, arch="sm_90a", defines={"C_T": True, "CONSUMERS": 1, "BN": 16, "STAGES": 16},
+                                  cache=False))
+    y = torch.full((m, n), float("nan"), device="cuda")
+    sms = torch.cuda.get_device_properties(cuda.context().ordinal).multi_processor_count
+    mod.gemm_wgmma(w, a, y, n, m, k, grid=(min(sms, -(-n // 64) * -(-m // 16)),))
+    assert torch.equal(y, gemm(a, w))

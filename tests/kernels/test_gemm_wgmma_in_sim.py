@@ -167,3 +167,38 @@ def test_the_kernel_broken_on_purpose_is_reported(old, new, code):
     with pytest.raises(SimError) as err:
         run(load(prog).gemm_wgmma, a, w, blocks=1)
     assert err.value.diagnostic.code == code
+
+
+def test_narrow_tiles_and_deep_rings_give_the_default_bits(gemm):
+    """The decode configurations (one consumer warpgroup, BN = 32 or 8 columns - any multiple
+    of 8 for a K-major B - and rings deeper than the K loop) sum every output in the same K
+    order as the 128 x 64 tiles: the same bits, so a tile is a speed choice, never a result."""
+    m, n, k = 20, 72, 200
+    rng = np.random.default_rng(8)
+    a, w = bf16_values(rng.standard_normal((m, k))), bf16_values(rng.standard_normal((n, k)))
+    want = run(gemm, a, w)
+    for bn, stages in ((32, 5), (8, 3)):
+        narrow = load(ember.compile(SRC, arch="sm_90a", defines={"BN": bn, "STAGES": stages, "CONSUMERS": 1},
+                                    cache=False)).gemm_wgmma
+        assert np.array_equal(run(narrow, a, w, blocks=3, bn=bn), want)
+
+
+@pytest.mark.parametrize("m", [1, 5, 20])
+def test_swapped_operands_store_y_with_the_default_bits(gemm, m):
+    """The decode call: y^T = w x^T with the weights in the 64-row operand, x's rows in a
+    16-column tile, and C_T storing y [M, N] - the defaults' bits (M > 16: several tiles)."""
+    n, k = 136, 200
+    rng = np.random.default_rng(m)
+    a, w = bf16_values(rng.standard_normal((m, k))), bf16_values(rng.standard_normal((n, k)))
+    swapped = load(ember.compile(SRC, arch="sm_90a", defines={"C_T": True, "BN": 16, "STAGES": 6, "CONSUMERS": 1},
+                                 cache=False)).gemm_wgmma
+    y = np.full(m * n, np.nan, np.float32)
+    swapped(bf16_bits(w), bf16_bits(a), y, n, m, k, grid=(3,))
+    assert np.array_equal(y.reshape(m, n), run(gemm, a, w))
+
+
+def test_a_transposed_b_keeps_64_column_blocks():
+    """B_MN reads 64-column blocks of a transposed B: a narrower tile is refused by the
+    kernel's static_assert, which the tuner reads as a constraint."""
+    with pytest.raises(ember.CompileError, match="static assertion"):
+        ember.compile(SRC, arch="sm_90a", defines={"BN": 32, "B_MN": True}, cache=False)
