@@ -167,8 +167,13 @@ def _table() -> dict[str, Builtin]:
                         "expecting `count` arrivals per phase, in phase 0"))
     rows.append(from_op("mbarrier_arrive", "mem.mbarrier_arrive", "sm_90: arrive on the mbarrier bar[i], "
                         "first announcing `tx_bytes` transaction bytes (0: none) its current phase also waits for"))
+    rows.append(from_op("mbarrier_arrive_cluster", "mem.mbarrier_arrive_remote", "sm_90: arrive on the mbarrier "
+                        "bar[i] of the cluster's block of rank `rank`, releasing this thread's earlier accesses to "
+                        "the cluster (a stage that a multicast fills is released to every block's producer)"))
     rows.append(from_op("mbarrier_try_wait", "mem.mbarrier_try_wait", "sm_90: whether the mbarrier's phase of "
-                        "parity `parity` has completed; then what it delivered is visible to this thread"))
+                        "parity `parity` has completed; then what it delivered is visible to this thread (with "
+                        "`cluster` after the arguments, also what the cluster's blocks did before arriving on it)",
+                        word_attrs=(("scope", "whose arrivals it acquires"),)))
     rows.append(from_op("cp_async_bulk", "mem.cp_async_bulk", "sm_90: start copying `bytes` (a multiple of 16, "
                         "16-byte aligned) from the global src[j] to the shared dst[i] with the copy engine, "
                         "delivered as transaction bytes of the mbarrier bar[k]"))

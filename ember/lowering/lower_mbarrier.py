@@ -37,9 +37,19 @@ def _arrive(L, op, args):
     return []
 
 
+@lowers("mem.mbarrier_arrive_remote")
+def _arrive_remote(L, op, args):
+    text = ("{ .reg .b32 a; mapa.shared::cluster.u32 a, $0, $1; "
+            "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [a]; }")
+    inline_ptx(L, text, "r,r", [shared32(L, op, 0, args), args[2]])
+    return []
+
+
 @lowers("mem.mbarrier_try_wait")
 def _try_wait(L, op, args):
-    text = ("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [$1], $2; selp.u32 $0, 1, 0, p; }")
+    # an mbarrier in the module means PTX 8.0 (mbarrier_init's), which has .acquire.cluster
+    sem = ".acquire.cluster" if op.attrs.get("scope") == "cluster" else ""
+    text = (f"{{ .reg .pred p; mbarrier.try_wait.parity{sem}.shared::cta.b64 p, [$1], $2; selp.u32 $0, 1, 0, p; }}")
     done = inline_ptx(L, text, "=r,r,r", [shared32(L, op, 0, args), args[2]], I32)
     return [L.b.icmp_unsigned("!=", done, ll.Constant(I32, 0))]
 

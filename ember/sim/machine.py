@@ -24,7 +24,7 @@ from .mbarrier import MBarriers
 from .wgmma import Wgmmas
 from . import cluster, races
 from .races import element_text
-from .ordering import Location, Ordering, reaches
+from .ordering import Location, Ordering, reach_text, reaches
 
 
 class SimMachine(Machine):
@@ -217,12 +217,12 @@ class SimMachine(Machine):
             loc = mem.locations[(row, mem.base + byte)] = Location()
         scope, block, gtid = scope_of(op), int(self.block_lin[lane]), int(self.gtid[lane])
         last = loc.last
-        if last is not None and last[1] != block and not (reaches(last[2], last[1], block)
-                                                          and reaches(scope, block, last[1])):
-            narrow = last[2] if not reaches(last[2], last[1], block) else scope
+        if last is not None and last[1] != block and not (reaches(last[2], last[1], block, self)
+                                                          and reaches(scope, block, last[1], self)):
+            narrow = last[2] if not reaches(last[2], last[1], block, self) else scope
             raise SimError("S0004", f"data race on {mem.describe()}: {self.who(lane)} and {self.who_gtid(last[0])} "
                            f"both access {element_text(mem, byte)} atomically, but at `{narrow}` scope, which is "
-                           f"atomic only among the threads of one block", op,
+                           f"atomic only among {reach_text(narrow)}", op,
                            notes=["use `gpu` scope for an atomic that threads of different blocks share"])
         loc.last = (gtid, block, scope, op)
         self.ordering.atomic(lane, loc, order_of(op), scope, op, reads, writes, rmw)

@@ -97,6 +97,24 @@ class MBarriers:
                                f"{b.expected} arrivals it was initialized for", op)
             self._progress(key, b)
 
+    def arrive_remote(self, op, bar, rank, mask) -> None:
+        """Each lane arrives on the barrier at the same place in the block of rank `rank` of its
+        cluster, releasing at cluster scope (the barrier word's read is race-checked: the other
+        block's init must be ordered before it, as a cluster barrier after the init does)."""
+        m = self.m
+        rows = block_of_rank(m, op, rank.astype(np.int64), mask)
+        m.access(op, bar, np.zeros(m.lanes, dtype=np.int64), mask, U64, "r", rows=rows)
+        for lane, key, what in self._keys(op, bar, mask):
+            target = int(rows[lane])
+            key = (key[0], target, key[2])
+            b = self._barrier(op, key, f"{what} of the cluster's block of rank {int(rank[lane])}", lane)
+            m.ordering.atomic(lane, b.loc, "release", "cluster", op, reads=False, writes=True, rmw=True)
+            b.arrivals -= 1
+            if b.arrivals < 0:
+                raise SimError("S0011", f"{m.who(lane)} arrives on {b.name} in a phase that has had all "
+                               f"{b.expected} arrivals it was initialized for", op)
+            self._progress(key, b)
+
     def bulk_copy(self, op, dst, src, nbytes, bar, mask) -> None:
         m = self.m
         keys = self._keys(op, bar, mask)
@@ -154,7 +172,7 @@ class MBarriers:
         b.tx -= n
         self._progress(key, b)
 
-    def try_wait(self, op, bar, parity, mask) -> np.ndarray:
+    def try_wait(self, op, bar, parity, mask, scope: str = "cta") -> np.ndarray:
         out = np.zeros(self.m.lanes, dtype=bool)
         for lane, key, what in self._keys(op, bar, mask):
             b = self._barrier(op, key, what, lane)
@@ -164,7 +182,7 @@ class MBarriers:
             out[lane] = ok
             if ok:
                 self.seen[(lane, key)] = b.done
-                self.m.ordering.atomic(lane, b.loc, "acquire", "cta", op, reads=True, writes=False, rmw=False)
+                self.m.ordering.atomic(lane, b.loc, "acquire", scope, op, reads=True, writes=False, rmw=False)
                 continue
             self.m.suspend = True         # let another thread group run (it may end this wait)
             version, spins = b.spins

@@ -31,9 +31,21 @@ def merge(into: dict, facts: dict) -> None:
             into[k] = v
 
 
-def reaches(scope: str, a_block: int, b_block: int) -> bool:
-    """Whether an operation of scope `scope` by a thread of a_block includes b_block's threads."""
-    return scope in ("gpu", "sys") or a_block == b_block
+def reaches(scope: str, a_block: int, b_block: int, m) -> bool:
+    """Whether an operation of scope `scope` by a thread of a_block includes b_block's threads
+    (blocks by their linear index in machine m's grid; `cluster` reaches the blocks of a_block's
+    cluster)."""
+    if scope in ("gpu", "sys") or a_block == b_block:
+        return True
+    if scope != "cluster":
+        return False
+    a = m.coords(np.array([a_block, b_block]), m.grid)
+    return all(int(v[0]) // n == int(v[1]) // n for v, n in zip(a, m.cluster))
+
+
+def reach_text(scope: str) -> str:
+    """Whom an operation of the scope reaches, for messages."""
+    return "the threads of one cluster" if scope == "cluster" else "the threads of one block"
 
 
 class Release:
@@ -67,7 +79,8 @@ class Ordering:
         self.lane_facts: dict[int, dict] = {}              # lane -> facts since its last barrier
         self.pending: dict[int, list] = {}                 # lane -> releases read by relaxed atomics
         self.fenced: dict[int, Release] = {}               # lane -> its last release fence's snapshot
-        self.narrow: dict[int, Release] = {}               # lane -> a release it could not acquire (scope)
+        self.narrow: dict[int, tuple] = {}                 # lane -> (scope, op): the too narrow side of a
+                                                           # release it could not acquire
         self.any = False                                   # any knowledge at all (the fast path)
         self.released = False                              # any release yet (release counts kept)
 
@@ -100,15 +113,16 @@ class Ordering:
         self.released = True
         return Release(facts, block, scope, op)
 
-    def _acquire(self, lane: int, releases, scope: str) -> None:
+    def _acquire(self, lane: int, releases, scope: str, op=None) -> None:
         block = int(self.m.block_lin[lane])
         facts = self.lane_facts.setdefault(lane, {})
         for r in releases:
-            if reaches(r.scope, r.block, block) and reaches(scope, block, r.block):
+            if reaches(r.scope, r.block, block, self.m) and reaches(scope, block, r.block, self.m):
                 merge(facts, r.facts)
                 self.any = True
             elif r.block != block:
-                self.narrow[lane] = r
+                # the release's scope, or else the acquire's, does not reach the other block
+                self.narrow[lane] = (r.scope, r.op) if not reaches(r.scope, r.block, block, self.m) else (scope, op)
 
     # -- operations
     def barrier(self, blocks: np.ndarray) -> None:
@@ -123,7 +137,7 @@ class Ordering:
     def fence(self, lanes, order: str, scope: str, op) -> None:
         for lane in lanes.tolist():
             if order in ACQUIRES and lane in self.pending:
-                self._acquire(lane, self.pending.pop(lane), scope)
+                self._acquire(lane, self.pending.pop(lane), scope, op)
             if order in RELEASES:
                 self.fenced[lane] = self._snapshot(lane, scope, op)
 
@@ -132,7 +146,7 @@ class Ordering:
         """One lane's atomic on a location, in the order the simulator applies them."""
         if reads:
             if order in ACQUIRES:
-                self._acquire(lane, loc.releases, scope)
+                self._acquire(lane, loc.releases, scope, op)
             elif loc.releases:
                 self.pending.setdefault(lane, []).extend(loc.releases)
         if writes:
@@ -149,9 +163,10 @@ class Ordering:
                "one releases (an atomic with `release` or `acq_rel`, or `fence(release, gpu)` before an "
                "atomic write) and the other acquires what it wrote (an atomic with `acquire`, or an atomic "
                "read followed by `fence(acquire, gpu)`); see docs/memory_model.md"]
-        r = self.narrow.get(lane)
-        if r is not None:
-            where = f" at {r.op.loc}" if r.op is not None and r.op.loc is not None else ""
-            out.append(f"a release{where} had `{r.scope}` scope, which does not reach another block: "
-                       f"use `gpu`")
+        narrow = self.narrow.get(lane)
+        if narrow is not None:
+            scope, op = narrow
+            where = f" at {op.loc}" if op is not None and op.loc is not None else ""
+            out.append(f"an acquire or release{where} had `{scope}` scope, which reaches only {reach_text(scope)}: "
+                       f"use `gpu`" + (" (or `cluster` within a cluster)" if scope == "cta" else ""))
         return out

@@ -55,7 +55,7 @@ def test_a_cta_scoped_fence_does_not_reach_other_blocks(max_lanes):
         _last_block(3, max_lanes, seed=4)
     d = err.value.diagnostic
     assert d.code == "S0004" and d.span.line_col[0] == P.LAST_BLOCK_READ_LINE
-    assert any("had `cta` scope, which does not reach another block" in n for n in d.notes), d.notes
+    assert any("had `cta` scope, which reaches only the threads of one block" in n for n in d.notes), d.notes
 
 
 def test_cta_scoped_atomics_of_different_blocks_are_reported():

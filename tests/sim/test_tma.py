@@ -155,3 +155,32 @@ def test_a_multicast_before_the_other_blocks_barrier_exists_is_reported():
         _multicast(src)
     d = err.value.diagnostic
     assert d.code == "S0004" and "shared array `bar`" in d.message and "of block (1, 0, 0) wrote" in d.message
+
+
+def _multicast_ring(src, uses=5, device="sim"):
+    import ml_dtypes
+    prog = ember.compile(src, arch="sm_90a", cache=False)
+    x = np.random.default_rng(5).standard_normal((16 * uses, 64)).astype(ml_dtypes.bfloat16)
+    out = np.zeros(2 * uses * 1024, ml_dtypes.bfloat16)
+    ember.runtime.load(prog, device=device).k(x, out, uses, grid=2)
+    return x, out.reshape(2, uses * 16, 64)
+
+
+def test_a_ring_a_cluster_fills_by_multicast_reaches_both_blocks():
+    x, out = _multicast_ring(P.MULTICAST_RING)
+    for b in range(2):
+        np.testing.assert_array_equal(out[b].astype(np.float32), x.astype(np.float32))
+
+
+@pytest.mark.parametrize("old, new, says", [
+    # the stage released to this block's producer only: the other block's may refill it under its readers
+    ("consumer_release_cluster(empty, u, 2u32, 2u32);", "consumer_release(empty, u, 2u32);", "deadlock"),
+    # empty counting one block's consumers: its phases end twice a use, and the parities lose step
+    ("pipeline_init(full, empty, 2u32, 256u32);", "pipeline_init(full, empty, 2u32, 128u32);", "deadlock"),
+    # the releases of the other block's consumers not acquired: its reads race with the refill
+    ("producer_acquire_cluster(empty, u, 2u32);", "producer_acquire(empty, u, 2u32);", "`cta` scope"),
+])
+def test_a_cluster_ring_without_its_cluster_release_is_reported(old, new, says):
+    with pytest.raises(SimError) as err:
+        _multicast_ring(P.MULTICAST_RING.replace(old, new))
+    assert says in err.value.diagnostic.message + " ".join(err.value.diagnostic.notes)

@@ -54,13 +54,27 @@ defop("mem.mbarrier_arrive", Operands(types_of="operands"), operands=f"{_BAR}, t
       doc="Arrive on the mbarrier, first announcing `tx_bytes` more transaction bytes for the "
           "current phase (PTX mbarrier.arrive, or mbarrier.arrive.expect_tx when tx_bytes may be "
           "nonzero).")
+defop("mem.mbarrier_arrive_remote", Operands(types_of="operands"), operands=f"{_BAR}, rank: u32",
+      traits=_EFFECTS, min_sm=90, min_ptx=(8, 0),
+      simulate=lambda m, op, args, mask: m.mbarriers.arrive_remote(op, args[0].offset(args[1]), args[2], mask) or [],
+      example="mem.mbarrier_arrive_remote %b, %i, %r : *mut shared u64, u32, u32",
+      example_args="%b: *mut shared u64, %i: u32, %r: u32",
+      doc="Arrive on the mbarrier bar[bar_index] of the cluster's block of rank `rank` (this block's "
+          "own when it is its rank), releasing this thread's earlier accesses at cluster scope: how "
+          "the consumers of a stage that a multicast fills tell every block's producer that they are "
+          "done with it (PTX mapa.shared::cluster, mbarrier.arrive.release.cluster.shared::cluster).")
 defop("mem.mbarrier_try_wait", Operands(types_of="operands"), operands=f"{_BAR}, parity: u32",
       results="result: bool", traits=_EFFECTS, min_sm=90, infer=lambda ts, attrs: [BOOL],
-      simulate=lambda m, op, args, mask: [m.mbarriers.try_wait(op, args[0].offset(args[1]), args[2], mask)],
+      attrs={"scope": Attr("enum", ("cta", "cluster"), required=False,
+                           doc="whose arrivals the wait acquires: the block's (cta, when absent) or the cluster's")},
+      simulate=lambda m, op, args, mask: [m.mbarriers.try_wait(op, args[0].offset(args[1]), args[2], mask,
+                                                               op.attrs.get("scope", "cta"))],
       example="%done = mem.mbarrier_try_wait %b, %i, %p : *mut shared u64, u32, u32",
       example_args="%b: *mut shared u64, %i: u32, %p: u32",
       doc="Whether the phase of the given parity (0 or 1) has completed (PTX "
-          "mbarrier.try_wait.parity); when it has, what the phase delivered is visible to the thread.")
+          "mbarrier.try_wait.parity); when it has, what the phase delivered is visible to the thread, "
+          "and with scope `cluster` what the other blocks' threads did before arriving on it "
+          "(mbarrier_arrive_cluster; PTX .acquire.cluster).")
 defop("mem.cp_async_bulk", Operands(types_of="operands"),
       operands=f"dst: *shared T, dst_index: I, src: &global U, src_index: V{{i32,u32,i64,u64}}, bytes: u32, {_BAR}",
       traits=_EFFECTS, check_consts=_bulk_consts, min_sm=90, min_ptx=(8, 0),
