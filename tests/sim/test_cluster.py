@@ -69,3 +69,12 @@ def test_cluster_dimensions_reach_the_ptx_and_the_kernel_description():
     prog = ember.compile(RING, arch="sm_90", cache=False)
     assert ".reqnctapercluster 4, 1, 1" in prog.ptx and "mapa.shared::cluster.u32" in prog.ptx
     assert prog.kernels["k"].cluster == (4, 1, 1)
+
+
+def test_a_cluster_of_one_block_is_no_cluster():
+    """`cluster(C)` with C = 1 (a const parameter's value) compiles as a kernel without it."""
+    src = "kernel k<const C: u32 = 1>(o: *mut global u32) block(32) cluster(C) { o[thread_idx.x] = cluster_rank; }"
+    one = ember.compile(src, arch="sm_90", cache=False)
+    assert one.kernels["k"].cluster is None and ".reqnctapercluster" not in one.ptx
+    two = ember.compile(src, arch="sm_90", defines={"C": 2}, cache=False)
+    assert two.kernels["k"].cluster == (2, 1, 1) and ".reqnctapercluster 2, 1, 1" in two.ptx

@@ -172,15 +172,32 @@ def test_a_ring_a_cluster_fills_by_multicast_reaches_both_blocks():
         np.testing.assert_array_equal(out[b].astype(np.float32), x.astype(np.float32))
 
 
-@pytest.mark.parametrize("old, new, says", [
-    # the stage released to this block's producer only: the other block's may refill it under its readers
-    ("consumer_release_cluster(empty, u, 2u32, 2u32);", "consumer_release(empty, u, 2u32);", "deadlock"),
-    # empty counting one block's consumers: its phases end twice a use, and the parities lose step
-    ("pipeline_init(full, empty, 2u32, 256u32);", "pipeline_init(full, empty, 2u32, 128u32);", "deadlock"),
-    # the releases of the other block's consumers not acquired: its reads race with the refill
-    ("producer_acquire_cluster(empty, u, 2u32);", "producer_acquire(empty, u, 2u32);", "`cta` scope"),
+@pytest.mark.parametrize("old, new, code, says", [
+    # refilled once this block's consumers are done: the other block's may still read the stage
+    ("producer_acquire_cluster(empty, clear, u, 2u32, 2u32);", "producer_acquire(empty, u, 2u32);",
+     "S0004", "which thread (128, 0, 0) of block (1, 0, 0) read"),
+    # `clear` counting one producer's forward: its phases end twice a use and lose step with the waits
+    ("pipeline_init_cluster(full, empty, clear, 2u32, 128u32, 2u32);",
+     "pipeline_init_cluster(full, empty, clear, 2u32, 128u32, 1u32);", "S0011", "deadlock"),
 ])
-def test_a_cluster_ring_without_its_cluster_release_is_reported(old, new, says):
+def test_a_cluster_ring_without_its_cluster_acquire_is_reported(old, new, code, says):
+    src = P.MULTICAST_RING
+    assert old in src
     with pytest.raises(SimError) as err:
-        _multicast_ring(P.MULTICAST_RING.replace(old, new))
-    assert says in err.value.diagnostic.message + " ".join(err.value.diagnostic.notes)
+        _multicast_ring(src.replace(old, new))
+    d = err.value.diagnostic
+    assert d.code == code and says in d.message, d.message
+
+
+def test_a_cluster_acquire_at_cta_scope_is_reported():
+    """The forwards waited for at cta scope: the other block's consumers' reads are not ordered
+    before the refill (the note names the scope)."""
+    from pathlib import Path
+    std = (Path(ember.__file__).parent / "std" / "pipeline.ember").read_text()
+    body = std[std.index("fn producer_acquire_cluster"):].replace("mbarrier_wait_cluster(clear", "mbarrier_wait(clear")
+    src = P.MULTICAST_RING.replace("producer_acquire_cluster(", "producer_acquire_cta(") + "\n" + body.replace(
+        "fn producer_acquire_cluster", "fn producer_acquire_cta")
+    with pytest.raises(SimError) as err:
+        _multicast_ring(src)
+    d = err.value.diagnostic
+    assert d.code == "S0004" and any("had `cta` scope" in n for n in d.notes), d

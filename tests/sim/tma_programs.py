@@ -156,23 +156,24 @@ kernel k(x: tensormap<bf16, [16, 64], swizzle(128)>, out: *mut global bf16) bloc
 """
 
 
-# A ring of STAGES stages that a cluster of 2 fills together: for use u, each block's producer
-# loads its half of x's rows 16u..16u+16 (8 rows) multicast into the stage of both blocks; each
-# block's consumers copy the 16 rows out and release the stage to both producers (std/pipeline's
-# cluster functions), so no producer refills a stage that either block still reads.
+# A ring of 2 stages that a cluster of 2 fills together: for use u, each block's producer loads
+# its half of x's rows 16u..16u+16 (8 rows) multicast into the stage of both blocks; each block's
+# consumers copy the 16 rows out and release the stage to their producer, which forwards it to
+# both (std/pipeline's cluster functions), so no producer refills a stage either block still reads.
 MULTICAST_RING = """import "std/pipeline.ember";
 
 kernel k(x: tensormap<bf16, [8, 64], swizzle(128)>, out: *mut global bf16, uses: u32) block(256) cluster(2) {
     shared t: [[[[bf16; 64]; 8]; 2]; 2] swizzle(128);
     shared full: [u64; 2];
     shared empty: [u64; 2];
+    shared clear: [u64; 2];
     let rank = cluster_rank;
-    if thread_idx.x == 0u32 { pipeline_init(full, empty, 2u32, 256u32); }
+    if thread_idx.x == 0u32 { pipeline_init_cluster(full, empty, clear, 2u32, 128u32, 2u32); }
     cluster_barrier();                           // both blocks' barriers exist before any copy
     if thread_idx.x < 128u32 {
         if thread_idx.x == 0u32 {
             for u in 0u32..uses {
-                producer_acquire_cluster(empty, u, 2u32);
+                producer_acquire_cluster(empty, clear, u, 2u32, 2u32);
                 producer_commit(full, u, 2u32, 2048u32);
                 tma_load_multicast(t[u % 2u32][rank], x, full, u % 2u32, 3u32, i32(16u32 * u + 8u32 * rank), 0);
             }
@@ -185,7 +186,7 @@ kernel k(x: tensormap<bf16, [8, 64], swizzle(128)>, out: *mut global bf16, uses:
                 let i = e * 128u32 + q;
                 out[(block_idx.x * uses + u) * 1024u32 + i] = t[u % 2u32][i / 512u32][(i / 64u32) % 8u32][i % 64u32];
             }
-            consumer_release_cluster(empty, u, 2u32, 2u32);
+            consumer_release(empty, u, 2u32);
         }
     }
     cluster_barrier();                           // no block exits while the other may write to it
