@@ -27,9 +27,7 @@ def tuned_rows(file: str, kernels: list | None, device: str) -> list:
         t = T.read(path)
         if t.get("source") != source.name or (kernels and t.get("kernel") not in kernels):
             continue
-        if t.get("source_hash") != T.source_hash(source):
-            warnings.warn(f"{path}: made from another version of {source.name}: not used; "
-                          f"rerun `ember tune {t.get('kernel')}`", stacklevel=2)
+        if not T.current(t, source):            # warns: a stale table is not used
             continue
         matches = [k for k in t["devices"] if device.lower() in k.lower()]
         if len(matches) > 1:

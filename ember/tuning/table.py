@@ -1,10 +1,10 @@
 """Tuned tables: per kernel, per device (name and compute capability), per shape bucket,
 the configuration `ember tune` chose and the SASS path it is fastest through (nvJitLink or
 the driver's JIT: docs/sass_paths.md), its time, the runner-up, Ember's version and a
-content hash of the kernel's source. A table whose source hash no longer matches the
-kernel is refused with a warning, never used.
+content hash of the kernel's source and the files it imports. A table whose source hash no
+longer matches them is refused with a warning, never used.
 
-    {"format": 1, "kernel": "rmsnorm_rows", "source": "rmsnorm.ember", "source_hash": "...",
+    {"format": 2, "kernel": "rmsnorm_rows", "source": "rmsnorm.ember", "source_hash": "...",
      "ember_version": "0.1.0", "sass_paths": ["nvjitlink", "driver"],
      "devices": {"NVIDIA H100 80GB HBM3 sm_90": {"16384x4096 f32": {
          "config": {"BLOCK": 512, "VEC": 4}, "sass_path": "driver", "us": 101.2,
@@ -23,12 +23,55 @@ from pathlib import Path
 
 from ..records import record
 
-FORMAT = 1
+# 2: source_hash covers the files the kernel imports too (format 1 hashed the kernel's file
+# alone, so an edit of an imported function left its tables in use)
+FORMAT = 2
+
+
+def source_files(path) -> list:
+    """The kernel's file and every file it imports, directly or not, in the order the front
+    end reads them (ember.frontend.imports): what its code, and so a configuration's speed,
+    depends on."""
+    from ..diagnostics import CompileError, Diagnostics
+    from ..driver import load_source
+    from ..frontend import imports, parser
+    from ..import_paths import search_dirs
+    diags = Diagnostics()
+    module = parser.parse(load_source(Path(path)), diags)
+    files = imports.resolve(module, diags, parser.parse, search_dirs([]))
+    if diags.has_errors:
+        raise CompileError(diags)
+    return files
+
+
+# path -> ((each file read, its bytes), the hash): a hash is computed again (the imports parsed)
+# only when some file's bytes differ from those it was computed from
+_HASHED: dict = {}
 
 
 def source_hash(path) -> str:
-    """sha256 of the kernel's source text (what a configuration's speed depends on)."""
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    """sha256 of the kernel's source and of every file it imports (each file's bytes, length
+    first, in reading order: not where the files are, so the same sources hash the same on
+    any machine)."""
+    key = str(Path(path).resolve())
+    known = _HASHED.get(key)
+    if known is not None and all(_bytes_of(f) == data for f, data in known[0]):
+        return known[1]
+    h = hashlib.sha256()
+    read = []
+    for f in source_files(path):
+        data = f.text.encode("utf-8")
+        h.update(len(data).to_bytes(8, "little") + data)
+        read.append((f.path, data))
+    _HASHED[key] = (tuple(read), h.hexdigest())
+    return h.hexdigest()
+
+
+def _bytes_of(path) -> bytes | None:
+    try:
+        return Path(path).read_text(encoding="utf-8").encode("utf-8")
+    except OSError:
+        return None
 
 
 def device_key(name: str, arch: str) -> str:
@@ -82,14 +125,21 @@ def merge(old: dict | None, new: dict) -> dict:
     return {**new, "devices": devices}
 
 
-def current(table: dict, source) -> bool:
-    """Was the table made from `source` as it is now? A stale table is refused with a
-    warning (the kernel was edited after tuning: its entries say nothing of it)."""
+def current(table: dict, source, stacklevel: int = 3) -> bool:
+    """Was the table made from `source` and its imports as they are now? A stale table is
+    refused with a warning (the kernel or a file it imports was edited after tuning: its
+    entries say nothing of it), as is one of format 1, whose hash did not cover the imports."""
+    kernel = table.get("kernel")
+    if table.get("format", 1) < 2:
+        warnings.warn(f"tuned table of `{kernel}` is of format {table.get('format', 1)}, whose source hash does not "
+                      f"cover the files {Path(source).name} imports: ignored, the defaults are used; rerun "
+                      f"`ember tune {kernel}`", stacklevel=stacklevel)
+        return False
     if table.get("source_hash") == source_hash(source):
         return True
-    warnings.warn(f"tuned table of `{table.get('kernel')}` was made from another version of "
-                  f"{Path(source).name} (source hash differs): ignored, the defaults are used; "
-                  f"rerun `ember tune {table.get('kernel')}`", stacklevel=3)
+    warnings.warn(f"tuned table of `{kernel}` was made from another version of {Path(source).name} or of a "
+                  f"file it imports (source hash differs): ignored, the defaults are used; "
+                  f"rerun `ember tune {kernel}`", stacklevel=stacklevel)
     return False
 
 
@@ -97,8 +147,10 @@ def lookup(table: dict, source, device_name: str, arch: str, bucket: str) -> Tun
     """The tuned configuration and path for a device and bucket, or None: the device or bucket is not
     in the table (the caller uses its defaults), or the table was made from other source
     (refused with a warning)."""
-    if not current(table, source):
-        return None
+    return _entry(table, device_name, arch, bucket) if current(table, source) else None
+
+
+def _entry(table: dict, device_name: str, arch: str, bucket: str) -> Tuned | None:
     entry = table.get("devices", {}).get(device_key(device_name, arch), {}).get(bucket)
     if not entry or entry.get("config") is None:
         return None
@@ -133,8 +185,9 @@ def tuned_for(kernel: str, bucket: str, device=0, *, device_name: str | None = N
         warnings.warn(f"no tuned table for `{kernel}` ({path}): its defaults are used", stacklevel=3)
         return Tuned({})
     table = read(path)
-    tuned = lookup(table, source_of(kernel), device_name, arch, bucket)
-    if tuned is None and table.get("source_hash") == source_hash(source_of(kernel)):
+    fresh = current(table, source_of(kernel), stacklevel=4)
+    tuned = _entry(table, device_name, arch, bucket) if fresh else None
+    if tuned is None and fresh:
         warnings.warn(f"`{kernel}` is not tuned for {device_key(device_name, arch)} at `{bucket}` ({path}): "
                       f"its defaults are used; `ember tune {kernel} --shape '{bucket}'` on that GPU tunes it",
                       stacklevel=3)

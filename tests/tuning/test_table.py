@@ -97,3 +97,36 @@ def test_each_entry_names_its_sass_path_and_old_tables_their_one_path(tmp_path):
     old["sass_path"] = "nvjitlink"
     old["devices"] = {"GPU sm_90": {"a": {"config": {"WARPS": 8}, "us": 1.0}}}
     assert T.lookup(old, src, "GPU", "sm_90", "a") == T.Tuned({"WARPS": 8}, "nvjitlink")
+
+
+def _kernel_with_import(d):
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "helper.ember").write_text("fn twice(x: f32) -> f32 { return x + x; }\n")
+    (d / "k.ember").write_text('import "helper.ember";\n'
+                               "kernel k(o: *mut global f32) block(32) { o[thread_idx.x] = twice(1.0); }\n")
+    return d / "k.ember"
+
+
+def test_an_edit_of_an_imported_file_makes_the_table_stale(tmp_path):
+    """The hash covers the files the kernel imports: a table of the kernel before an edit of
+    one is refused, as one of an edited kernel is."""
+    src = _kernel_with_import(tmp_path)
+    t = T.new_table("k", src)
+    t["devices"]["GPU sm_90"] = {"b": entry({"WARPS": 8}, 1.0)}
+    assert T.lookup(t, src, "GPU", "sm_90", "b") == T.Tuned({"WARPS": 8})
+    (tmp_path / "helper.ember").write_text("fn twice(x: f32) -> f32 { return 2.0 * x; }\n")
+    with pytest.warns(UserWarning, match="another version of k.ember or of a file it imports"):
+        assert T.lookup(t, src, "GPU", "sm_90", "b") is None
+
+
+def test_the_source_hash_does_not_depend_on_where_the_files_are(tmp_path):
+    assert T.source_hash(_kernel_with_import(tmp_path / "a")) == T.source_hash(_kernel_with_import(tmp_path / "b" / "c"))
+
+
+def test_a_table_of_format_1_is_refused_its_hash_not_covering_imports(tmp_path):
+    src = _kernel_with_import(tmp_path)
+    t = T.new_table("k", src)
+    t["devices"]["GPU sm_90"] = {"b": entry({"WARPS": 8}, 1.0)}
+    t["format"] = 1
+    with pytest.warns(UserWarning, match="format 1, whose source hash does not cover the files k.ember imports"):
+        assert T.lookup(t, src, "GPU", "sm_90", "b") is None
