@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 
 from ..records import field, record
+from ..shipped import KERNELS_SRC
 
-KERNELS_SRC = Path(__file__).resolve().parents[2] / "kernels_src"
 
 
 @record
