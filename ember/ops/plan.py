@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
-from ..runtime.cuda import torch_stream
+from ..runtime.cuda import caller_stream
 
 MAX_PLANS = 1024
 _plans: OrderedDict = OrderedDict()
@@ -68,7 +68,7 @@ def run(op: str, args: tuple, build) -> None:
                 _plans.popitem(last=False)
     else:
         _plans.move_to_end(key)
-    stream = torch_stream(args)
+    stream = caller_stream(args)
     for launch in launches:
         launch(stream)
     _launched[0] += sum(not isinstance(launch, Keep) for launch in launches)

@@ -6,8 +6,8 @@ this package.
 Streams. A launch goes on the stream it is given: an Ember `Stream`, a cuda.core `Stream`
 or graph builder, any object with the `__cuda_stream__` protocol (a torch or CuPy
 stream), or a raw stream handle (an int). Without one, a launch whose buffers include a
-torch tensor goes on torch's current stream for that tensor's device, and any other on
-the device's default stream.
+torch tensor goes on torch's current stream for that tensor's device, one with a CuPy array
+on CuPy's current stream, and any other on the device's default stream.
 
 Blocking. A launch with numpy arrays copies them in and back for `*mut` parameters, so it
 waits for the kernel; a launch on device buffers only (DeviceArray, torch, CuPy, ...)
@@ -352,7 +352,7 @@ class Kernel:
         arrays are copied back)."""
         launch = self.prepare(*args, grid=grid, block=block)
         if stream is None:
-            stream = torch_stream(args)
+            stream = caller_stream(args)
         launch(stream)
         if launch.staged or launch.after or sync:
             self.module.ctx.synchronize()
@@ -418,12 +418,19 @@ def _scalar_value(raw: bytes):
     return _BY_SIZE[len(raw)].from_buffer_copy(raw)
 
 
-def torch_stream(args):
-    """torch's current stream when a torch tensor is among the arguments, else None."""
+def caller_stream(args):
+    """The stream the caller's library would run on: torch's current stream for the device of
+    the first torch tensor among the arguments, else CuPy's current stream when a CuPy array
+    is among them (a handle: 0 is the device's default stream), else None."""
     for a in args:
-        if type(a).__module__.startswith("torch") and getattr(a, "is_cuda", False):
+        mod = type(a).__module__
+        if mod.startswith("torch") and getattr(a, "is_cuda", False):
             import torch
             return torch.cuda.current_stream(a.device)
+        if mod.startswith("cupy"):
+            import cupy
+            with cupy.cuda.Device(a.device.id):
+                return int(cupy.cuda.get_current_stream().ptr)
     return None
 
 

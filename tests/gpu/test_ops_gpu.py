@@ -206,3 +206,24 @@ def test_rope_append_then_attention(dtype, tol):
     out = ops.decode_attention(q, kc, vc, lengths)
     ref = decode_attention(f64(q), f64(kc), f64(vc), lengths.cpu().numpy())
     assert np.abs(f64(out) - ref).max() <= (1e-5 if dtype == torch.float32 else 2e-2)
+
+
+def test_the_ops_run_on_cupys_current_stream():
+    """CuPy arrays: the op goes on CuPy's current stream - captured into CuPy's graph there
+    (a launch on another stream would not be in the graph, or break the capture)."""
+    cupy = pytest.importorskip("cupy")
+    x = cupy.full((8, 4096), 2.0, dtype=cupy.float32)
+    w = cupy.ones(4096, dtype=cupy.float32)
+    y = cupy.zeros_like(x)
+    ops.rms_norm(x, w, 1e-6, out=y)                    # the plan made and the kernel loaded: not in a capture
+    y.fill(0.0)
+    cupy.cuda.Device().synchronize()
+    s = cupy.cuda.Stream(non_blocking=True)
+    with s:
+        s.begin_capture()
+        ops.rms_norm(x, w, 1e-6, out=y)
+        graph = s.end_capture()
+    assert float(cupy.abs(y).max()) == 0.0             # captured, not run
+    graph.launch(s)
+    s.synchronize()
+    assert float(cupy.abs(y - 1.0).max()) < 1e-5
