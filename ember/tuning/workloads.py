@@ -198,6 +198,27 @@ def gemm_bf16(shape: str) -> Workload:
                     np.asarray(a, np.float64) @ np.asarray(w, np.float64).T, 1e-5, 2 * (m + n) * k + 4 * m * n)
 
 
+def gemm_wgmma(shape: str) -> Workload:
+    """kernels_src/gemm_wgmma.ember gemm_wgmma forward (sm_90a): MxNxK, y = a w^T with bf16 a
+    [M, K] and w [N, K] through tensor maps, f32 out, on the persistent grid its launcher
+    uses (a block an SM, at most one a tile); the reference the f64 product of the same bf16
+    values. Every configuration gives the same bits (tests/gpu/test_gemm_wgmma_gpu.py)."""
+    from ..reference.gemm import bf16_bits, bf16_values
+    m, n, k = (int(v) for v in shape.split("x"))
+    rng = _rng(f"gemm_wgmma {shape}")
+    a, w = bf16_values(rng.standard_normal((m, k))), bf16_values(rng.standard_normal((n, k)))
+
+    def grid(c):            # persistent: a block an SM (of the first GPU; the simulator: a block a tile)
+        from ..runtime import cuda
+        tiles = -(-m // (64 * c["CONSUMERS"])) * -(-n // c["BN"])
+        return (min(cuda.context().sm_count, tiles) if cuda.available() else tiles,)
+    return Workload(KERNELS_SRC / "gemm_wgmma.ember", "gemm_wgmma", shape, {},
+                    {"a": bf16_bits(a), "b": bf16_bits(w)}, "c", {"c": np.zeros((m, n), np.float32)},
+                    ["a", "b", "c", m, n, k], grid,
+                    np.asarray(a, np.float64) @ np.asarray(w, np.float64).T, 1e-5, 2 * (m + n) * k + 4 * m * n,
+                    arch="sm_90a")
+
+
 def _bf16():
     import ml_dtypes
     return ml_dtypes.bfloat16
@@ -223,6 +244,10 @@ WORKLOADS = {
     "rope_out": (rope_out, "rope.ember", ["4096x32x128 f32", "4096x32x128 bf16", "1x32x128 f32"]),
     "q6k_gemv": (q6k_gemv, "q6k_gemv.ember", ["1x4096x14336", "1x14336x4096", "8x4096x14336"]),
     "gemm_bf16": (gemm_bf16, "gemm_bf16.ember", ["4096x4096x4096", "2048x14336x4096"]),
+    # sm_90a: the large shapes, and decode ones in this orientation (the swapped call of the
+    # kernel's header is faster there: bench/results/gemm_wgmma_decode.md)
+    "gemm_wgmma": (gemm_wgmma, "gemm_wgmma.ember", ["4096x4096x4096", "2048x14336x4096", "16x4096x4096",
+                                                    "1x14336x4096"]),
 }
 
 

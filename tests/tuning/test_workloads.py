@@ -13,7 +13,8 @@ from ember.tuning.workloads import WORKLOADS, buckets_of, source_of, workload
 
 
 def run_in_sim(wl, config):
-    prog = ember.compile(wl.source, defines={**wl.defines, **config}, kernels=[wl.kernel], stop_after="ir-opt")
+    prog = ember.compile(wl.source, defines={**wl.defines, **config}, kernels=[wl.kernel], stop_after="ir-opt",
+                         **({"arch": wl.arch} if wl.arch else {}))
     arrays = {**wl.inputs, **{n: a.copy() for n, a in wl.outputs.items()}}
     load(prog)[wl.kernel](*wl.arguments(arrays), grid=wl.grid(config))
     return arrays[wl.output]
@@ -30,10 +31,12 @@ def run_in_sim(wl, config):
     ("rope_out", "2x3x32 bf16", [{"HEADS_PER_THREAD": 1, "PAIRS": 4}, {"HEADS_PER_THREAD": 16, "PAIRS": 2}]),
     ("q6k_gemv", "2x9x512", [{"WARPS": 2, "ROWS": 2}]),
     ("gemm_bf16", "70x40x96", [{"BM": 64, "BN": 64, "BK": 32, "STAGES": 2, "WARPS_M": 2, "WARPS_N": 2}]),
+    ("gemm_wgmma", "20x72x136", [{"BN": 64, "STAGES": 2, "GROUP_M": 0, "CONSUMERS": 1},
+                                 {"BN": 16, "STAGES": 3, "GROUP_M": 8, "CONSUMERS": 2}]),
 ])
 def test_correct_configurations_pass_the_check(kernel, shape, configs):
     wl = workload(kernel, shape)
-    admissible = tune_space(wl.source, kernel=kernel, defines=wl.defines)[kernel].admissible
+    admissible = tune_space(wl.source, kernel=kernel, defines=wl.defines, arch=wl.arch)[kernel].admissible
     for config in configs:
         assert config in admissible
         err = wl.error(run_in_sim(wl, config))
