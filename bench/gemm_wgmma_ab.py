@@ -21,9 +21,13 @@ SHAPES = SQUARE + LAYER
 CONFIGS = [{}, {"GROUP_M": 8}, {"GROUP_M": 16}, {"STAGES": 3}, {"BN": 128}, {"BN": 192}]
 
 
-# The configuration and SASS path kernels_src/tuned/gemm_wgmma.json chose for the H100's large
-# buckets: GROUP_M = 8, through the driver's JIT (whole-program SASS; docs/sass_paths.md)
-TUNED = ({"GROUP_M": 8}, "driver")
+def _tuned() -> tuple:
+    """(configuration, SASS path) of kernels_src/tuned/gemm_wgmma.json's 4096^3 bucket for this
+    GPU (on the H100: GROUP_M = 8 through the driver's JIT; docs/sass_paths.md), the defaults
+    through nvJitLink when the GPU is not in it (with a warning)."""
+    from ember.tuning import tuned_for
+    t = tuned_for("gemm_wgmma", "4096x4096x4096")
+    return t.config, t.sass_path
 
 
 def _gemm(arch: str, defines: dict | None = None, sass_path: str = "nvjitlink"):
@@ -56,8 +60,9 @@ def _backward(torch, quick: bool) -> list:
     from bench.gpu_timing import ember_on_torch_stream
     from ember.runtime import cuda
     wg = {"dx": _gemm("sm_90a", {"B_MN": True}), "dw": _gemm("sm_90a", {"A_MN": True, "B_MN": True})}
-    tuned = {"dx": _gemm("sm_90a", {"B_MN": True, **TUNED[0]}, TUNED[1]),
-             "dw": _gemm("sm_90a", {"A_MN": True, "B_MN": True, **TUNED[0]}, TUNED[1])}
+    config, path = _tuned()
+    tuned = {"dx": _gemm("sm_90a", {"B_MN": True, **config}, path),
+             "dw": _gemm("sm_90a", {"A_MN": True, "B_MN": True, **config}, path)}
     sync = {p: cuda.load(ember.compile(ROOT / "kernels_src" / "gemm_bf16.ember", arch=cuda.context().arch,
                                        defines=d, cache=False)).gemm_bf16
             for p, d in (("dx", {"B_T": True}), ("dw", {"A_T": True, "B_T": True, "COPY_PARTS": 2}))}
@@ -118,14 +123,15 @@ def main(out_dir: str, quick: bool = False) -> int:
     from bench.gemm_ab import _in_rounds, _triton_matmul
     from bench.gpu_timing import ember_on_torch_stream, time_torch_graph
     from bench.hand_ptx import load_pair
-    from bench.report import save, save_svg
+    from bench.report import for_device, save, save_svg
     from ember.runtime import cuda
     arch = cuda.context().arch
     if arch not in ("sm_90", "sm_90a"):
         print(f"bench hopper: needs an sm_90 GPU, this is {arch}")
         return 2
     wg, wg_bf16 = _gemm("sm_90a"), _gemm("sm_90a", {"O": "bf16"})
-    wg_tuned = _gemm("sm_90a", TUNED[0], TUNED[1])
+    tuned = _tuned()
+    wg_tuned = _gemm("sm_90a", *tuned)
     hand, _ = load_pair("gemm_wgmma.ptx", arch)     # kernels_src/baselines/gemm_wgmma.ptx, same launch
     sms = torch.cuda.get_device_properties(cuda.context().ordinal).multi_processor_count
     sync = cuda.load(ember.compile(ROOT / "kernels_src" / "gemm_bf16.ember", arch=arch, cache=False)).gemm_bf16
@@ -180,19 +186,19 @@ def main(out_dir: str, quick: bool = False) -> int:
     print(invariance, flush=True)
     backward = _backward(torch, quick)
     result = {"benchmark": "gemm_wgmma_ab", "date": datetime.date.today().isoformat(),
-              "device": torch.cuda.get_device_name(), "arch": arch, "torch": torch.__version__, "sass": "nvJitLink (tuned: driver)",
+              "device": torch.cuda.get_device_name(), "arch": arch, "torch": torch.__version__, "sass": f"nvJitLink (tuned: {tuned[1]})",
               "rows": rows, "configs_4096": configs, "invariance": invariance, "backward": backward,
               "note": "wgmma: kernels_src/gemm_wgmma.ember (128 x 256 tiles, 4 stages of 64-wide K slices by TMA, "
-                      "2 consumer warpgroups, persistent grid, f32 out; bf16 out: O = bf16; tuned: GROUP_M = 8 through the driver's "
-                      "JIT, the configuration and path of the H100's tuned table for the large buckets); hand: kernels_src/baselines/gemm_wgmma.ptx "
+                      "2 consumer warpgroups, persistent grid, f32 out; bf16 out: O = bf16; tuned: the tuned table's configuration "
+                      f"and SASS path for this GPU's 4096^3 bucket, {tuned[0]} through {tuned[1]}); hand: kernels_src/baselines/gemm_wgmma.ptx "
                       "(the same tile, K order and launch); mma_sync: kernels_src/gemm_bf16.ember "
                       "(defaults, f32 out); cublas: torch.mm bf16 (bf16 out); triton: 128x128x64, 8 warps, "
                       "3 stages, wgmma (f32 out)"}
     lines = ["# Hopper GEMM (bf16 in, f32 accumulate): Ember wgmma + TMA vs Ember mma.sync vs cuBLAS vs Triton", "",
              f"{result['date']}, {result['device']} ({arch}), torch {torch.__version__}, Ember's PTX through "
-             "nvJitLink (the tuned side: the driver's JIT); one run, CUDA graphs, every shape's sides in interleaved rounds (the median round). "
+             f"nvJitLink (the tuned side: {tuned[1]}); one run, CUDA graphs, every shape's sides in interleaved rounds (the median round). "
              + result["note"] + ".", "",
-             "| M | N | K | wgmma TFLOP/s | wgmma bf16 out | wgmma tuned (GROUP_M 8, driver JIT) | hand PTX TFLOP/s | "
+             "| M | N | K | wgmma TFLOP/s | wgmma bf16 out | wgmma tuned | hand PTX TFLOP/s | "
              "mma.sync TFLOP/s | cuBLAS TFLOP/s | Triton TFLOP/s | wgmma / cuBLAS (f32 out, bf16 out, tuned) | "
              "time / hand | = hand bitwise | max rel err (wgmma / cuBLAS) |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
@@ -218,8 +224,9 @@ def main(out_dir: str, quick: bool = False) -> int:
                   f"1000, 2048 (first and last rows) against the same rows of the 4096-row product: "
                   f"{invariance['rows_differing']} differ. The tuned side's output is bitwise the default's at every "
                   f"shape and product: {all(r['tuned_same_bits'] for r in rows + backward)}."]
-    save(out_dir, "gemm_wgmma_ab", result, "\n".join(lines) + "\n")
-    save_svg(out_dir, "gemm_wgmma_ab", plot(result))
+    name = for_device("gemm_wgmma_ab", result["device"])
+    save(out_dir, name, result, "\n".join(lines) + "\n")
+    save_svg(out_dir, name, plot(result))
     return 0
 
 

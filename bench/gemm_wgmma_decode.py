@@ -80,7 +80,7 @@ def main(out_dir: str, quick: bool = False) -> int:
 
     from bench.gemm_wgmma_ab import _gemm
     from bench.gpu_timing import copy_ceiling
-    from bench.report import save, save_svg
+    from bench.report import for_device, save, save_svg
     from ember.runtime import cuda
     arch = cuda.context().arch
     if arch not in ("sm_90", "sm_90a"):
@@ -96,8 +96,9 @@ def main(out_dir: str, quick: bool = False) -> int:
     result = {"benchmark": "gemm_wgmma_decode", "date": datetime.date.today().isoformat(),
               "device": torch.cuda.get_device_name(), "arch": arch, "torch": torch.__version__, "sass": "nvJitLink",
               "copy_TBps": copy_tbps, "configs": CONFIGS, "rows": rows}
-    save(out_dir, "gemm_wgmma_decode", result, markdown(result))
-    save_svg(out_dir, "gemm_wgmma_decode", plot(result))
+    name = for_device("gemm_wgmma_decode", result["device"])
+    save(out_dir, name, result, markdown(result))
+    save_svg(out_dir, name, plot(result))
     return 0
 
 

@@ -205,7 +205,7 @@ def main(out_dir: str, quick: bool = False, contexts=CONTEXTS, batches=BATCHES) 
     import torch
 
     from bench.gpu_timing import copy_ceiling
-    from bench.report import bar_chart_svg, save, save_svg
+    from bench.report import bar_chart_svg, for_device, save, save_svg
     from ember.model.layer import LayerWeights
     warnings.simplefilter("ignore")           # shapes without a tuned entry say so
     hp = _hparams()
@@ -218,7 +218,7 @@ def main(out_dir: str, quick: bool = False, contexts=CONTEXTS, batches=BATCHES) 
             print(rows[-1], flush=True)
     result = {"device": torch.cuda.get_device_name(), "date": datetime.date.today().isoformat(),
               "torch": torch.__version__, "copy_TBps": copy_tbps, "rows": rows}
-    name = "layer_ab_h200" if "H200" in result["device"] else "layer_ab"     # the H100's is layer_ab
+    name = for_device("layer_ab", result["device"])
     save(out_dir, name, result, markdown(result))
     groups = [(f"B{r['batch']} {r['context'] // 1024 or r['context']}{'k' if r['context'] >= 1024 else ''}",
                [("Ember", r["ember_us"]), ("floor", r["floor_us"]), ("torch graph", r["torch_bf16_graph_us"])])

@@ -15,6 +15,12 @@ SASS_NOTE = ("SASS: Ember's and the hand-written PTX's through nvJitLink (the ru
              "other paths give other times: docs/sass_paths.md).")
 
 
+def for_device(name: str, device: str) -> str:
+    """A result's file name for the GPU it was measured on: the H100's plain, others' with a
+    suffix (layer_ab_h200), so that a run on another GPU does not replace the H100's figures."""
+    return f"{name}_h200" if "H200" in device else name
+
+
 def save(out_dir: str, name: str, result: dict, markdown: str) -> None:
     os.makedirs(out_dir, exist_ok=True)
     Path(out_dir, f"{name}.json").write_text(json.dumps(result, indent=2) + "\n")
