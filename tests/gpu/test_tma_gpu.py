@@ -103,3 +103,16 @@ def test_multicast_fills_every_block_of_the_cluster():
     assert np.array_equal(gpu.view(np.uint16), sim.view(np.uint16))
     for b in range(4):
         assert np.array_equal(gpu[b].astype(np.float32), x[16 * (b // 2):16 * (b // 2) + 16].astype(np.float32))
+
+
+def test_a_ring_a_cluster_fills_by_multicast_matches_the_simulator():
+    """Remote arrives (mapa + mbarrier.arrive.release.cluster.shared::cluster) and cluster-scope
+    waits (try_wait.acquire.cluster): the 2-block ring of std/pipeline's cluster functions, 12
+    uses of 2 stages, gives what the simulator gives - x in both blocks."""
+    _hopper()
+    from tests.sim.test_tma import _multicast_ring
+    x, gpu = _multicast_ring(P.MULTICAST_RING, uses=12, device="cuda")
+    _, sim = _multicast_ring(P.MULTICAST_RING, uses=12, device="sim")
+    assert np.array_equal(gpu.view(np.uint16), sim.view(np.uint16))
+    for b in range(2):
+        assert np.array_equal(gpu[b].astype(np.float32), x.astype(np.float32))
