@@ -63,7 +63,8 @@ def source_hash(path) -> str:
         data = f.text.encode("utf-8")
         h.update(len(data).to_bytes(8, "little") + data)
         read.append((f.path, data))
-    _HASHED[key] = (tuple(read), h.hexdigest())
+    if all(path is not None for path, _ in read):
+        _HASHED[key] = (tuple(read), h.hexdigest())
     return h.hexdigest()
 
 
