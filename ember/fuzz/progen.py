@@ -237,9 +237,20 @@ class Generator(Features, GenericFeatures, TensorCoreFeatures):
             self.scopes[0] = scope
             if read is not None:
                 self.store(read_type, read)
+        cluster = ""
+        if self.grid == 2 and self.chance(30):
+            # blocks in a cluster of two (drawn last, like the swizzle: earlier seeds keep
+            # their programs), among the collective statements
+            later, scope = self.lines[collective_end:], self.scopes[0]
+            del self.lines[collective_end:]
+            self.scopes[0] = list(collective_scope)
+            self.collective_cluster()
+            self.lines += later
+            self.scopes[0] = scope
+            cluster = " cluster(2)"
         slots = max(self.slots_used, 1)
         body = "\n".join(self.lines).replace("SLOTS", str(slots))
-        head = f"kernel fuzz({', '.join(self.param_list())}, n: u32, s: i32) block({self.block}){bounds} {{"
+        head = (f"kernel fuzz({', '.join(self.param_list())}, n: u32, s: i32) block({self.block}){cluster}{bounds} {{")
         helpers = "".join(h + "\n" for h in sorted(self.imports) + self.helpers)
         return Program(helpers + head + "\n" + body + "\n}\n", self.block, self.grid, slots, seed, self.approx,
                        [t for t in self.types])

@@ -11,7 +11,10 @@ programs of their kind (ember.fuzz.progen mixes these into its Generator):
 - extreme literals (the limits of each type, negative minimums written with a suffix);
 - large per-thread and shared arrays, and arrays of two and three dimensions;
 - atomics with an order and a scope (on a block's own shared array or a thread's own
-  slot, where every scope is correct).
+  slot, where every scope is correct);
+- blocks in clusters of two: relaxed atomics of both blocks on one counter at `cluster`
+  scope (the simulator once held that scope to one block) and distributed shared memory
+  read across cluster barriers.
 
 Every program stays valid with one defined result (in bounds, race free, no NaN bits
 deciding a result), so any difference between two runs is a bug.
@@ -214,6 +217,25 @@ class Features:
 
     def indices(self, dims: list) -> str:
         return "".join(f"[({self.expr('u32', 1)}) % {n}u32]" for n in dims)
+
+    def collective_cluster(self) -> None:
+        """In a cluster of two blocks (the kernel gets `cluster(2)`, the grid is 2): every
+        thread adds to a counter of the cluster (a reserved slot of its first thread) with a
+        relaxed atomic at cluster scope, writes its block's shared array, and after a cluster
+        barrier reads the other block's through distributed shared memory; a second cluster
+        barrier, before any thread can return, keeps both blocks until those reads are done.
+        The counter is read after it."""
+        sh, j = self.fresh("peer"), self.new_slot(reserve=True)
+        at = f"(block_idx.x / 2u32) * {2 * self.block}u32 * SLOTS + {j}u32"   # the cluster's first thread's
+        self.emit(f"shared {sh}: [u32; {self.block}];")
+        self.emit(f"atomic_add(out_u32, {at}, ({self.expr('u32', 1)}) & 255u32, relaxed, cluster);")
+        self.emit(f"{sh}[tid] = {self.expr('u32', 1)};")
+        self.emit("cluster_barrier();")
+        self.let("u32", f"dsmem_load({sh}, (tid + {self.integer(0, self.block - 1)}u32) % {self.block}u32, "
+                        f"cluster_rank ^ 1u32)")
+        self.emit("cluster_barrier();")
+        self.store("u32", self.scopes[-1][-1].name)
+        self.store("u32", f"out_u32[{at}]")
 
     def ordering(self) -> str:
         """An atomic's optional order and scope words (docs/memory_model.md): a block's
