@@ -65,7 +65,8 @@ SPECIAL_OUTPUTS = ["/dev/null", "link.ptx", "k.ember", "dangling.ptx"]
 def seed_programs() -> list[str]:
     """Programs to mutate: the kernels, the test suite's Ember files, a few generated."""
     out = []
-    for p in sorted((ROOT / "kernels_src").glob("*.ember")) + sorted((ROOT / "tests" / "lit").rglob("*.ember")):
+    from ..shipped import KERNELS_SRC      # the shipped kernels, installed or not; the tests' files in a checkout
+    for p in sorted(KERNELS_SRC.glob("*.ember")) + sorted((ROOT / "tests" / "lit").rglob("*.ember")):
         out.append(p.read_text(encoding="utf-8", errors="replace"))
     from .progen import from_seed
     out += [from_seed(s).source for s in range(8)]
