@@ -225,28 +225,13 @@ class Generator(Features, GenericFeatures, TensorCoreFeatures):
         bound = self.integer(0, 3)
         bounds = f" min_blocks({4 * bound})" if bound else ""
         self.streamed = self.chance(30)      # the inputs' loads as inline PTX with cache qualifiers
-        if self.chance(25):
-            # a std/swizzle tile (drawn last too), among the collective statements: before any
-            # thread can have returned, with the variables declared by then
-            later, scope = self.lines[collective_end:], self.scopes[0]
-            del self.lines[collective_end:]
-            self.scopes[0] = list(collective_scope)
-            read = self.collective_swizzle()
-            read_type = self.scopes[0][-1].type if read is not None else None
-            self.lines += later
-            self.scopes[0] = scope
+        if self.chance(25):                  # a std/swizzle tile (drawn last too)
+            read, last = self.drawn_last(collective_end, collective_scope, self.collective_swizzle)
             if read is not None:
-                self.store(read_type, read)
+                self.store(last.type, read)
         cluster = ""
-        if self.grid == 2 and self.chance(30):
-            # blocks in a cluster of two (drawn last, like the swizzle: earlier seeds keep
-            # their programs), among the collective statements
-            later, scope = self.lines[collective_end:], self.scopes[0]
-            del self.lines[collective_end:]
-            self.scopes[0] = list(collective_scope)
-            self.collective_cluster()
-            self.lines += later
-            self.scopes[0] = scope
+        if self.grid == 2 and self.chance(30):      # blocks in a cluster of two (drawn last too)
+            self.drawn_last(collective_end, collective_scope, self.collective_cluster)
             cluster = " cluster(2)"
         slots = max(self.slots_used, 1)
         body = "\n".join(self.lines).replace("SLOTS", str(slots))

@@ -218,6 +218,20 @@ class Features:
     def indices(self, dims: list) -> str:
         return "".join(f"[({self.expr('u32', 1)}) % {n}u32]" for n in dims)
 
+    def drawn_last(self, at: int, scope: list, fn) -> tuple:
+        """(fn's result, the last variable it declared): fn, a collective statement drawn
+        after the rest of the program (so that the programs of earlier seeds keep their
+        bodies), emitted at line `at` - among the collective statements, before any thread
+        can have returned - with the variables of `scope` (those declared by then)."""
+        later, kept = self.lines[at:], self.scopes[0]
+        del self.lines[at:]
+        self.scopes[0] = list(scope)
+        result = fn()
+        last = self.scopes[0][-1] if self.scopes[0] else None
+        self.lines += later
+        self.scopes[0] = kept
+        return result, last
+
     def collective_cluster(self) -> None:
         """In a cluster of two blocks (the kernel gets `cluster(2)`, the grid is 2): every
         thread adds to a counter of the cluster (a reserved slot of its first thread) with a
