@@ -105,6 +105,9 @@ def _table() -> dict[str, Builtin]:
         rows.append(from_op(name, f"math.{name}"))
     rows.append(from_op("barrier", "gpu.barrier",
                         "wait until every thread of the block arrives; orders shared and global memory"))
+    rows.append(from_op("warp_barrier", "gpu.warp_barrier",
+                        "warp-wide: wait until every lane of the warp arrives; orders their shared and global "
+                        "memory (CUDA's __syncwarp())"))
     for mode in SHUFFLE_MODES:
         rows.append(from_op(f"shfl_{mode}", "gpu.shfl", attrs=(("mode", mode),), over_tuples=True))
     for kind in REDUX_KINDS:

@@ -44,6 +44,12 @@ def _barrier(L, op, args):
     return []
 
 
+@lowers("gpu.warp_barrier")
+def _warp_barrier(L, op, args):
+    L.intrinsic("llvm.nvvm.bar.warp.sync", [], [ll.Constant(I32, -1)], ret=ll.VoidType())
+    return []
+
+
 _SHFL_MODE = {"down": "down", "up": "up", "xor": "bfly", "idx": "idx"}
 
 

@@ -134,6 +134,18 @@ class Ordering:
             if blocks[b]:
                 merge(self.block_facts.setdefault(b, {}), self.lane_facts.pop(lane))
 
+    def share(self, lanes: np.ndarray) -> None:
+        """Threads of one block that synchronized with each other (a warp barrier): each
+        knows what every other did before it, as a release by each acquired by all."""
+        facts: dict = {}
+        for lane in lanes.tolist():
+            merge(facts, self.lane_facts.get(lane, {}))
+            facts[("t", int(self.m.gtid[lane]))] = int(self.rc[lane]) + 1
+        self.rc[lanes] += 1
+        for lane in lanes.tolist():
+            merge(self.lane_facts.setdefault(lane, {}), facts)
+        self.any = self.released = True
+
     def fence(self, lanes, order: str, scope: str, op) -> None:
         for lane in lanes.tolist():
             if order in ACQUIRES and lane in self.pending:

@@ -70,6 +70,21 @@ def test_elect_sync():
         np.testing.assert_array_equal(out, expected(n))
 
 
+def test_warp_barrier_exchange_and_staged_bulk_stores():
+    """The simulator's warp_barrier programs on the GPU: the same values (the staged bulk
+    stores on sm_90)."""
+    from ember.runtime import cuda
+    from tests.sim.test_warp_barrier import REVERSE, STAGED
+    cases = [(REVERSE, 96)] + ([(STAGED, 512)] if cuda.context().compute_capability >= (9, 0) else [])
+    for src, n in cases:
+        x = np.random.default_rng(5).standard_normal(n).astype(np.float32)
+        got, want = np.zeros_like(x), np.zeros_like(x)
+        for device, out in (("cuda", got), ("sim", want)):
+            prog = ember.compile(src, arch=cuda.context().arch, cache=False)
+            ember.runtime.load(prog, device=device).k(x, out, grid=1)
+        np.testing.assert_array_equal(got, want)
+
+
 def test_setmaxnreg_on_sm_90a():
     from ember.runtime import cuda
     from tests.sim.test_setmaxnreg import SRC

@@ -62,6 +62,39 @@ defop("gpu.barrier", Operands(), traits=(CONVERGENT, SIDE_EFFECT), simulate=_bar
       doc="Every thread of the block waits here; memory written before it is visible after it.")
 
 
+def _warp_barrier_sim(m, op, args, mask):
+    """Every lane of each warp that reaches it, and all 32 must (bar.warp.sync with a full
+    mask: a lane that finished, or a warp cut short by the block's end, never arrives);
+    then each knows what the others wrote before it (ember.sim.ordering.Ordering.share)."""
+    warp, nwarps = m.warps()
+    arrived = np.bincount(warp[mask], minlength=nwarps) > 0
+    lanes = np.bincount(warp, minlength=nwarps)
+    short = np.nonzero(arrived & (lanes < 32))[0]
+    if short.size:
+        k = int(np.argmax(mask & (warp == short[0])))
+        m.fail("S0005", f"warp barrier in a warp of {int(lanes[short[0]])} threads ({m.who(k)}'s): all 32 lanes "
+               "must reach it", op, notes=["the block's size is not a multiple of 32; a partial warp cannot "
+                                           "synchronize with bar.warp.sync's full mask"])
+    missing = arrived[warp] & ~mask
+    if missing.any():
+        t = int(np.argmax(missing))
+        k = int(np.argmax(mask & (warp == warp[t])))
+        state = "finished" if m.exited[t] else "not finished"
+        m.fail("S0005", f"divergent warp barrier: {m.who(k)} waits here, but {m.who(t)} ({state}) of its warp "
+               "does not reach it", op, notes=["warp_barrier() is warp-wide: every lane of the warp runs it, "
+                                               "outside branches that split the warp"])
+    for w in np.nonzero(arrived)[0].tolist():
+        m.ordering.share(np.nonzero(mask & (warp == w))[0])
+    return []
+
+
+defop("gpu.warp_barrier", Operands(), traits=(CONVERGENT, SIDE_EFFECT), simulate=_warp_barrier_sim,
+      example="gpu.warp_barrier",
+      doc="Every lane of the warp waits here (PTX bar.warp.sync with a full mask, CUDA's __syncwarp()); "
+          "memory each lane wrote before it is visible to the warp's other lanes after it: how a warp "
+          "exchanges data through shared memory without stopping the block.")
+
+
 def shuffle_source(mode: str, lane: np.ndarray, n: np.ndarray) -> np.ndarray:
     """The lane each lane reads: `down` lane+n, `up` lane-n, `xor` lane^n (a lane past 31,
     or before 0, reads itself), `idx` n % 32."""
