@@ -94,6 +94,11 @@ class Machine:
     def fail(self, code, message: str, op: Op, notes=()):
         raise NotImplementedError(f"{message} (at {op.loc})")
 
+    def independent(self, mask: np.ndarray) -> list:
+        """The lanes of `mask` in the groups a GPU runs independently of each other (the
+        simulator: warpgroups); here one group."""
+        return [mask]
+
     def __getattr__(self, name):
         # any other machine service: only the simulator has it
         def missing(*args, **kwargs):
@@ -123,6 +128,7 @@ class Interpreter:
         self.machine = machine or Machine(lanes=lanes)
         self.step_limit = step_limit
         self.waits: dict = {}         # `if` op -> whether it waits on an mbarrier
+        self.barriers: dict = {}      # region -> whether it holds a block or cluster barrier
 
     def call(self, f: Function, args: list, mask: np.ndarray | None = None) -> list:
         if mask is None:
@@ -198,16 +204,38 @@ class Interpreter:
     def concurrently(self, op: Op, env: dict, then_mask: np.ndarray, else_mask: np.ndarray):
         """Both branches of a divergent `if` that waits on mbarriers, switching whenever one
         spins: the other may be what ends the wait (warp-specialised producers and
-        consumers). Within a branch the threads still run in lockstep."""
-        tasks = [Task(self.region(op.regions[0], dict(env), then_mask)),
-                 Task(self.region(op.regions[1], dict(env), else_mask))]
+        consumers). A branch's warpgroups run apart too (the machine's `independent`
+        groups; each in lockstep), unless the branch holds a block or cluster barrier: two
+        consumer warpgroups taking turns on one ring of stages (ping-pong) each wait for
+        stages that only the other's progress lets the producer fill."""
+        tasks = []
+        for region, mask in zip(op.regions, (then_mask, else_mask)):
+            groups = [mask] if self._barriers(region) else self.machine.independent(mask)
+            tasks.append([(g, Task(self.region(region, dict(env), g))) for g in groups])
+        every = [t for branch in tasks for _, t in branch]
         while True:
-            for t in tasks:
+            for t in every:
                 if not t.done:
                     t.step()
-            if all(t.done for t in tasks):
-                return tasks[0].result, tasks[1].result
-            yield SUSPEND       # both spin: an enclosing branch may go on (else the spin limit ends it)
+            if all(t.done for t in every):
+                break
+            yield SUSPEND       # all spin: an enclosing branch may go on (else the spin limit ends it)
+        out = []
+        for branch in tasks:
+            (_, first), *rest = branch
+            vals = first.result
+            for g, t in rest:
+                vals = [merge(g, a, b) for a, b in zip(t.result, vals)]
+            out.append(vals)
+        return out[0], out[1]
+
+    def _barriers(self, region: Region) -> bool:
+        """Whether a region holds a block or cluster barrier (memoized): its threads stay together."""
+        got = self.barriers.get(region)
+        if got is None:
+            got = self.barriers[region] = any(inner.name in ("gpu.barrier", "gpu.cluster_barrier")
+                                           for inner in region.walk())
+        return got
 
     def for_(self, op: Op, args: list, env: dict, mask: np.ndarray):
         lo, hi, step, *carried = args

@@ -100,6 +100,12 @@ class SimMachine(Machine):
         warp = (np.arange(self.lanes) // max(self.T, 1)) * per_block + self.thread_lin // 32
         return warp, int(warp.max()) + 1 if self.lanes else 0
 
+    def independent(self, mask: np.ndarray) -> list:
+        """The lanes of `mask` by block and warpgroup (128 threads, the unit of wgmma and
+        setmaxnreg): what the interpreter may run apart (ember.ir.interp.concurrently)."""
+        group = self.block_in_batch * ((self.T + 127) // 128) + self.thread_lin // 128
+        return [mask & (group == g) for g in np.unique(group[mask]).tolist()]
+
     def exit(self, mask: np.ndarray) -> None:
         self.exited |= mask
 

@@ -84,9 +84,10 @@ def test_backward_products(m, n, k):
     assert torch.equal(dw_k(torch.cat([dy, zeros[0]]), torch.cat([x, zeros[1]]), (n, k, m + 40)), dw)
 
 
-def test_bf16_output_is_the_f32_sum_rounded_once(gemm):
+@pytest.mark.parametrize("n", [1030, 1032])      # stores from registers; staged rows (BULK_STORE)
+def test_bf16_output_is_the_f32_sum_rounded_once(gemm, n):
     import torch
-    m, n, k = 1000, 1030, 520
+    m, k = 1000, 520
     g = torch.Generator(device="cuda").manual_seed(3)
     a = torch.randn(m, k, device="cuda", generator=g).to(torch.bfloat16)
     w = torch.randn(n, k, device="cuda", generator=g).to(torch.bfloat16)
@@ -109,8 +110,22 @@ def test_tile_configurations_give_the_same_bits(gemm, m, n, k):
     w = torch.randn(n, k, device="cuda", generator=g).to(torch.bfloat16)
     want = gemm(a, w)
     for d in ({"CONSUMERS": 1, "BN": 32, "STAGES": 8}, {"CONSUMERS": 1, "BN": 64, "STAGES": 12},
-              {"CONSUMERS": 1, "BN": 8, "STAGES": 4}, {"BN": 128, "STAGES": 3}):
+              {"CONSUMERS": 1, "BN": 8, "STAGES": 4}, {"BN": 128, "STAGES": 3}, {"BULK_STORE": True},
+              {"PINGPONG": True, "BN": 128, "STAGES": 6}, {"PINGPONG": True, "BN": 128, "STAGES": 6, "BULK_STORE": True}):
         assert torch.equal(_kernel(d)(a, w), want), d
+
+
+def test_ping_pong_backward_products_give_the_default_bits():
+    """dx and dw with the ping-pong consumers (and the staged epilogue): the defaults' bits."""
+    import torch
+    m, n, k = 1000, 1024, 776
+    g = torch.Generator(device="cuda").manual_seed(5)
+    x = torch.randn(m, k, device="cuda", generator=g).to(torch.bfloat16)
+    w = torch.randn(n, k, device="cuda", generator=g).to(torch.bfloat16)
+    dy = torch.randn(m, n, device="cuda", generator=g).to(torch.bfloat16)
+    pp = {"PINGPONG": True, "BN": 128, "STAGES": 6, "BULK_STORE": True}
+    for layout, a, b, shape in (({"B_MN": True}, dy, w, (m, k, n)), ({"A_MN": True, "B_MN": True}, dy, x, (n, k, m))):
+        assert torch.equal(_kernel({**layout, **pp})(a, b, shape), _kernel(layout)(a, b, shape)), layout
 
 
 @pytest.mark.parametrize("m, n, k", [(1, 4096, 4096), (13, 14336, 4096), (16, 4096, 14336), (40, 1000, 4104)])

@@ -40,7 +40,9 @@ def run(gemm, a, w, blocks: int = 2, shape=None, bn: int = 64):
     return c.reshape(m, n)
 
 
-@pytest.mark.parametrize("m, n, k", [(130, 72, 200), (5, 136, 64)])
+# N a multiple of 8: the staged epilogue (bulk stores of whole rows); 76 and 75: the stores from
+# registers, in pairs and one by one
+@pytest.mark.parametrize("m, n, k", [(130, 72, 200), (5, 136, 64), (33, 76, 64), (9, 75, 72)])
 def test_matches_the_f64_reference(gemm, m, n, k):
     rng = np.random.default_rng(m + n + k)
     a, w = bf16_values(rng.standard_normal((m, k))), bf16_values(rng.standard_normal((n, k)))
@@ -150,17 +152,30 @@ BROKEN = [
     # a consumer that never releases the tile's last stage: the producer waits forever
     ("            consumer_release(empty, use - 1u32, STAGES);\n            let (tm, tn)",
      "            let (tm, tn)", "S0011"),
+    # the epilogue's staging overwritten before the copy engine has read the last tile's rows
+    ("                        cp_async_bulk_wait_read(0);\n", "", "S0009"),
+    # staged values the copy engine need not see yet: no async-proxy fence
+    ("                        fence_proxy_async();\n", "", "S0012"),
+    # lanes 0-15 storing rows their warp-mates wrote, unordered
+    ("                        fence_proxy_async();\n                        warp_barrier();\n",
+     "                        fence_proxy_async();\n", "S0004"),
+    # ping-pong without the turns: a warpgroup waits for a stage's phase two ahead, whose parity
+    # is the current one's - it takes stale data and releases the other's stage (then deadlock)
+    ("            if PINGPONG && i > 0u32 {", "            if false {", "S0011"),
 ]
 
 
-@pytest.mark.parametrize("old, new, code", BROKEN, ids=["read-before-data", "overwrite-under-wgmma", "lost-release"])
+@pytest.mark.parametrize("old, new, code", BROKEN, ids=["read-before-data", "overwrite-under-wgmma", "lost-release", "staging-overwritten",
+                                              "staging-unfenced", "staging-unordered", "ping-pong-out-of-turn"])
 def test_the_kernel_broken_on_purpose_is_reported(old, new, code):
     """The pipeline's mistakes in the real kernel, each reported by the simulator (the fixed
     twin is every other test here)."""
     from ember.sim.errors import SimError
     src = SRC.read_text()
     assert old in src
-    prog = ember.compile(src.replace(old, new), arch="sm_90a", defines={"BN": 64, "STAGES": 2}, cache=False,
+    # the staged epilogue on; the ping-pong consumers for their own mistake
+    defines = {"BN": 64, "STAGES": 2, "BULK_STORE": True, "PINGPONG": "PINGPONG" in old}
+    prog = ember.compile(src.replace(old, new), arch="sm_90a", defines=defines, cache=False,
                          include_dirs=[str(SRC.parent)])
     rng = np.random.default_rng(9)
     a, w = bf16_values(rng.standard_normal((130, 320))), bf16_values(rng.standard_normal((128, 320)))
@@ -202,3 +217,25 @@ def test_a_transposed_b_keeps_64_column_blocks():
     kernel's static_assert, which the tuner reads as a constraint."""
     with pytest.raises(ember.CompileError, match="static assertion"):
         ember.compile(SRC, arch="sm_90a", defines={"BN": 32, "B_MN": True}, cache=False)
+
+
+@pytest.mark.parametrize("product, pingpong, bulk", [(p, True, False) for p in sorted(PRODUCTS)]
+                         + [("forward", False, True), ("forward", True, True)])
+def test_ping_pong_and_bulk_stores_give_the_default_bits(product, pingpong, bulk):
+    """Ping-pong consumers (each warpgroup multiplies every other tile of its block, all of its
+    rows) and the staged epilogue (whole rows stored by the copy engine) change who computes
+    and who stores, never a sum: the defaults' bits, for each product - with N a multiple of
+    8 (staged) or not (the stores from registers), and blocks of several tiles each, so that
+    both warpgroups take turns on one ring."""
+    rng = np.random.default_rng(11)
+    defaults = kernel(product)
+    other = load(ember.compile(SRC, arch="sm_90a", cache=False, defines={
+        "BN": 64, "STAGES": 3, "PINGPONG": pingpong, "BULK_STORE": bulk, **PRODUCTS[product]})).gemm_wgmma
+    # 6 tiles on 2 blocks: each warpgroup's turn comes again; a transposed operand's rows are a
+    # multiple of 8 elements (TMA), so only the forward's N may be any (76: stores from registers)
+    shapes = ((200, 136, 72), (70, 76, 64)) if product == "forward" else ((136, 136, 72),)
+    for (pm, pn, pk) in shapes:
+        a = bf16_values(rng.standard_normal((pk, pm) if product == "dw" else (pm, pk)))
+        b = bf16_values(rng.standard_normal((pk, pn) if product != "forward" else (pn, pk)))
+        want = run(defaults, a, b, blocks=2, shape=(pm, pn, pk))
+        assert np.array_equal(run(other, a, b, blocks=2, shape=(pm, pn, pk)), want)
