@@ -18,7 +18,8 @@ ROOT = Path(__file__).resolve().parents[1]
 SQUARE = [(4096, 4096, 4096), (8192, 8192, 8192)]
 LAYER = [(m, n, k) for (n, k) in ((4096, 4096), (14336, 4096), (4096, 14336)) for m in (1, 16, 128, 2048, 4096)]
 SHAPES = SQUARE + LAYER
-CONFIGS = [{}, {"GROUP_M": 8}, {"GROUP_M": 16}, {"STAGES": 3}, {"BN": 128}, {"BN": 192}]
+CONFIGS = [{}, {"GROUP_M": 8}, {"GROUP_M": 16}, {"STAGES": 3}, {"BN": 128}, {"BN": 192}, {"BULK_STORE": True},
+           {"PINGPONG": True, "BN": 128, "STAGES": 6}, {"PINGPONG": True, "BN": 128, "STAGES": 6, "GROUP_M": 8}]
 
 
 def _tuned() -> tuple:
@@ -189,7 +190,7 @@ def main(out_dir: str, quick: bool = False) -> int:
               "device": torch.cuda.get_device_name(), "arch": arch, "torch": torch.__version__, "sass": f"nvJitLink (tuned: {tuned[1]})",
               "rows": rows, "configs_4096": configs, "invariance": invariance, "backward": backward,
               "note": "wgmma: kernels_src/gemm_wgmma.ember (128 x 256 tiles, 4 stages of 64-wide K slices by TMA, "
-                      "2 consumer warpgroups, persistent grid, f32 out; bf16 out: O = bf16; tuned: the tuned table's configuration "
+                      "2 consumer warpgroups, persistent grid, f32 out; bf16 out: O = bf16, whose epilogue by default stages rows for the copy engine (BULK_STORE); tuned: the tuned table's configuration "
                       f"and SASS path for this GPU's 4096^3 bucket, {tuned[0]} through {tuned[1]}); hand: kernels_src/baselines/gemm_wgmma.ptx "
                       "(the same tile, K order and launch); mma_sync: kernels_src/gemm_bf16.ember "
                       "(defaults, f32 out); cublas: torch.mm bf16 (bf16 out); triton: 128x128x64, 8 warps, "
