@@ -31,10 +31,8 @@ def run_in_sim(wl, config):
     ("rope_out", "2x3x32 bf16", [{"HEADS_PER_THREAD": 1, "PAIRS": 4}, {"HEADS_PER_THREAD": 16, "PAIRS": 2}]),
     ("q6k_gemv", "2x9x512", [{"WARPS": 2, "ROWS": 2}]),
     ("gemm_bf16", "70x40x96", [{"BM": 64, "BN": 64, "BK": 32, "STAGES": 2, "WARPS_M": 2, "WARPS_N": 2}]),
-    ("gemm_wgmma", "20x72x136", [{"BN": 64, "STAGES": 2, "GROUP_M": 0, "CONSUMERS": 1, "PINGPONG": False,
-                                  "BULK_STORE": False},
-                                 {"BN": 16, "STAGES": 3, "GROUP_M": 8, "CONSUMERS": 2, "PINGPONG": True,
-                                  "BULK_STORE": True}]),
+    ("gemm_wgmma", "20x72x136", [{"BN": 64, "STAGES": 2, "GROUP_M": 0, "CONSUMERS": 1, "BULK_STORE": False},
+                                 {"BN": 16, "STAGES": 3, "GROUP_M": 8, "CONSUMERS": 2, "BULK_STORE": True}]),
 ])
 def test_correct_configurations_pass_the_check(kernel, shape, configs):
     wl = workload(kernel, shape)
