@@ -233,6 +233,8 @@ class Generator(Features, GenericFeatures, TensorCoreFeatures):
         if self.grid == 2 and self.chance(30):      # blocks in a cluster of two (drawn last too)
             self.drawn_last(collective_end, collective_scope, self.collective_cluster)
             cluster = " cluster(2)"
+        if self.chance(20):                         # a warp's exchange through shared memory (drawn last too)
+            self.drawn_last(collective_end, collective_scope, self.collective_warp_exchange)
         slots = max(self.slots_used, 1)
         body = "\n".join(self.lines).replace("SLOTS", str(slots))
         head = (f"kernel fuzz({', '.join(self.param_list())}, n: u32, s: i32) block({self.block}){cluster}{bounds} {{")

@@ -251,6 +251,22 @@ class Features:
         self.store("u32", self.scopes[-1][-1].name)
         self.store("u32", f"out_u32[{at}]")
 
+    def collective_warp_exchange(self) -> None:
+        """Values exchanged within each warp through shared memory, ordered by warp_barrier()
+        alone while the block's other warps run on: each lane writes its element, reads a
+        warp-mate's after a warp barrier, and - after a second one, so that every read is done -
+        writes and reads again. Both values are stored."""
+        t = self.choice(self.types)
+        sh = self.fresh("wx")
+        base = "(tid / 32u32) * 32u32"
+        self.emit(f"shared {sh}: [{t}; {self.block}];")
+        for _ in range(2):
+            self.emit(f"{sh}[tid] = {self.expr(t, 2)};")
+            self.emit("warp_barrier();")
+            self.let(t, f"{sh}[{base} + (({self.expr('u32', 1)}) % 32u32)]")
+            self.store(t, self.scopes[-1][-1].name)
+            self.emit("warp_barrier();")
+
     def ordering(self) -> str:
         """An atomic's optional order and scope words (docs/memory_model.md): a block's
         own shared array or a thread's own slot, so any scope is correct (no cluster:

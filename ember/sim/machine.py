@@ -41,6 +41,7 @@ class SimMachine(Machine):
         self.thread_lin = np.tile(np.arange(self.T, dtype=np.int64), self.nb)
         self.gtid = self.block_lin * self.T + self.thread_lin
         self.epoch = np.zeros(self.nb, dtype=np.int64)
+        self.warp_syncs = np.zeros(self.lanes, dtype=np.int32)   # warp barriers each thread has passed
         self.exited = np.zeros(self.lanes, dtype=bool)
         self.tables = tables
         self.check_races = check_races
@@ -99,6 +100,10 @@ class SimMachine(Machine):
         per_block = (self.T + 31) // 32
         warp = (np.arange(self.lanes) // max(self.T, 1)) * per_block + self.thread_lin // 32
         return warp, int(warp.max()) + 1 if self.lanes else 0
+
+    def warp_of(self, gtid: np.ndarray) -> np.ndarray:
+        """The warp (numbered across the grid) of threads by global id."""
+        return (gtid // self.T) * ((self.T + 31) // 32) + (gtid % self.T) // 32
 
     def independent(self, mask: np.ndarray) -> list:
         """The lanes of `mask` by block and warpgroup (128 threads, the unit of wgmma and

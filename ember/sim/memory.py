@@ -34,6 +34,7 @@ class Memory:
         self.in_flight = None    # per byte, the cp.async copies not yet landed (ember.sim.async_copy)
         self._race = None
         self._rc = None
+        self._lost = None
         self.base = 0            # byte offset of this memory in its allocation (alignment)
         self.align = 256         # what its start is known to be aligned to (shared arrays: 16, or declared)
         self.aliases: list[str] = []
@@ -55,6 +56,15 @@ class Memory:
                           np.full(shape, -1, dtype=np.int64), np.zeros(shape, dtype=np.int64),
                           np.zeros(shape, dtype=bool))
         return self._race
+
+    def lost_readers(self):
+        """Per byte whose readers outnumber those recorded (`multi`): the warp they all belong
+        to (-1: none yet, -2: several warps) and the most warp barriers any of them had passed
+        when it read (ember.sim.races: a warp barrier orders its warp's reads before a write)."""
+        if self._lost is None:
+            shape = self.data.shape
+            self._lost = (np.full(shape, -1, dtype=np.int32), np.zeros(shape, dtype=np.int32))
+        return self._lost
 
     def release_counts(self):
         """Per byte: the writer's and the reader's release counts (ember.sim.ordering), made
@@ -92,6 +102,7 @@ class Memory:
         if self.track:
             v._race = tuple(a[:, offset:offset + nbytes] for a in self.race_state())
             v._rc = tuple(a[:, offset:offset + nbytes] for a in self.release_counts())
+            v._lost = tuple(a[:, offset:offset + nbytes] for a in self.lost_readers())
         v.base = self.base + offset
         v._root, v._root_offset = self._root or self, self._root_offset + offset
         v.locations = self.locations

@@ -31,6 +31,7 @@ def track(m, op, mem, sel: np.ndarray, rows: np.ndarray, cols: np.ndarray, kind:
     r = np.repeat(rows, size)
     c = cols.reshape(-1)
     th = np.repeat(m.gtid[sel], size)
+    ln = np.repeat(sel, size)
     blk = th // m.T
     ep = np.repeat(m.epoch[m.block_in_batch[sel]], size)
     rc = np.repeat(m.ordering.rc[sel], size) if counted else np.zeros(len(r), np.int64)
@@ -69,16 +70,16 @@ def track(m, op, mem, sel: np.ndarray, rows: np.ndarray, cols: np.ndarray, kind:
     order = np.argsort(flat, kind="stable")
     first = np.r_[True, flat[order][1:] != flat[order][:-1]] if len(order) else np.zeros(0, bool)
     if first.all():
-        _record_read(m, mem, every, r, c, th, blk, ep, rc, counted)
+        _record_read(m, mem, every, r, c, th, ln, blk, ep, rc, counted)
         return
     start = np.maximum.accumulate(np.where(first, np.arange(len(order)), 0))
     rank = np.empty(len(order), np.int64)
     rank[order] = np.arange(len(order)) - start
     for k in range(min(int(rank.max()), EXTRA_READERS) + 1):
-        _record_read(m, mem, np.nonzero(rank == k)[0], r, c, th, blk, ep, rc, counted)
+        _record_read(m, mem, np.nonzero(rank == k)[0], r, c, th, ln, blk, ep, rc, counted)
     crowd = rank > EXTRA_READERS              # more readers at once than recorded (a broadcast)
     if crowd.any():
-        multi[r[crowd], c[crowd]] = True
+        _lose(m, mem, r[crowd], c[crowd], ln[crowd])
 
 
 def _race(m, op, mem, lane, what: str):
@@ -108,6 +109,10 @@ def _check_write(m, op, mem, sel, size, r, c, th, ep, conflict, counted) -> None
                 _race(m, op, mem, sel[i // size],
                       f"writes {element_text(mem, c[i])}, which {m.who_gtid(ex_th[i, k])} read")
     lost = multi[r, c] & (rep[r, c] == ep) & (prev >= 0)
+    if lost.any():                  # unless all were of the writer's warp, before a warp barrier it passed
+        warp, syncs = mem.lost_readers()
+        lanes = sel[np.arange(len(r)) // size]
+        lost &= ~((warp[r, c] == m.warp_of(m.gtid[lanes])) & (m.warp_syncs[lanes] > syncs[r, c]))
     if lost.any():
         i = int(np.argmax(lost))
         _race(m, op, mem, sel[i // size], f"writes {element_text(mem, c[i])}, which more than "
@@ -122,12 +127,12 @@ def _check_write(m, op, mem, sel, size, r, c, th, ep, conflict, counted) -> None
                            f"{m.who(lanes[1])} write {element_text(mem, c[who[0]])} at the same time", op)
 
 
-def _record_read(m, mem, at, r, c, th, blk, ep, rc, counted) -> None:
+def _record_read(m, mem, at, r, c, th, ln, blk, ep, rc, counted) -> None:
     """One read of each byte (r[at], c[at]): its first reader of the epoch, the same one
     again (its latest release count), or another (an extra slot, else `multi`)."""
     writer, wep, reader, rep, multi = mem.race_state()
     rrc = mem.release_counts()[1] if counted else None
-    r, c, th, ep, rc = r[at], c[at], th[at], ep[at], rc[at]
+    r, c, th, ln, ep, rc = r[at], c[at], th[at], ln[at], ep[at], rc[at]
     prev = reader[r, c]
     fresh = (prev < 0) | (rep[r, c] != ep) | (prev // m.T != blk[at])
     if fresh.any():                 # a new epoch (or block) of readers: start over
@@ -144,10 +149,10 @@ def _record_read(m, mem, at, r, c, th, blk, ep, rc, counted) -> None:
         rrc[r[again], c[again]] = rc[again]
     other = ~fresh & ~again
     if other.any():
-        _record_extra(m, mem, r[other], c[other], th[other], ep[other], rc[other])
+        _record_extra(m, mem, r[other], c[other], th[other], ln[other], ep[other], rc[other])
 
 
-def _record_extra(m, mem, r, c, th, ep, rc) -> None:
+def _record_extra(m, mem, r, c, th, ln, ep, rc) -> None:
     ex_th, ex_ep, ex_rc = mem.make_extra_readers(EXTRA_READERS)
     cur = ex_th[r, c]
     mine = cur == th[:, None]
@@ -162,7 +167,31 @@ def _record_extra(m, mem, r, c, th, ep, rc) -> None:
             th[slot], ep[slot], rc[slot]
     full = ~again & ~slot
     if full.any():
-        mem.race_state()[4][r[full], c[full]] = True
+        _lose(m, mem, r[full], c[full], ln[full])
+
+
+def _lose(m, mem, r, c, lanes) -> None:
+    """Reads of bytes (r, c) by the lanes' threads past the readers recorded: the bytes' `multi`
+    mark, with whether every such reader was of one warp and the warp barriers it had passed
+    (a write after that warp's next barrier is ordered after them all)."""
+    multi = mem.race_state()[4]
+    warp, syncs = mem.lost_readers()
+    w = m.warp_of(m.gtid[lanes]).astype(np.int32)
+    s = m.warp_syncs[lanes]
+    flat = r * mem.data.shape[1] + c
+    uniq, first, inverse = np.unique(flat, return_index=True, return_inverse=True)
+    lo, hi = np.full(len(uniq), np.iinfo(np.int32).max, np.int32), np.full(len(uniq), -1, np.int32)
+    np.minimum.at(lo, inverse, w)
+    np.maximum.at(hi, inverse, w)
+    most = np.zeros(len(uniq), np.int32)
+    np.maximum.at(most, inverse, s)
+    ur, uc = r[first], c[first]
+    was = multi[ur, uc]
+    before = np.where(was, warp[ur, uc], lo)
+    one = (lo == hi) & (before == lo)
+    warp[ur, uc] = np.where(one, lo, -2)
+    syncs[ur, uc] = np.where(was, np.maximum(syncs[ur, uc], most), most)
+    multi[ur, uc] = True
 
 
 def element_text(mem, byte) -> str:

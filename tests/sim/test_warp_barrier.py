@@ -38,6 +38,22 @@ STAGED = """kernel k(x: *global f32, y: *mut global f32 align(16)) block(64) {
 }"""
 
 
+# Lane 0 of each warp broadcasts through shared memory, twice: every lane reads the value, so
+# a byte has more readers than the race check records one by one; the warp barrier after the
+# reads still orders them before the next write (a barrier of their own warp).
+BROADCAST = """kernel k(x: *global f32, y: *mut global f32) block(96) {
+    shared s: [f32; 3];
+    var v = 0.0;
+    for r in 0u32..2u32 {
+        if lane_id == 0u32 { s[warp_id] = x[thread_idx.x + r]; }
+        warp_barrier();
+        v += s[warp_id];
+        warp_barrier();
+    }
+    y[thread_idx.x] = v;
+}"""
+
+
 def _run(src: str, n: int = 96, name: str = "wb.ember"):
     x = np.random.default_rng(5).standard_normal(n).astype(np.float32)
     y = np.zeros_like(x)
@@ -49,6 +65,12 @@ def _run(src: str, n: int = 96, name: str = "wb.ember"):
 def test_a_warp_reverses_its_values():
     x, y = _run(REVERSE)
     np.testing.assert_array_equal(y, x.reshape(3, 32)[:, ::-1].reshape(-1))
+
+
+def test_a_broadcast_to_the_whole_warp_and_again():
+    x, y = _run(BROADCAST)
+    want = np.repeat(x[0::32] + x[1::32], 32)
+    np.testing.assert_array_equal(y, want)
 
 
 def test_staged_bulk_stores():
@@ -64,6 +86,8 @@ def test_staged_bulk_stores():
      "(finished) of its warp does not reach it"),
     (REVERSE.replace("block(96)", "block(80)").replace("[f32; 96]", "[f32; 80]"), ("", ""), "S0005",
      "warp barrier in a warp of 16 threads"),
+    (BROADCAST, ("        v += s[warp_id];\n        warp_barrier();\n", "        v += s[warp_id];\n"), "S0004",
+     "read with nothing in between"),
     (STAGED, ("        cp_async_bulk_wait_read(0);\n", ""), "S0009", "which a bulk store or a wgmma may still be reading"),
     (STAGED, ("        fence_proxy_async();\n", ""), "S0012", "written by an ordinary store"),
     (STAGED, ("        fence_proxy_async();\n        warp_barrier();\n", "        fence_proxy_async();\n"), "S0004",

@@ -85,6 +85,7 @@ def _warp_barrier_sim(m, op, args, mask):
                                                "outside branches that split the warp"])
     for w in np.nonzero(arrived)[0].tolist():
         m.ordering.share(np.nonzero(mask & (warp == w))[0])
+    m.warp_syncs[mask] += 1
     return []
 
 
