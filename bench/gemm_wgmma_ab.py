@@ -61,6 +61,8 @@ def _backward(torch, quick: bool) -> list:
     from bench.gpu_timing import ember_on_torch_stream
     from ember.runtime import cuda
     wg = {"dx": _gemm("sm_90a", {"B_MN": True}), "dw": _gemm("sm_90a", {"A_MN": True, "B_MN": True})}
+    wg_bf16 = {"dx": _gemm("sm_90a", {"B_MN": True, "O": "bf16"}),
+               "dw": _gemm("sm_90a", {"A_MN": True, "B_MN": True, "O": "bf16"})}
     config, path = _tuned()
     tuned = {"dx": _gemm("sm_90a", {"B_MN": True, **config}, path),
              "dw": _gemm("sm_90a", {"A_MN": True, "B_MN": True, **config}, path)}
@@ -78,7 +80,9 @@ def _backward(torch, quick: bool) -> list:
                 ("dw", dy, x, (n, k, m), lambda: torch.mm(dy.t(), x), lambda: dy[:, :8].double().t() @ x.double())):
             c, cs = torch.empty(pm, pn, device="cuda"), torch.empty(pm, pn, device="cuda")
             ct = torch.empty(pm, pn, device="cuda")
+            cb = torch.empty(pm, pn, device="cuda", dtype=torch.bfloat16)
             sides = {"wgmma": ember_on_torch_stream(wg[product](a, b, c, pm, pn, pk)),
+                     "wgmma_bf16": ember_on_torch_stream(wg_bf16[product](a, b, cb, pm, pn, pk)),
                      "wgmma_tuned": ember_on_torch_stream(tuned[product](a, b, ct, pm, pn, pk)),
                      "mma_sync": ember_on_torch_stream(sync[product].prepare(
                          a, b, cs, pm, pn, pk, grid=((pn + 127) // 128, (pm + 127) // 128))),
@@ -90,6 +94,7 @@ def _backward(torch, quick: bool) -> list:
                    **{side: round(flops / us / 1e6, 1) for side, us in t.items()},
                    "wgmma_vs_cublas": round(t["cublas"] / t["wgmma"], 3),
                    "tuned_vs_cublas": round(t["cublas"] / t["wgmma_tuned"], 3), "tuned_same_bits": bool(torch.equal(c, ct)),
+                   "bf16_is_f32_rounded": bool(torch.equal(cb, c.to(torch.bfloat16))),
                    "err": float((c[:8].double() - want).abs().max() / want.abs().max())}
             out.append(row)
             print(row, flush=True)
@@ -210,21 +215,31 @@ def main(out_dir: str, quick: bool = False) -> int:
               f"{r['time_vs_hand']:.2f} | "
               f"{r['bitwise_hand']} | "
               f"{r['wgmma']['max_rel_err']:.1e} / {r['cublas']['max_rel_err']:.1e} |" for r in rows]
-    lines += ["", ("Backward products of a linear layer y = x w^T (x [M, K], w [N, K]; f32 out): dx = dy w, an "
+    forward = {(r["m"], r["n"], r["k"]): r for r in rows}
+
+    def of_forward(r, side, fwd_side):
+        f = forward.get((r["m"], r["n"], r["k"]))
+        return f"{r[side] / f[fwd_side]['tflops']:.2f}" if f else "-"
+    lines += ["", ("Backward products of a linear layer y = x w^T (x [M, K], w [N, K]; f32 out, and bf16 out with "
+                   "its default staged epilogue): dx = dy w, an "
                    "M x K x N GEMM with w transposed for it (gemm_wgmma<B_MN>), and dw = dy^T x, N x K x M with both "
                    "operands transposed (gemm_wgmma<A_MN, B_MN>), against the mma.sync kernel's and cuBLAS, "
-                   "interleaved rounds:"), "",
-              "| product | M | N | K | wgmma TFLOP/s | wgmma tuned | mma.sync TFLOP/s | cuBLAS TFLOP/s | "
-              "wgmma / cuBLAS (default, tuned) | max rel err |",
-              "|---|---|---|---|---|---|---|---|---|---|"]
-    lines += [f"| {r['product']} | {r['m']} | {r['n']} | {r['k']} | {r['wgmma']} | {r['wgmma_tuned']} | {r['mma_sync']} | "
-              f"{r['cublas']} | {r['wgmma_vs_cublas']:.2f}, {r['tuned_vs_cublas']:.2f} | {r['err']:.1e} |" for r in backward]
+                   "interleaved rounds; `of forward`: TFLOP/s over the forward's at the same layer shape, f32 out "
+                   "and bf16 out (the table above, the same run):"), "",
+              "| product | M | N | K | wgmma TFLOP/s | wgmma bf16 out | wgmma tuned | mma.sync TFLOP/s | cuBLAS TFLOP/s | "
+              "wgmma / cuBLAS (default, bf16 out, tuned) | of forward (f32, bf16 out) | max rel err |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines += [f"| {r['product']} | {r['m']} | {r['n']} | {r['k']} | {r['wgmma']} | {r['wgmma_bf16']} | {r['wgmma_tuned']} | "
+              f"{r['mma_sync']} | {r['cublas']} | {r['wgmma_vs_cublas']:.2f}, {r['wgmma_bf16'] / r['cublas']:.2f}, "
+              f"{r['tuned_vs_cublas']:.2f} | {of_forward(r, 'wgmma', 'wgmma')}, {of_forward(r, 'wgmma_bf16', 'wgmma_bf16')} | "
+              f"{r['err']:.1e} |" for r in backward]
     lines += ["", "Configurations at 4096^3 (`-D`):", "", "| defines | TFLOP/s |", "|---|---|"]
     lines += [f"| {cfg['defines']} | {cfg['tflops']} |" for cfg in configs]
     lines += ["", f"Batch invariance on the GPU: {invariance['rows_checked']} rows computed with M = 1, 7, 128, "
                   f"1000, 2048 (first and last rows) against the same rows of the 4096-row product: "
                   f"{invariance['rows_differing']} differ. The tuned side's output is bitwise the default's at every "
-                  f"shape and product: {all(r['tuned_same_bits'] for r in rows + backward)}."]
+                  f"shape and product: {all(r['tuned_same_bits'] for r in rows + backward)}; every backward bf16 "
+                  f"output is the f32 one rounded: {all(r['bf16_is_f32_rounded'] for r in backward)}."]
     name = for_device("gemm_wgmma_ab", result["device"])
     save(out_dir, name, result, "\n".join(lines) + "\n")
     save_svg(out_dir, name, plot(result))
