@@ -5,7 +5,8 @@ block then, and its release count: ember.sim.ordering) and the readers of the cu
 epoch of one block: the first in the main arrays, up to EXTRA_READERS more in arrays made
 when a byte first gets a second reader, each with its epoch and release count; a byte
 read by still more is marked `multi`, and any later write in that epoch by another thread
-is reported (the readers it lost are unknown). An access conflicts with another thread's
+is reported (the readers it lost are unknown) - unless they were all of the writer's warp
+and a warp_barrier() of that warp came between (the warp and the barrier count are kept). An access conflicts with another thread's
 earlier one when neither a barrier of their block nor a release-acquire chain orders
 them. Several readers matter where release-acquire orders them rather than a barrier:
 two consumer warpgroups reading one TMA stage before the producer refills it
