@@ -83,3 +83,32 @@ def test_tiles_match_the_simulator():
         a, b, c, want = operands("bf16", 3)
         load(prog).by_ldmatrix(a, b, c, grid=1) if kernel == "by_ldmatrix" else load(prog).by_hand(a, b, c, grid=1)
         assert np.abs(c - want.astype(np.float32)).max() <= 1e-5 * np.abs(want).max()
+
+
+@pytest.mark.parametrize("ta, tb", [("u32", "i32"), ("i32", "i32"), ("u32", "u32"), ("i32", "u32")])
+def test_mma_i8_matches_bit_for_bit(ta, tb):
+    from ember.runtime import cuda
+    from tests.sim.test_mma_i8 import BY_HAND, WORD, operands
+    a, b, c = operands(ta, tb, 11)
+    words = {"u32": np.uint32, "i32": np.int32}
+    wa = np.ascontiguousarray(a.astype(WORD[ta])).view(words[ta])
+    wb = np.ascontiguousarray(b.T.astype(WORD[tb])).view(words[tb])
+    prog = ember.compile(BY_HAND.replace("AT", ta).replace("BT", tb), arch=cuda.context().arch, cache=False)
+    gpu, sim = c.reshape(-1).copy(), c.reshape(-1).copy()
+    load(prog).by_hand(wa, wb, gpu, grid=1)
+    load(prog, device="sim").by_hand(wa, wb, sim, grid=1)
+    np.testing.assert_array_equal(gpu, sim)
+    np.testing.assert_array_equal(gpu.reshape(16, 8), (a @ b + c).astype(np.int32))
+
+
+def test_mma_i8_wraps_as_the_simulator():
+    from ember.runtime import cuda
+    from tests.sim.test_mma_i8 import BY_HAND
+    wa = np.full(128, 0xFFFFFFFF, np.uint32)
+    wb = np.full(64, 0xFFFFFFFF, np.uint32)
+    prog = ember.compile(BY_HAND.replace("AT", "u32").replace("BT", "u32"), arch=cuda.context().arch, cache=False)
+    gpu = np.full(128, 2 ** 31 - 1000, np.int32)
+    sim = gpu.copy()
+    load(prog).by_hand(wa, wb, gpu, grid=1)
+    load(prog, device="sim").by_hand(wa, wb, sim, grid=1)
+    np.testing.assert_array_equal(gpu, sim)

@@ -1,5 +1,6 @@
-"""Warp-wide tensor-core ops: ldmatrix (sm_75+) and mma.m16n8k16 with f16/bf16 inputs and
-f32 accumulators (sm_80+). Every lane of a warp executes them together.
+"""Warp-wide tensor-core ops: ldmatrix (sm_75+), mma.m16n8k16 with f16/bf16 inputs and f32
+accumulators and mma.m16n8k32 with 8-bit integer inputs and i32 accumulators (sm_80+).
+Every lane of a warp executes them together.
 
 A thread's part of a matrix (its fragment) lives in a per-thread array: `mma` reads 8 A
 elements and 4 B elements from the thread's arrays and updates 4 f32 accumulators;
@@ -10,7 +11,8 @@ its fragments in another layout gets wrong results in the simulator as on the GP
 mma's arithmetic: products of f16/bf16 values are exact; the simulator adds the 16
 products and the accumulator exactly (f64) and rounds once to f32. The hardware's
 accumulation order and intermediate rounding are not specified; the difference measured
-on GPUs is in docs/simulator.md (tests/gpu/test_tensor_gpu.py bounds it).
+on GPUs is in docs/simulator.md (tests/gpu/test_tensor_gpu.py bounds it). The integer
+mma is exact: 32-bit sums that wrap as the hardware's do (no `.satfinite`).
 """
 
 from __future__ import annotations
@@ -105,6 +107,69 @@ defop("gpu.mma", Operands(types_of="operands"),
       doc="The warp's D = A B + C for a 16x16 A (row-major fragments) and a 16x8 B (column-major), f16 or "
           "bf16, with f32 accumulators: each lane reads a[a_index..+8], b[b_index..+4] and updates "
           "acc[acc_index..+4] (PTX mma.m16n8k16 fragment layouts). Warp-wide.")
+
+
+@functools.cache
+def mma_i8_layout() -> tuple:
+    """m16n8k32's layouts for 8-bit elements (PTX ISA, "Matrix Fragments for mma.m16n8k32"),
+    as owner tables: for each element of the 16 x 32 A and the 32 x 8 B, the lane holding it
+    and its byte in the lane's fragment (byte 4r + e is byte e of fragment word r). With
+    g = lane / 4, t = lane % 4: A word r is row g + 8 (r % 2), k = 4t + 16 (r / 2) + e; B word
+    r is column g, k = 4t + 16 r + e. The accumulators are m16n8k16's (mma_layout's C)."""
+    row, k = np.meshgrid(np.arange(16), np.arange(32), indexing="ij")
+    a = (4 * (row % 8) + (k % 16) // 4, 4 * (row // 8 + 2 * (k // 16)) + k % 4)
+    k, col = np.meshgrid(np.arange(32), np.arange(8), indexing="ij")
+    b = (4 * col + (k % 16) // 4, 4 * (k // 16) + k % 4)
+    return a, b
+
+
+def _bytes(m, op, ptr, index, t, words: int, mask) -> np.ndarray:
+    """`words` consecutive 32-bit words from ptr[index] per lane, as their bytes (lanes x
+    4 words, byte e of word r at 4r + e), signed when the words are i32 (as dp4a reads them)."""
+    base = index.astype(np.int64)
+    w = np.stack([np.asarray(m.load(op, ptr, base + r, t, mask)).astype(np.int64) & 0xFFFFFFFF
+                  for r in range(words)], axis=1)
+    b = np.stack([(w >> (8 * e)) & 0xFF for e in range(4)], axis=2).reshape(m.lanes, 4 * words)
+    return np.where(b >= 128, b - 256, b) if t.name == "i32" else b
+
+
+def _mma_i8_sim(m, op, args, mask):
+    acc, ai, a, aj, b, bk = args
+    _whole_warps(m, op, mask)
+    av = _bytes(m, op, a, aj, op.a.type.pointee, 4, mask)
+    bv = _bytes(m, op, b, bk, op.b.type.pointee, 2, mask)
+    I32 = op.acc.type.pointee
+    cv = np.stack([np.asarray(m.load(op, acc, ai.astype(np.int64) + i, I32, mask)).astype(np.int64)
+                   for i in range(4)], axis=1)
+    lane = m.lane_in_warp()
+    C_ROW, C_COL, _, _ = mma_layout()
+    (a_lane, a_byte), (b_lane, b_byte) = mma_i8_layout()
+    out = np.zeros((m.lanes, 4), dtype=np.int64)
+    for i in range(4):
+        row, col = C_ROW[lane, i], C_COL[lane, i]
+        total = cv[:, i].copy()
+        for k in range(32):
+            a_at, _ = m.warp_lane(a_lane[row, k])
+            b_at, _ = m.warp_lane(b_lane[k, col])
+            total += av[a_at, a_byte[row, k]] * bv[b_at, b_byte[k, col]]
+        out[:, i] = (total + 2 ** 31) % 2 ** 32 - 2 ** 31        # two's complement wrap, as the hardware
+    base = ai.astype(np.int64)
+    for i in range(4):
+        m.store(op, acc, base + i, I32, out[:, i].astype(np.int32), mask)
+    return []
+
+
+defop("gpu.mma_i8", Operands(types_of="operands"),
+      operands="acc: *local N{i32}, acc_index: I, a: *local T{i32,u32}, a_index: U{i32,u32,i64,u64}, "
+               "b: *local B{i32,u32}, b_index: V{i32,u32,i64,u64}",
+      traits=(READS_MEMORY, WRITES_MEMORY, CONVERGENT), simulate=_mma_i8_sim, min_sm=80,
+      accesses=lambda attrs, elem_bytes: [("acc", "acc_index", 4), ("a", "a_index", 4), ("b", "b_index", 2)],
+      example="gpu.mma_i8 %c, %i, %a, %i, %b, %i : *mut local i32, u32, *mut local u32, u32, *mut local i32, u32",
+      example_args="%c: *mut local i32, %a: *mut local u32, %b: *mut local i32, %i: u32",
+      doc="The warp's D = A B + C for a 16x32 A (row-major) and a 32x8 B (column-major) of 8-bit integers "
+          "with i32 accumulators: each lane reads the words a[a_index..+4] and b[b_index..+2], four "
+          "elements a word (unsigned in u32 words, signed in i32 ones, as dp4a reads them), and updates "
+          "acc[acc_index..+4] (PTX mma.m16n8k32 fragment layouts); the sums wrap to 32 bits. Warp-wide.")
 
 
 def _ldmatrix_verify(op):
