@@ -118,17 +118,18 @@ def q4k_q8_swiglu(shape: str) -> Workload:
     return _swiglu("q4k_q8_swiglu", "q4k_dp4a.ember", shape, q8)
 
 
-def _swiglu(kernel: str, source: str, shape: str, activations) -> Workload:
+def _swiglu(kernel: str, source: str, shape: str, activations, grid=None) -> Workload:
     """A SwiGLU GEMV's workload: random Q4_K gate and up weights [N, K], M rows of
     activations as `activations(R, x, wg, wu)` makes them - (aq, the scales' parameter
-    name, the scales, the gate's and the up's products) - and silu(g) * u of those."""
+    name, the scales, the gate's and the up's products) - and silu(g) * u of those;
+    launched on `grid(n)` (default: a row a warp)."""
     R, m, n, k, wg, x = _q4k_inputs(kernel, shape)
     wu = R.random_q4k(_rng(f"{kernel} up {shape}"), n, k)
     aq, scales_name, scales, g, u = activations(R, x, wg, wu)
     return Workload(KERNELS_SRC / source, kernel, shape, {"M": m},
                     {"wg": wg.view(np.uint32), "wu": wu.view(np.uint32), "aq": aq, scales_name: scales}, "y",
                     {"y": np.zeros((m, n), np.float32)}, ["wg", "wu", "aq", scales_name, "y", n, k],
-                    lambda c: (-(-n // c["WARPS"]),), g / (1.0 + np.exp(-g)) * u, 1e-5,
+                    (grid or _row_a_warp_grid)(n), g / (1.0 + np.exp(-g)) * u, 1e-5,
                     wg.nbytes + wu.nbytes + aq.nbytes + scales.nbytes + m * n * 4)
 
 
@@ -152,6 +153,56 @@ def q4k_digits_swiglu(shape: str) -> Workload:
         aq, ds = R.split_digits(*R.quantize_digits(x))
         return aq, "ds", ds, R.gemv(wg, x), R.gemv(wu, x)
     return _swiglu("q4k_digits_swiglu", "q4k_digits_swiglu.ember", shape, digits)
+
+
+def _row_a_warp_grid(n: int):
+    return lambda c: (-(-n // c["WARPS"]),)
+
+
+def _sixteen_rows_grid(n: int):
+    """q4k_imma.ember's launch: a block per 16 output rows."""
+    return lambda c: (-(-n // 16),)
+
+
+def q4k_q8_imma(shape: str) -> Workload:
+    """kernels_src/q4k_imma.ember q4k_q8_imma: q4k_q8_gemv's product on int8 tensor cores
+    (the same activations, the same reference)."""
+    R, m, n, k, w, x = _q4k_inputs("q4k_q8_imma", shape)
+    q8 = R.quantize_q8_1(x)
+    aq, ads = R.split_q8_1(q8)
+    return Workload(KERNELS_SRC / "q4k_imma.ember", "q4k_q8_imma", shape, {"M": m},
+                    {"w": w.view(np.uint32), "aq": aq, "ads": ads}, "y", {"y": np.zeros((m, n), np.float32)},
+                    ["w", "aq", "ads", "y", n, k], _sixteen_rows_grid(n),
+                    R.gemv_q8_1(w, q8), 1e-5, w.nbytes + aq.nbytes + ads.nbytes + m * n * 4)
+
+
+def q4k_digits_imma(shape: str) -> Workload:
+    """kernels_src/q4k_imma.ember q4k_digits_imma: q4k_digits_gemv's product on int8 tensor
+    cores (the same digits, their (s, sum) pairs passed as words; the f64 reference)."""
+    R, m, n, k, w, x = _q4k_inputs("q4k_digits_imma", shape)
+    aq, ds = R.split_digits(*R.quantize_digits(x))
+    return Workload(KERNELS_SRC / "q4k_imma.ember", "q4k_digits_imma", shape, {"M": m},
+                    {"w": w.view(np.uint32), "aq": aq, "ds": ds.view(np.uint32)}, "y",
+                    {"y": np.zeros((m, n), np.float32)}, ["w", "aq", "ds", "y", n, k], _sixteen_rows_grid(n),
+                    R.gemv(w, x), 1e-5, w.nbytes + aq.nbytes + ds.nbytes + m * n * 4)
+
+
+def q4k_q8_swiglu_imma(shape: str) -> Workload:
+    """kernels_src/q4k_imma.ember q4k_q8_swiglu_imma: q4k_q8_swiglu's result on int8 tensor cores."""
+    def q8(R, x, wg, wu):
+        q = R.quantize_q8_1(x)
+        aq, ads = R.split_q8_1(q)
+        return aq, "ads", ads, R.gemv_q8_1(wg, q), R.gemv_q8_1(wu, q)
+    return _swiglu("q4k_q8_swiglu_imma", "q4k_imma.ember", shape, q8, _sixteen_rows_grid)
+
+
+def q4k_digits_swiglu_imma(shape: str) -> Workload:
+    """kernels_src/q4k_imma.ember q4k_digits_swiglu_imma: q4k_digits_swiglu's result on int8
+    tensor cores."""
+    def digits(R, x, wg, wu):
+        aq, ds = R.split_digits(*R.quantize_digits(x))
+        return aq, "ds", ds.view(np.uint32), R.gemv(wg, x), R.gemv(wu, x)
+    return _swiglu("q4k_digits_swiglu_imma", "q4k_imma.ember", shape, digits, _sixteen_rows_grid)
 
 
 def rope_out(shape: str, dtype: str = "f32") -> Workload:
@@ -224,6 +275,9 @@ def _bf16():
     return ml_dtypes.bfloat16
 
 
+# the GEMVs of the decoder layer (ember.model.layer): QKV, O and down, at batches 1 to 8
+_LAYER_GEMVS = [f"{m}x{n}x{k}" for m in (1, 2, 4, 8) for n, k in ((6144, 4096), (4096, 4096), (4096, 14336))]
+
 # kernel -> (workload factory, its source, the shape buckets tuned by default: the decoder
 # layer's shapes of bench/, e.g. Llama-3-8B's 4096 and 14336)
 WORKLOADS = {
@@ -241,6 +295,11 @@ WORKLOADS = {
                            if (m, n) != (1, 4096)]),
     "q4k_digits_swiglu": (q4k_digits_swiglu, "q4k_digits_swiglu.ember",
                           [f"{m}x14336x4096" for m in (1, 2, 4, 8)]),
+    # on int8 tensor cores: the decoder layer's shapes at every batch (ember.ops picks them from M = 2 on)
+    "q4k_q8_imma": (q4k_q8_imma, "q4k_imma.ember", _LAYER_GEMVS),
+    "q4k_digits_imma": (q4k_digits_imma, "q4k_imma.ember", _LAYER_GEMVS),
+    "q4k_q8_swiglu_imma": (q4k_q8_swiglu_imma, "q4k_imma.ember", [f"{m}x14336x4096" for m in (1, 2, 4, 8)]),
+    "q4k_digits_swiglu_imma": (q4k_digits_swiglu_imma, "q4k_imma.ember", [f"{m}x14336x4096" for m in (1, 2, 4, 8)]),
     "rope_out": (rope_out, "rope.ember", ["4096x32x128 f32", "4096x32x128 bf16", "1x32x128 f32"]),
     "q6k_gemv": (q6k_gemv, "q6k_gemv.ember", ["1x4096x14336", "1x14336x4096", "8x4096x14336"]),
     "gemm_bf16": (gemm_bf16, "gemm_bf16.ember", ["4096x4096x4096", "2048x14336x4096"]),

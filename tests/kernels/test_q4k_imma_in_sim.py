@@ -1,0 +1,100 @@
+"""kernels_src/q4k_imma.ember in the simulator: the Q4_K GEMVs and SwiGLU pair on int8
+tensor cores read the DP4A kernels' activations as those kernels do (Q8_1 from
+ember.reference.q4k.split_q8_1, digits from split_digits) and give their results within
+the f32 rounding bound: the Q8_1 ones against the exact Q8_1 product, the digit ones
+against the f64 product with the f32 activations. N not a multiple of the 16 rows of a
+block, M below 8 (the columns past M read row M - 1 and are not stored: the simulator
+reports any access past y), super-blocks not a multiple of WARPS * UNROLL."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import ember
+from ember.reference import q4k as R
+from ember.sim import load
+from tests.kernels.test_q4k_in_sim import f32_tolerance, inputs
+
+SRC = Path(__file__).resolve().parents[2] / "kernels_src" / "q4k_imma.ember"
+
+
+def kernels(m: int, warps: int, unroll: int):
+    return load(ember.compile(SRC, defines={"M": m, "WARPS": warps, "UNROLL": unroll}))
+
+
+def blocks(n: int) -> tuple:
+    return (-(-n // 16),)
+
+
+@pytest.mark.parametrize("m, n, k, warps, unroll", [(1, 7, 768, 4, 1), (3, 21, 1280, 4, 2), (8, 16, 512, 2, 1),
+                                                    (5, 33, 256, 4, 1)])
+def test_q8_1_activations(m, n, k, warps, unroll):
+    _, w, x = inputs(300 + 10 * m + n, n, k, m)
+    x[0, :32] = 0.0                                   # an all-zero block: d = 0
+    x[-1, 40] = 1e4                                   # one block dominated by one value
+    q8 = R.quantize_q8_1(x)
+    aq, ads = R.split_q8_1(q8)
+    y = np.zeros((m, n), np.float32)
+    kernels(m, warps, unroll).q4k_q8_imma(w.view(np.uint32), aq, ads, y, n, k, grid=blocks(n))
+    # the integer dots are exact; what is left is the f32 combination of the sub-blocks' parts
+    err = np.abs(y - R.gemv_q8_1(w, q8))
+    assert (err <= f32_tolerance(w, R.dequantize_q8_1(q8))).all(), err.max()
+
+
+@pytest.mark.parametrize("m, n, k, warps, unroll", [(1, 9, 768, 4, 1), (8, 20, 1280, 4, 2), (2, 16, 512, 2, 1)])
+def test_digit_activations(m, n, k, warps, unroll):
+    _, w, x = inputs(400 + 10 * m + n, n, k, m)
+    x[0, :32] = 0.0
+    x[-1, 40] = 1e4
+    x[-1, 41] = 3e-7
+    aq, ds = R.split_digits(*R.quantize_digits(x))
+    y = np.zeros((m, n), np.float32)
+    kernels(m, warps, unroll).q4k_digits_imma(w.view(np.uint32), aq, ds.view(np.uint32), y, n, k, grid=blocks(n))
+    err = np.abs(y - R.gemv(w, x))
+    assert (err <= f32_tolerance(w, x)).all(), (err / f32_tolerance(w, x)).max()
+
+
+def test_extreme_digits_stay_exact():
+    """dot1 254 + dot2 is kept in the i32 accumulator of the second mma: with every nibble
+    15 and every digit -128 (beyond what quantize_digits writes) it is 32 15 128 255 < 2^24,
+    exact in f32 too. y must be the f64 product with the activations the digits stand for."""
+    m, n, k = 2, 16, 512
+    rng = np.random.default_rng(78)
+    w = R.random_q4k(rng, n, k)
+    wb = w.reshape(n, -1, 144)
+    wb[..., 16:] = 0xFF
+    wb[0, :, 4:16] = 0xFF
+    digits = np.full((3, m, k), -128, np.int64)
+    digits[:, :, 480::3] = 127
+    s = rng.uniform(0.5, 2.0, (m, k // 32)).astype(np.float32)
+    xhat = R.dequantize_digits(digits, s)
+    sums = xhat.reshape(m, -1, 32).sum(-1).astype(np.float32)
+    aq, ds = R.split_digits(digits, s, sums)
+    y = np.zeros((m, n), np.float32)
+    kernels(m, 2, 1).q4k_digits_imma(w.view(np.uint32), aq, ds.view(np.uint32), y, n, k, grid=blocks(n))
+    want = R.gemv(w, xhat)
+    assert (np.abs(y - want) <= f32_tolerance(w, xhat) + 1e-6 * np.abs(want)).all()
+
+
+def _swiglu_tol(g, u, wg, wu, x):
+    return 1e-5 * (np.abs(g) + 1) * (np.abs(u) + 1) + f32_tolerance(wg, x) * np.abs(u) + f32_tolerance(wu, x) * np.abs(g)
+
+
+@pytest.mark.parametrize("m, n", [(1, 18), (6, 16)])
+def test_swiglu_pair(m, n):
+    k = 512
+    rng, wg, x = inputs(500 + m, n, k, m)
+    wu = R.random_q4k(rng, n, k)
+    mod = kernels(m, 2, 1)
+    q8 = R.quantize_q8_1(x)
+    y = np.zeros((m, n), np.float32)
+    mod.q4k_q8_swiglu_imma(wg.view(np.uint32), wu.view(np.uint32), *R.split_q8_1(q8), y, n, k, grid=blocks(n))
+    g, u = R.gemv_q8_1(wg, q8), R.gemv_q8_1(wu, q8)
+    assert (np.abs(y - g / (1 + np.exp(-g)) * u) <= _swiglu_tol(g, u, wg, wu, R.dequantize_q8_1(q8))).all()
+    aq, ds = R.split_digits(*R.quantize_digits(x))
+    y = np.zeros((m, n), np.float32)
+    mod.q4k_digits_swiglu_imma(wg.view(np.uint32), wu.view(np.uint32), aq, ds.view(np.uint32), y, n, k,
+                               grid=blocks(n))
+    g, u = R.gemv(wg, x), R.gemv(wu, x)
+    assert (np.abs(y - g / (1 + np.exp(-g)) * u) <= _swiglu_tol(g, u, wg, wu, x)).all()
