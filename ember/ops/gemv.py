@@ -1,16 +1,25 @@
 """The quantized GEMVs of ember.ops: y = x W^T with W in ggml's Q4_K or Q6_K format as GGUF
 stores it, for M = 1..8 rows of activations - f32 (kernels_src/q4k_gemv.ember,
-q6k_gemv.ember), or quantized once to Q8_1 for the DP4A kernels (q4k_dp4a.ember:
-quantize_q8_1, q4k_q8_gemv, and q4k_q8_swiglu for a SwiGLU's gate and up together)."""
+q6k_gemv.ember), or quantized once to Q8_1 (or three digits) for the integer kernels: on
+dp4a (q4k_dp4a.ember: quantize_q8_1, q4k_q8_gemv, and q4k_q8_swiglu for a SwiGLU's gate
+and up together; q4k_digits.ember) or on int8 tensor cores (q4k_imma.ember, the same
+activations: its cost hardly grows with M). Which of the two runs is the one the tuned
+tables of this GPU measured faster at the call's M and shape; without both tables' entries,
+the tensor cores from IMMA_FROM_M rows on."""
 
 from __future__ import annotations
 
 from ..records import record
 from . import args as A
-from .kernels import kernel
+from .kernels import fastest, kernel
 from .plan import run, signature
 
 QK_K = 256                           # values per super-block
+# From how many activation rows the tensor-core kernels run where no tuned table decides
+# (sm_80+; H100, 2026-11-26, `ember tune`: the DP4A GEMV took 29.9 us at M = 8 and 14336 x
+# 4096 weights, the tensor cores 23.0; 17.7 against about 20 at M = 4; the digits SwiGLU
+# 99.0 against 46.5 at M = 8 and 55.2 at M = 4, where the tensor cores take about 42)
+IMMA_FROM_M = {"gemv": 8, "swiglu": 4}
 BLOCK_BYTES = {"q4k": 144, "q6k": 210}
 
 
@@ -151,10 +160,29 @@ def quantize_digits(x, *, out: Q8Activations | None = None) -> Q8Activations:
     return quantize_q8_1(x, out=out)
 
 
-def _q8_words(q: Q8Activations) -> tuple:
-    """The launch's (aq, ads): u32 words, and for digits ads as its f32 (scale, sum) pairs."""
+def _q8_words(q: Q8Activations, words_only: bool = False) -> tuple:
+    """The launch's (aq, ads): u32 words, and for digits ads as its f32 (scale, sum) pairs
+    (as words too with `words_only`: the tensor-core kernels take both kinds so)."""
     return (A.reinterpret(A.view("q4k_gemv", "aq", q.aq), "<u4", 4),
-            A.reinterpret(A.view("q4k_gemv", "ads", q.ads), "<f4" if q.digits else "<u4", 4))
+            A.reinterpret(A.view("q4k_gemv", "ads", q.ads), "<f4" if q.digits and not words_only else "<u4", 4))
+
+
+# (the DP4A kernel, the tensor-core one) of each op and kind of activations
+_PAIRS = {("gemv", False): ("q4k_q8_gemv", "q4k_q8_imma"), ("gemv", True): ("q4k_digits_gemv", "q4k_digits_imma"),
+          ("swiglu", False): ("q4k_q8_swiglu", "q4k_q8_swiglu_imma"),
+          ("swiglu", True): ("q4k_digits_swiglu", "q4k_digits_swiglu_imma")}
+
+
+def _tensor_cores(op: str, x: Q8Activations, n: int, device: int) -> bool:
+    """Whether the int8 tensor-core kernel runs this call (sm_80+): the faster of the pair
+    in the tuned tables of this GPU, else IMMA_FROM_M's rule."""
+    from .args import simulating
+    if not simulating():
+        from ..runtime import cuda
+        if cuda.context(device).compute_capability < (8, 0):
+            return False
+    rule = int(x.m >= IMMA_FROM_M[op])
+    return fastest(_PAIRS[(op, x.digits)], {"M": x.m}, x.m * n * x.k, device, rule) == 1
 
 
 def q4k_gemv(w, x, *, out=None):
@@ -170,8 +198,13 @@ def q4k_gemv(w, x, *, out=None):
             vw, n = _weights(op, "w", w, "q4k", x.k, 16)
             vo = _check_out(op, out, x.m, n, x.rows, {"w": vw})
             device = A.same_device(op, {"w": vw, "out": vo, "x": x.like}) or 0
+            if _tensor_cores("gemv", x, n, device):
+                kern, _ = kernel("q4k_imma.ember", "q4k_digits_imma" if x.digits else "q4k_q8_imma", {"M": x.m},
+                                 x.m * n * x.k, device)
+                aq, ads = _q8_words(x, words_only=True)
+                return [kern.prepare(A.reinterpret(vw, "<u4", 4), aq, ads, out, n, x.k, grid=(-(-n // 16),))]
             source, name = ("q4k_digits.ember", "q4k_digits_gemv") if x.digits else ("q4k_dp4a.ember", "q4k_q8_gemv")
-            kern, cfg = kernel(source, name, {"M": x.m}, n * x.k, device)
+            kern, cfg = kernel(source, name, {"M": x.m}, x.m * n * x.k, device)
             aq, ads = _q8_words(x)
             return [kern.prepare(A.reinterpret(vw, "<u4", 4), aq, ads, out, n, x.k,
                                  grid=(-(-n // (cfg["WARPS"] * cfg["ROWS"])),))]
@@ -199,12 +232,15 @@ def swiglu_q4k(w_gate, w_up, x: Q8Activations, *, out=None):
         A.shape(op, "w_up", vu, vg.shape, "w_gate's shape")
         vo = _check_out(op, out, x.m, n, x.rows, {"w_gate": vg, "w_up": vu})
         device = A.same_device(op, {"w_gate": vg, "w_up": vu, "out": vo, "x": x.like}) or 0
+        weights = (A.reinterpret(vg, "<u4", 4), A.reinterpret(vu, "<u4", 4))
+        if _tensor_cores("swiglu", x, n, device):
+            kern, _ = kernel("q4k_imma.ember", "q4k_digits_swiglu_imma" if x.digits else "q4k_q8_swiglu_imma",
+                             {"M": x.m}, x.m * n * x.k, device)
+            return [kern.prepare(*weights, *_q8_words(x, words_only=True), out, n, x.k, grid=(-(-n // 16),))]
         source, name = ("q4k_digits_swiglu.ember", "q4k_digits_swiglu") if x.digits else ("q4k_dp4a.ember",
                                                                                          "q4k_q8_swiglu")
-        kern, cfg = kernel(source, name, {"M": x.m}, n * x.k, device)
-        aq, ads = _q8_words(x)
-        return [kern.prepare(A.reinterpret(vg, "<u4", 4), A.reinterpret(vu, "<u4", 4), aq, ads, out, n, x.k,
-                             grid=(-(-n // cfg["WARPS"]),))]
+        kern, cfg = kernel(source, name, {"M": x.m}, x.m * n * x.k, device)
+        return [kern.prepare(*weights, *_q8_words(x), out, n, x.k, grid=(-(-n // cfg["WARPS"]),))]
     run(op, (w_gate, w_up, x, out), plan)
     return out
 
@@ -231,7 +267,7 @@ def _f32_gemv(op: str, w, x, out, fmt: str):
         vw, n = _weights(op, "w", w, fmt, kdim, align)
         vo = _check_out(op, out, m, n, rows, {"x": vx, "w": vw})
         device = A.same_device(op, {"x": vx, "w": vw, "out": vo}) or 0
-        kern, cfg = kernel(source, name, {"M": m}, n * kdim, device)
+        kern, cfg = kernel(source, name, {"M": m}, m * n * kdim, device)
         return [kern.prepare(A.reinterpret(vw, word, size), x, out, n, kdim,
                              grid=(-(-n // (cfg["WARPS"] * cfg["ROWS"])),))]
     run(op, (w, x, out), plan)

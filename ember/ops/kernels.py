@@ -46,6 +46,44 @@ def kernel(source: str, name: str, defines: dict, size: int, device: int = 0, ta
                  table_of or name)
 
 
+def fastest(names: tuple, defines: dict, size: int, device: int, otherwise: int) -> int:
+    """Which of `names` (kernels doing the same work, each with a tuned table under
+    kernels_src/tuned/) to run: the one whose table entry for this GPU, these const values
+    and the bucket nearest `size` took the least time - where every one has an entry of
+    the same bucket, measured the same way by `ember tune`; else (another GPU, a stale
+    table, the simulator) `otherwise`, the index of the caller's measured rule."""
+    from .args import simulating
+    if simulating():
+        return otherwise
+    return _fastest(names, tuple(sorted((k, str(v)) for k, v in defines.items())), size, device, otherwise)
+
+
+@functools.lru_cache(maxsize=None)
+def _fastest(names: tuple, defines: tuple, size: int, device: int, otherwise: int) -> int:
+    from ..runtime import cuda
+    ctx = cuda.context(device)
+    tables = []
+    for name in names:
+        path = KERNELS_SRC / "tuned" / f"{name}.json"
+        table = T.read(path) if path.is_file() else None
+        tables.append(table if table is not None and T.current(table, KERNELS_SRC / table["source"]) else None)
+    return fastest_of(tables, T.device_key(ctx.name, ctx.arch), dict(defines), size, otherwise)
+
+
+def fastest_of(tables: list, device: str, defines: dict, size: int, otherwise: int) -> int:
+    """fastest's choice among current tables (None: missing or stale)."""
+    times = []
+    for table in tables:
+        entry = pick_entry(table, device, defines, size)
+        if entry is None:
+            return otherwise
+        bucket = next(b for b, e in table["devices"][device].items() if e is entry)
+        times.append((bucket, entry["us"]))
+    if len({b for b, _ in times}) != 1:
+        return otherwise
+    return min(range(len(tables)), key=lambda i: (times[i][1], i))
+
+
 @functools.lru_cache(maxsize=None)
 def _pick(source: str, name: str, defines: tuple, size: int, device: int, table_of: str):
     from ..runtime import cuda

@@ -28,7 +28,7 @@ def blocks(n: int) -> tuple:
 
 
 @pytest.mark.parametrize("m, n, k, warps, unroll", [(1, 7, 768, 4, 1), (3, 21, 1280, 4, 2), (8, 16, 512, 2, 1),
-                                                    (5, 33, 256, 4, 1)])
+                                                    (5, 33, 256, 4, 1), (2, 18, 1792, 2, 2)])
 def test_q8_1_activations(m, n, k, warps, unroll):
     _, w, x = inputs(300 + 10 * m + n, n, k, m)
     x[0, :32] = 0.0                                   # an all-zero block: d = 0

@@ -22,9 +22,21 @@ def test_a_decode_step_in_the_simulator(kinds, launches, activations):
     (the fused norm writes digits only into the other residual buffer: 1 more)."""
     if kinds and activations == "digits":
         launches += 1
+    decode_step(kinds, launches, activations, np.array([0, 3], np.int32))
+
+
+@pytest.mark.parametrize("activations", ["digits", "q8_1"])
+def test_a_batch_of_eight_on_the_tensor_core_gemvs(activations):
+    """At 8 sequences the GEMVs and the SwiGLU pair run on int8 tensor cores (ember.ops'
+    rule without tuned tables: IMMA_FROM_M), from the same activations."""
+    assert ops.gemv.IMMA_FROM_M["gemv"] <= 8 and ops.gemv.IMMA_FROM_M["swiglu"] <= 8
+    decode_step({}, 10, activations, np.array([0, 3, 1, 2, 3, 0, 2, 1], np.int32))
+
+
+def decode_step(kinds, launches, activations, positions):
     hp = TINY
     layers = [LayerWeights.random(hp, seed, device="sim", kinds=kinds) for seed in range(hp.layers)]
-    batch, context, positions = 2, 4, np.array([0, 3], np.int32)
+    batch, context = len(positions), 4
     with ops.on_simulator():                   # the buffers are made by the ops' own allocators
         dec = Decoder(layers, hp, batch, context, activations=activations)
     rng = np.random.default_rng(11)

@@ -1,7 +1,9 @@
 """Which tuned entry an ember.ops call uses: the GPU's entry made with the call's const
-values, nearest in size; none when the values differ (the defaults are used)."""
+values, nearest in size; none when the values differ (the defaults are used). Which of two
+kernels doing the same work runs: the one faster in both tables' entries of the same
+bucket, else the caller's rule."""
 
-from ember.ops.kernels import pick_entry
+from ember.ops.kernels import fastest_of, pick_entry
 
 
 def entry(defines, config):
@@ -43,3 +45,24 @@ def test_the_attention_chunk_fills_the_gpu():
     assert choose_chunk(32768, 16, 247, 64, chunks) == 2048    # batch 2
     assert choose_chunk(32768, 8, 247, 64, chunks) == 1024     # batch 1: 32 x 8
     assert choose_chunk(512, 8, 247, 64, chunks) == 64         # never below a tile of 64 keys
+
+
+def _timed(us: dict) -> dict:
+    return {"devices": {"GPU sm_90": {b: {"defines": {"M": "8"}, "config": {"WARPS": 4}, "us": t}
+                                      for b, t in us.items()}}}
+
+
+def test_the_faster_kernel_of_the_same_bucket():
+    dp4a = _timed({"8x4096x14336": 29.9, "8x6144x4096": 14.1})
+    imma = _timed({"8x4096x14336": 23.0, "8x6144x4096": 15.0})
+    assert fastest_of([dp4a, imma], "GPU sm_90", {"M": 8}, 8 * 4096 * 14336, 0) == 1
+    assert fastest_of([dp4a, imma], "GPU sm_90", {"M": 8}, 8 * 6144 * 4096, 1) == 0
+
+
+def test_the_rule_where_the_tables_cannot_compare():
+    dp4a = _timed({"8x4096x14336": 29.9})
+    imma = _timed({"8x6144x4096": 15.0})
+    assert fastest_of([dp4a, imma], "GPU sm_90", {"M": 8}, 8 * 4096 * 14336, 1) == 1     # other buckets
+    assert fastest_of([dp4a, None], "GPU sm_90", {"M": 8}, 8 * 4096 * 14336, 1) == 1     # stale or missing
+    assert fastest_of([dp4a, dp4a], "Other sm_80", {"M": 8}, 8 * 4096 * 14336, 0) == 0   # not this GPU
+    assert fastest_of([dp4a, imma], "GPU sm_90", {"M": 4}, 4 * 4096 * 14336, 1) == 1     # not these values

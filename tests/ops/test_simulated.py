@@ -84,3 +84,27 @@ def test_digit_activations_give_f32_accurate_products():
     normed = rmsnorm((x + r).astype(np.float64), gamma, 1e-5)
     assert np.array_equal(h, x + r)
     assert np.abs(yn - Q.gemv(wg, normed)).max() <= 1e-5 * np.abs(Q.gemv(wg, normed)).max()
+
+
+def test_the_tensor_core_gemvs_from_their_rule():
+    """Without tuned tables (the simulator) the int8 tensor-core kernels run the GEMV from
+    IMMA_FROM_M["gemv"] rows and the SwiGLU pair from IMMA_FROM_M["swiglu"]: the same
+    activations, the same results as the DP4A kernels' references."""
+    rng = np.random.default_rng(12)
+    k, mg, ms = 512, ops.gemv.IMMA_FROM_M["gemv"], ops.gemv.IMMA_FROM_M["swiglu"]
+    wg, wu = (Q.model_like_q4k(rng, 20, k, k ** -0.5) for _ in range(2))
+    x = rng.standard_normal((mg, k)).astype(np.float32)
+    with ops.on_simulator():
+        y8 = ops.q4k_gemv(wg, ops.quantize_q8_1(x))
+        yd = ops.q4k_gemv(wg, ops.quantize_digits(x))
+        s8 = ops.swiglu_q4k(wg, wu, ops.quantize_q8_1(x[:ms]))
+        sd = ops.swiglu_q4k(wg, wu, ops.quantize_digits(x[:ms]))
+    q8 = Q.quantize_q8_1(x)
+    want = Q.gemv_q8_1(wg, q8)
+    assert np.abs(y8 - want).max() <= 1e-5 * np.abs(want).max()
+    exact = Q.gemv(wg, x)
+    assert np.abs(yd - exact).max() <= 1e-5 * np.abs(exact).max()
+    g, u = Q.gemv_q8_1(wg, q8[:ms]), Q.gemv_q8_1(wu, q8[:ms])
+    assert np.abs(s8 - g / (1 + np.exp(-g)) * u).max() <= 1e-5 * np.abs(g * u).max()
+    g, u = exact[:ms], Q.gemv(wu, x[:ms])
+    assert np.abs(sd - g / (1 + np.exp(-g)) * u).max() <= 1e-5 * np.abs(g * u).max()
