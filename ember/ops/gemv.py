@@ -199,10 +199,11 @@ def q4k_gemv(w, x, *, out=None):
             vo = _check_out(op, out, x.m, n, x.rows, {"w": vw})
             device = A.same_device(op, {"w": vw, "out": vo, "x": x.like}) or 0
             if _tensor_cores("gemv", x, n, device):
-                kern, _ = kernel("q4k_imma.ember", "q4k_digits_imma" if x.digits else "q4k_q8_imma", {"M": x.m},
-                                 x.m * n * x.k, device)
+                kern, cfg = kernel("q4k_imma.ember", "q4k_digits_imma" if x.digits else "q4k_q8_imma", {"M": x.m},
+                                   x.m * n * x.k, device)
                 aq, ads = _q8_words(x, words_only=True)
-                return [kern.prepare(A.reinterpret(vw, "<u4", 4), aq, ads, out, n, x.k, grid=(-(-n // 16),))]
+                return [kern.prepare(A.reinterpret(vw, "<u4", 4), aq, ads, out, n, x.k,
+                                     grid=(-(-n // (16 * cfg["ROWS"])),))]
             source, name = ("q4k_digits.ember", "q4k_digits_gemv") if x.digits else ("q4k_dp4a.ember", "q4k_q8_gemv")
             kern, cfg = kernel(source, name, {"M": x.m}, x.m * n * x.k, device)
             aq, ads = _q8_words(x)
@@ -234,9 +235,10 @@ def swiglu_q4k(w_gate, w_up, x: Q8Activations, *, out=None):
         device = A.same_device(op, {"w_gate": vg, "w_up": vu, "out": vo, "x": x.like}) or 0
         weights = (A.reinterpret(vg, "<u4", 4), A.reinterpret(vu, "<u4", 4))
         if _tensor_cores("swiglu", x, n, device):
-            kern, _ = kernel("q4k_imma.ember", "q4k_digits_swiglu_imma" if x.digits else "q4k_q8_swiglu_imma",
-                             {"M": x.m}, x.m * n * x.k, device)
-            return [kern.prepare(*weights, *_q8_words(x, words_only=True), out, n, x.k, grid=(-(-n // 16),))]
+            kern, cfg = kernel("q4k_imma.ember", "q4k_digits_swiglu_imma" if x.digits else "q4k_q8_swiglu_imma",
+                               {"M": x.m}, x.m * n * x.k, device)
+            return [kern.prepare(*weights, *_q8_words(x, words_only=True), out, n, x.k,
+                                 grid=(-(-n // (16 * cfg["ROWS"])),))]
         source, name = ("q4k_digits_swiglu.ember", "q4k_digits_swiglu") if x.digits else ("q4k_dp4a.ember",
                                                                                          "q4k_q8_swiglu")
         kern, cfg = kernel(source, name, {"M": x.m}, x.m * n * x.k, device)

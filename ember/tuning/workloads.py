@@ -160,8 +160,8 @@ def _row_a_warp_grid(n: int):
 
 
 def _sixteen_rows_grid(n: int):
-    """q4k_imma.ember's launch: a block per 16 output rows."""
-    return lambda c: (-(-n // 16),)
+    """q4k_imma.ember's launch: a block per ROWS tiles of 16 output rows."""
+    return lambda c: (-(-n // (16 * c["ROWS"])),)
 
 
 def q4k_q8_imma(shape: str) -> Workload:

@@ -4,7 +4,7 @@ ember.reference.q4k.split_q8_1, digits from split_digits) and give their results
 the f32 rounding bound: the Q8_1 ones against the exact Q8_1 product, the digit ones
 against the f64 product with the f32 activations. N not a multiple of the 16 rows of a
 block, M below 8 (the columns past M read row M - 1 and are not stored: the simulator
-reports any access past y), super-blocks not a multiple of WARPS * UNROLL."""
+reports any access past y), super-blocks not a multiple of WARPS * STAGES."""
 
 from pathlib import Path
 
@@ -19,38 +19,43 @@ from tests.kernels.test_q4k_in_sim import f32_tolerance, inputs
 SRC = Path(__file__).resolve().parents[2] / "kernels_src" / "q4k_imma.ember"
 
 
-def kernels(m: int, warps: int, unroll: int):
-    return load(ember.compile(SRC, defines={"M": m, "WARPS": warps, "UNROLL": unroll}))
+def kernels(m: int, warps: int, stages: int, rows: int, *names: str):
+    """The kernels `names` of the file with these const values (the others may not fit them)."""
+    return load(ember.compile(SRC, defines={"M": m, "WARPS": warps, "STAGES": stages, "ROWS": rows},
+                              kernels=list(names)))
 
 
-def blocks(n: int) -> tuple:
-    return (-(-n // 16),)
+def blocks(n: int, rows: int = 1) -> tuple:
+    return (-(-n // (16 * rows)),)
 
 
-@pytest.mark.parametrize("m, n, k, warps, unroll", [(1, 7, 768, 4, 1), (3, 21, 1280, 4, 2), (8, 16, 512, 2, 1),
-                                                    (5, 33, 256, 4, 1), (2, 18, 1792, 2, 2)])
-def test_q8_1_activations(m, n, k, warps, unroll):
+@pytest.mark.parametrize("m, n, k, warps, stages, rows", [(1, 7, 768, 4, 2, 1), (3, 21, 1280, 4, 3, 2),
+                                                          (8, 16, 512, 2, 2, 1), (5, 33, 256, 4, 3, 2),
+                                                          (2, 18, 1792, 2, 4, 1), (1, 40, 3072, 2, 2, 2)])
+def test_q8_1_activations(m, n, k, warps, stages, rows):
     _, w, x = inputs(300 + 10 * m + n, n, k, m)
     x[0, :32] = 0.0                                   # an all-zero block: d = 0
     x[-1, 40] = 1e4                                   # one block dominated by one value
     q8 = R.quantize_q8_1(x)
     aq, ads = R.split_q8_1(q8)
     y = np.zeros((m, n), np.float32)
-    kernels(m, warps, unroll).q4k_q8_imma(w.view(np.uint32), aq, ads, y, n, k, grid=blocks(n))
+    kernels(m, warps, stages, rows, "q4k_q8_imma").q4k_q8_imma(w.view(np.uint32), aq, ads, y, n, k, grid=blocks(n, rows))
     # the integer dots are exact; what is left is the f32 combination of the sub-blocks' parts
     err = np.abs(y - R.gemv_q8_1(w, q8))
     assert (err <= f32_tolerance(w, R.dequantize_q8_1(q8))).all(), err.max()
 
 
-@pytest.mark.parametrize("m, n, k, warps, unroll", [(1, 9, 768, 4, 1), (8, 20, 1280, 4, 2), (2, 16, 512, 2, 1)])
-def test_digit_activations(m, n, k, warps, unroll):
+@pytest.mark.parametrize("m, n, k, warps, stages, rows", [(1, 9, 768, 4, 2, 1), (8, 20, 1280, 4, 3, 2),
+                                                          (2, 16, 512, 2, 4, 1)])
+def test_digit_activations(m, n, k, warps, stages, rows):
     _, w, x = inputs(400 + 10 * m + n, n, k, m)
     x[0, :32] = 0.0
     x[-1, 40] = 1e4
     x[-1, 41] = 3e-7
     aq, ds = R.split_digits(*R.quantize_digits(x))
     y = np.zeros((m, n), np.float32)
-    kernels(m, warps, unroll).q4k_digits_imma(w.view(np.uint32), aq, ds.view(np.uint32), y, n, k, grid=blocks(n))
+    kernels(m, warps, stages, rows, "q4k_digits_imma").q4k_digits_imma(w.view(np.uint32), aq, ds.view(np.uint32), y, n, k,
+                                                    grid=blocks(n, rows))
     err = np.abs(y - R.gemv(w, x))
     assert (err <= f32_tolerance(w, x)).all(), (err / f32_tolerance(w, x)).max()
 
@@ -72,7 +77,7 @@ def test_extreme_digits_stay_exact():
     sums = xhat.reshape(m, -1, 32).sum(-1).astype(np.float32)
     aq, ds = R.split_digits(digits, s, sums)
     y = np.zeros((m, n), np.float32)
-    kernels(m, 2, 1).q4k_digits_imma(w.view(np.uint32), aq, ds.view(np.uint32), y, n, k, grid=blocks(n))
+    kernels(m, 2, 2, 1, "q4k_digits_imma").q4k_digits_imma(w.view(np.uint32), aq, ds.view(np.uint32), y, n, k, grid=blocks(n))
     want = R.gemv(w, xhat)
     assert (np.abs(y - want) <= f32_tolerance(w, xhat) + 1e-6 * np.abs(want)).all()
 
@@ -81,20 +86,20 @@ def _swiglu_tol(g, u, wg, wu, x):
     return 1e-5 * (np.abs(g) + 1) * (np.abs(u) + 1) + f32_tolerance(wg, x) * np.abs(u) + f32_tolerance(wu, x) * np.abs(g)
 
 
-@pytest.mark.parametrize("m, n", [(1, 18), (6, 16)])
-def test_swiglu_pair(m, n):
+@pytest.mark.parametrize("m, n, rows", [(1, 18, 1), (6, 16, 1), (3, 40, 2)])
+def test_swiglu_pair(m, n, rows):
     k = 512
     rng, wg, x = inputs(500 + m, n, k, m)
     wu = R.random_q4k(rng, n, k)
-    mod = kernels(m, 2, 1)
+    mod = kernels(m, 2, 3, rows, "q4k_q8_swiglu_imma", "q4k_digits_swiglu_imma")
     q8 = R.quantize_q8_1(x)
     y = np.zeros((m, n), np.float32)
-    mod.q4k_q8_swiglu_imma(wg.view(np.uint32), wu.view(np.uint32), *R.split_q8_1(q8), y, n, k, grid=blocks(n))
+    mod.q4k_q8_swiglu_imma(wg.view(np.uint32), wu.view(np.uint32), *R.split_q8_1(q8), y, n, k, grid=blocks(n, rows))
     g, u = R.gemv_q8_1(wg, q8), R.gemv_q8_1(wu, q8)
     assert (np.abs(y - g / (1 + np.exp(-g)) * u) <= _swiglu_tol(g, u, wg, wu, R.dequantize_q8_1(q8))).all()
     aq, ds = R.split_digits(*R.quantize_digits(x))
     y = np.zeros((m, n), np.float32)
     mod.q4k_digits_swiglu_imma(wg.view(np.uint32), wu.view(np.uint32), aq, ds.view(np.uint32), y, n, k,
-                               grid=blocks(n))
+                               grid=blocks(n, rows))
     g, u = R.gemv(wg, x), R.gemv(wu, x)
     assert (np.abs(y - g / (1 + np.exp(-g)) * u) <= _swiglu_tol(g, u, wg, wu, x)).all()
