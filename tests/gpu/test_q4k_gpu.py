@@ -142,3 +142,38 @@ def test_q4k_f32_digits_gpu_equals_sim(m, rows):
                [3])
     np.testing.assert_array_equal(got["cuda"][0], got["sim"][0])
     assert (np.abs(got["cuda"][0] - R.gemv(w, x)) <= f32_tolerance(w, x)).all()
+
+
+@pytest.mark.parametrize("m, defines", [(1, {"ROWS": 1}), (3, {"WARPS": 8, "STAGES": 3}), (8, {})])
+def test_q4k_int8_tensor_core_gemvs_gpu_equal_sim(m, defines):
+    """q4k_imma.ember on the DP4A kernels' own activations: both GEMVs bit for bit the
+    simulator's (the mma sums are exact integers, the rest fixed-order f32) and within f32
+    rounding of the exact products; the SwiGLU pairs within the bound of their silu."""
+    rng = np.random.default_rng(110 + m)
+    n, k = 75, 2816                      # 11 super-blocks: not a multiple of the warps
+    w, wu = R.random_q4k(rng, n, k), R.random_q4k(rng, n, k)
+    x = (rng.standard_normal((m, k)) * rng.uniform(0.1, 10, (m, 1))).astype(np.float32)
+    q8 = R.quantize_q8_1(x)
+    aq8, ads8 = R.split_q8_1(q8)
+    aqd, dsd = R.split_digits(*R.quantize_digits(x))
+    src, d = SRC / "q4k_imma.ember", {"M": m, **defines}
+    grid = -(-n // (16 * d.get("ROWS", 2)))
+    y8 = both(src, d, "q4k_q8_imma", lambda: [w.view(np.uint32), aq8, ads8, np.zeros((m, n), np.float32), n, k],
+              grid, [3])
+    np.testing.assert_array_equal(y8["cuda"][0], y8["sim"][0])
+    assert (np.abs(y8["cuda"][0] - R.gemv_q8_1(w, q8)) <= f32_tolerance(w, R.dequantize_q8_1(q8))).all()
+    yd = both(src, d, "q4k_digits_imma",
+              lambda: [w.view(np.uint32), aqd, dsd.view(np.uint32), np.zeros((m, n), np.float32), n, k], grid, [3])
+    np.testing.assert_array_equal(yd["cuda"][0], yd["sim"][0])
+    assert (np.abs(yd["cuda"][0] - R.gemv(w, x)) <= f32_tolerance(w, x)).all()
+    grid = -(-n // (16 * d.get("ROWS", 1)))
+    for name, aq, ads, g, u, xx in (("q4k_q8_swiglu_imma", aq8, ads8, R.gemv_q8_1(w, q8), R.gemv_q8_1(wu, q8),
+                                     R.dequantize_q8_1(q8)),
+                                    ("q4k_digits_swiglu_imma", aqd, dsd.view(np.uint32), R.gemv(w, x), R.gemv(wu, x),
+                                     x)):
+        ys = both(src, d, name, lambda: [w.view(np.uint32), wu.view(np.uint32), aq, ads,
+                                         np.zeros((m, n), np.float32), n, k], grid, [4])
+        tol = 1e-5 * (np.abs(g) + 1) * (np.abs(u) + 1) + f32_tolerance(w, xx) * np.abs(u) + \
+            f32_tolerance(wu, xx) * np.abs(g)
+        for dev in ("cuda", "sim"):
+            assert (np.abs(ys[dev][0] - g / (1 + np.exp(-g)) * u) <= tol).all(), (name, dev)
