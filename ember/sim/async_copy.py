@@ -3,7 +3,10 @@
 A copy reads its source when it starts (bounds and alignment checked there, at its line)
 and is held, with the number of the thread's group it belongs to, until the thread waits
 for that group; only then are its bytes written to shared memory, as that thread's write
-(so another thread reading them needs a barrier after the wait, as for any store). Until
+(so another thread reading them needs a barrier after the wait, as for any store). Since
+the GPU may write them at any time after the start, the start is also checked as a write
+against the earlier accesses of other threads: a stage refilled while another thread may
+still read it (no barrier between its reads and the copy) is a race (S0004) at the copy. Until
 then the destination bytes are marked in flight: a read or write of them by any thread is
 error S0009, at the access. On the GPU such a read may see old data, new data or a mix.
 """
@@ -46,7 +49,9 @@ class AsyncCopies:
                            "cp.async (at most the copy's size)", op)
         t = _AS[size]
         zero = np.zeros(m.lanes, dtype=np.int64)
-        m.access(op, dst, zero, mask, t, "c")                    # bounds and alignment, at this line
+        # bounds, alignment, and what came before: the copy may write its bytes at any time
+        # from now on, so a read or write of them by another thread must be ordered before it
+        m.access(op, dst, zero, mask, t, "cw")
         reading = mask & (src_bytes > 0)
         data = m.access(op, src, zero, reading, t, "r")
         data[np.arange(size)[None, :] >= src_bytes[:, None]] = 0      # zero fill

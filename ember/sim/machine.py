@@ -257,8 +257,10 @@ class SimMachine(Machine):
     # -- memory access with checks
     def access(self, op: Op, ptr: Ptr, idx: np.ndarray, mask: np.ndarray, t, kind: str,
                values: np.ndarray | None = None, rows: np.ndarray | None = None) -> np.ndarray | None:
-        """Read ("r"), write ("w") or only check bounds and alignment ("c"); `rows`: the
-        memory rows (blocks) to use instead of each lane's own (a cluster's other blocks)."""
+        """Read ("r"), write ("w"), only check bounds and alignment ("c"), or check them and
+        races as for a write that may happen from now on without writing ("cw": a cp.async
+        copy's destination when it starts); `rows`: the memory rows (blocks) to use instead
+        of each lane's own (a cluster's other blocks)."""
         size = element_bytes(t)
         lanes = np.nonzero(mask)[0]
         wild = ptr.wild | huge(idx)
@@ -290,6 +292,11 @@ class SimMachine(Machine):
                                + (f" (the buffer starts at byte {mem.base} of its allocation)" if mem.base else ""),
                                op)
             if kind == "c":
+                continue
+            if kind == "cw":
+                if mem.track and self.check_races:
+                    self.track(op, mem, sel, (rows if rows is not None else self.row_of(mem))[sel],
+                               a[:, None] + np.arange(size), "w", record=False)
                 continue
             if mem.wgmma_regs:
                 self.wgmma.touched(sel)
@@ -378,5 +385,6 @@ class SimMachine(Machine):
     def remote(self, op: Op, ptr: Ptr, index: np.ndarray, rank: np.ndarray, t, mask: np.ndarray, values=None):
         return cluster.remote(self, op, ptr, index, rank, t, mask, values)
 
-    def track(self, op: Op, mem: Memory, sel: np.ndarray, rows: np.ndarray, cols: np.ndarray, kind: str) -> None:
-        races.track(self, op, mem, sel, rows, cols, kind)
+    def track(self, op: Op, mem: Memory, sel: np.ndarray, rows: np.ndarray, cols: np.ndarray, kind: str,
+              record: bool = True) -> None:
+        races.track(self, op, mem, sel, rows, cols, kind, record)

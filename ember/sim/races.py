@@ -22,9 +22,10 @@ from .errors import SimError
 EXTRA_READERS = 3      # readers of a byte in one epoch recorded exactly, beyond the first
 
 
-def track(m, op, mem, sel: np.ndarray, rows: np.ndarray, cols: np.ndarray, kind: str) -> None:
+def track(m, op, mem, sel: np.ndarray, rows: np.ndarray, cols: np.ndarray, kind: str, record: bool = True) -> None:
     """Record lanes `sel` reading ("r") or writing ("w") bytes cols of rows, after checking
-    them against the earlier accesses (S0004 on a race)."""
+    them against the earlier accesses (S0004 on a race); with `record` false only check (a
+    write that may happen from now on: a cp.async copy's, recorded when it lands)."""
     writer, wep, reader, rep, multi = mem.race_state()
     counted = m.ordering.released         # release counts matter once a thread released
     wrc, rrc = mem.release_counts() if counted else (None, None)
@@ -57,6 +58,8 @@ def track(m, op, mem, sel: np.ndarray, rows: np.ndarray, cols: np.ndarray, kind:
         _race(m, op, mem, sel[i // size], f"{what} {element_text(mem, c[i])}, which {m.who_gtid(w_prev[i])} wrote")
     if kind == "w":
         _check_write(m, op, mem, sel, size, r, c, th, ep, conflict, counted)
+        if not record:
+            return
         writer[r, c], wep[r, c] = th, ep
         if counted:
             wrc[r, c] = rc

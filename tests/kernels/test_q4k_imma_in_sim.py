@@ -14,6 +14,7 @@ import pytest
 import ember
 from ember.reference import q4k as R
 from ember.sim import load
+from ember.sim.errors import SimError
 from tests.kernels.test_q4k_in_sim import f32_tolerance, inputs
 
 SRC = Path(__file__).resolve().parents[2] / "kernels_src" / "q4k_imma.ember"
@@ -103,3 +104,26 @@ def test_swiglu_pair(m, n, rows):
                                grid=blocks(n, rows))
     g, u = R.gemv(wg, x), R.gemv(wu, x)
     assert (np.abs(y - g / (1 + np.exp(-g)) * u) <= _swiglu_tol(g, u, wg, wu, x)).all()
+
+
+@pytest.mark.parametrize("barrier, code", [
+    ("        // the stage the copy stages - 1 ahead goes to was read last step, by every lane\n        warp_barrier();\n",
+     "S0004"),                   # a stage refilled while other lanes may still read it
+    ("        warp_barrier();                       // ... and for every lane of the warp\n", "S0004"),
+])
+def test_the_rings_barriers_are_needed(barrier, code, tmp_path):
+    """Each warp's ring is ordered by two warp_barriers a step: without the first a lane's
+    copy refills a stage other lanes read last step; without the second a lane reads what
+    another lane's copy delivered. The simulator reports either (a ring that turns: more
+    super-blocks than stages a warp)."""
+    src = SRC.read_text()
+    assert barrier in src
+    broken = tmp_path / "q4k_imma.ember"
+    broken.write_text(src.replace(barrier, ""))
+    _, w, x = inputs(800, 40, 3072, 1)
+    aq, ads = R.split_q8_1(R.quantize_q8_1(x))
+    mod = load(ember.compile(broken, defines={"M": 1, "WARPS": 2, "STAGES": 2, "ROWS": 2},
+                             kernels=["q4k_q8_imma"]))
+    with pytest.raises(SimError) as e:
+        mod.q4k_q8_imma(w.view(np.uint32), aq, ads, np.zeros((1, 40), np.float32), 40, 3072, grid=blocks(40, 2))
+    assert e.value.code == code

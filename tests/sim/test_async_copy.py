@@ -116,3 +116,43 @@ def test_copies_are_checked_where_they_start(change, code, what):
     with pytest.raises(SimError) as e:
         load(ember.compile(src, cache=False)).stage(np.ones(512, np.float32), np.zeros(512, np.float32), 512, grid=2)
     assert e.value.code == code and what in str(e.value) and ":10:" in str(e.value)
+
+
+SHARED_RING = """
+kernel ring(x: *global f32, y: *mut global f32) block(32) {
+    shared buf: [f32; 256];              // two stages of 128: each thread copies 4, reads another's
+    let t = thread_idx.x;
+    cp_async_16(buf, t * 4, x, u64(t) * 4, 16);
+    cp_async_commit();
+    var acc: f32 = 0.0;
+    for k in 0..7u32 {
+        REFILL_BARRIER
+        cp_async_16(buf, (k + 1) % 2 * 128 + t * 4, x, u64(k + 1) * 128 + u64(t) * 4, 16);
+        cp_async_commit();
+        cp_async_wait(1);
+        barrier();                       // stage k has landed, for every thread
+        acc += buf[k % 2 * 128 + (31 - t) * 4];
+    }
+    cp_async_wait(0);
+    barrier();
+    acc += buf[128 + (31 - t) * 4];
+    y[t] = acc;
+}
+"""
+
+
+def test_refilling_a_stage_another_thread_may_still_read_is_a_race():
+    """A copy may write its bytes at any time after it starts, so the stage it refills must
+    be done with - by every thread that read it - before the copy starts, not only before
+    it lands: without the barrier before the refill thread t's copy races thread 31 - t's
+    read of the last round, at the copy."""
+    x = np.random.default_rng(4).standard_normal(8 * 128).astype(np.float32)
+    want = np.zeros(32, np.float32)
+    for k in range(8):
+        want += x[k * 128 + (31 - np.arange(32)) * 4]
+    y = np.zeros(32, np.float32)
+    load(ember.compile(SHARED_RING.replace("REFILL_BARRIER", "barrier();"), cache=False)).ring(x, y, grid=1)
+    np.testing.assert_array_equal(y, want)
+    with pytest.raises(SimError) as e:
+        load(ember.compile(SHARED_RING.replace("REFILL_BARRIER", ""), cache=False)).ring(x, y, grid=1)
+    assert e.value.code == "S0004" and ":10:" in str(e.value) and "read" in str(e.value)
