@@ -235,6 +235,8 @@ class Generator(Features, GenericFeatures, TensorCoreFeatures):
             cluster = " cluster(2)"
         if self.chance(20):                         # a warp's exchange through shared memory (drawn last too)
             self.drawn_last(collective_end, collective_scope, self.collective_warp_exchange)
+        if self.chance(15):                         # an int8 mma (drawn last too)
+            self.drawn_last(collective_end, collective_scope, self.collective_mma_i8)
         slots = max(self.slots_used, 1)
         body = "\n".join(self.lines).replace("SLOTS", str(slots))
         head = (f"kernel fuzz({', '.join(self.param_list())}, n: u32, s: i32) block({self.block}){cluster}{bounds} {{")

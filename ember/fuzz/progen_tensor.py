@@ -2,6 +2,8 @@
 ember.fuzz.progen.Generator as top-level collective statements (every lane of every warp
 runs them, outside branches):
 
+- `mma_m16n8k32` on 8-bit integers (words of four, signed or unsigned) with i32
+  accumulators (drawn last: the programs of earlier seeds keep their bodies);
 - `mma_m16n8k16` on f16 or bf16 fragments filled from the program's values, with f32
   accumulators, one or two pieces per array at constant or computed offsets;
 - `ldmatrix_x1/x2/x4` (and `_trans`) of 16-bit rows each thread wrote to shared memory,
@@ -61,6 +63,29 @@ class TensorCoreFeatures:
             self.store("f32", f"{acc}[{i}]")
         if "f32" in self.types and self.chance(50):
             self.let("f32", f"{acc}[{self.integer(0, 4 * pieces - 1)}]")
+
+    def collective_mma_i8(self) -> None:
+        """mma_m16n8k32 on words of four 8-bit values made from the program's values (u32
+        words unsigned, i32 words signed, A and B each either), with i32 accumulators; the
+        sums stored as u32 bits."""
+        ta, tb = self.choice(["u32", "i32"]), self.choice(["u32", "i32"])
+        pieces = self.choice([1, 2])                    # fragments per array
+        a, b, acc = self.fresh("ia"), self.fresh("ib"), self.fresh("iacc")
+        self.emit(f"var {a}: [{ta}; {4 * pieces}];")
+        self.emit(f"var {b}: [{tb}; {2 * pieces}];")
+        self.emit(f"var {acc}: [i32; {4 * pieces}];")
+        for array, t, count in ((a, ta, 4 * pieces), (b, tb, 2 * pieces)):
+            e = self.fresh("e")
+            self.emit(f"for {e} in 0u32..{count}u32 {{")
+            word = f"({self.expr('u32', 1)}) * {2 * self.integer(1, 2 ** 30) + 1}u32 + {e} * {self.integer(1, 97)}u32"
+            self.emit(f"    {array}[{e}] = {word if t == 'u32' else f'bitcast<i32>({word})'};")
+            self.emit("}")
+        self.fill(acc, "i32", 4 * pieces, 100000)
+        for _ in range(self.integer(1, 3)):
+            p, q, r = (self.integer(0, pieces - 1) for _ in range(3))
+            self.emit(f"mma_m16n8k32({acc}, {4 * p}u32, {a}, {4 * q}u32, {b}, {2 * r}u32);")
+        for i in sorted({self.integer(0, 4 * pieces - 1) for _ in range(self.integer(1, 4))}):
+            self.store("u32", f"bitcast<u32>({acc}[{i}])")
 
     def collective_ldmatrix(self) -> None:
         """Each thread writes one 8-element row of a shared array; after a barrier each lane

@@ -53,7 +53,7 @@ def test_generator_covers_the_language():
                     "ldmatrix_x1(", "ldmatrix_x4_trans(", "cp_async_16(", "cp_async_8(", "cp_async_wait(1)",
                     'import "std/reduce.ember";', "block_sum(", "warp_max(", "<const T: type>",
                     'import "std/swizzle.ember";', ", 48u32, 8u32)]", ", 12u32, 4u32)]",
-                    "f: fn(T, T) -> T", "static_assert(", ".max", "popc(", "shfl_up("]:
+                    "f: fn(T, T) -> T", "static_assert(", ".max", "popc(", "shfl_up(", "mma_m16n8k32("]:
         assert feature in text, feature
     for t in NUMERIC:
         assert re.search(rf"\b{t}\(", text), f"no cast to {t}"
@@ -96,11 +96,13 @@ def test_a_canonicalize_that_stops_short_of_its_fixed_point_is_caught(monkeypatc
     assert any(d.where == "pass canonicalize twice" for r in reports for d in r.disagreements)
 
 
-@pytest.mark.parametrize("op, flag", [("gpu.mma", "pure"), ("gpu.ldmatrix", "pure"), ("mem.cp_async_wait", "pure")])
+@pytest.mark.parametrize("op, flag", [("gpu.mma", "pure"), ("gpu.mma_i8", "pure"), ("gpu.ldmatrix", "pure"),
+                                      ("mem.cp_async_wait", "pure")])
 def test_a_pass_that_drops_a_tensor_core_op_is_caught(monkeypatch, op, flag, broken_passes):
     """Mark a warp-wide tensor-core or async-copy op free of effects: DCE deletes it and the
     programs that use it disagree (a lost wait is reported by the simulator as an early read)."""
-    word = {"gpu.mma": "mma_m16n8k16(", "gpu.ldmatrix": "ldmatrix_x", "mem.cp_async_wait": "cp_async_wait("}[op]
+    word = {"gpu.mma": "mma_m16n8k16(", "gpu.mma_i8": "mma_m16n8k32(", "gpu.ldmatrix": "ldmatrix_x",
+            "mem.cp_async_wait": "cp_async_wait("}[op]
     programs = [p for p in (from_seed(s) for s in range(60)) if word in p.source][:4]
     assert programs
     monkeypatch.setattr(OPS[op], flag, True)

@@ -40,7 +40,8 @@ def test_q8_1_activations(m, n, k, warps, stages, rows):
     q8 = R.quantize_q8_1(x)
     aq, ads = R.split_q8_1(q8)
     y = np.zeros((m, n), np.float32)
-    kernels(m, warps, stages, rows, "q4k_q8_imma").q4k_q8_imma(w.view(np.uint32), aq, ads, y, n, k, grid=blocks(n, rows))
+    mod = kernels(m, warps, stages, rows, "q4k_q8_imma")
+    mod.q4k_q8_imma(w.view(np.uint32), aq, ads, y, n, k, grid=blocks(n, rows))
     # the integer dots are exact; what is left is the f32 combination of the sub-blocks' parts
     err = np.abs(y - R.gemv_q8_1(w, q8))
     assert (err <= f32_tolerance(w, R.dequantize_q8_1(q8))).all(), err.max()
@@ -55,8 +56,8 @@ def test_digit_activations(m, n, k, warps, stages, rows):
     x[-1, 41] = 3e-7
     aq, ds = R.split_digits(*R.quantize_digits(x))
     y = np.zeros((m, n), np.float32)
-    kernels(m, warps, stages, rows, "q4k_digits_imma").q4k_digits_imma(w.view(np.uint32), aq, ds.view(np.uint32), y, n, k,
-                                                    grid=blocks(n, rows))
+    mod = kernels(m, warps, stages, rows, "q4k_digits_imma")
+    mod.q4k_digits_imma(w.view(np.uint32), aq, ds.view(np.uint32), y, n, k, grid=blocks(n, rows))
     err = np.abs(y - R.gemv(w, x))
     assert (err <= f32_tolerance(w, x)).all(), (err / f32_tolerance(w, x)).max()
 
@@ -78,13 +79,15 @@ def test_extreme_digits_stay_exact():
     sums = xhat.reshape(m, -1, 32).sum(-1).astype(np.float32)
     aq, ds = R.split_digits(digits, s, sums)
     y = np.zeros((m, n), np.float32)
-    kernels(m, 2, 2, 1, "q4k_digits_imma").q4k_digits_imma(w.view(np.uint32), aq, ds.view(np.uint32), y, n, k, grid=blocks(n))
+    mod = kernels(m, 2, 2, 1, "q4k_digits_imma")
+    mod.q4k_digits_imma(w.view(np.uint32), aq, ds.view(np.uint32), y, n, k, grid=blocks(n))
     want = R.gemv(w, xhat)
     assert (np.abs(y - want) <= f32_tolerance(w, xhat) + 1e-6 * np.abs(want)).all()
 
 
 def _swiglu_tol(g, u, wg, wu, x):
-    return 1e-5 * (np.abs(g) + 1) * (np.abs(u) + 1) + f32_tolerance(wg, x) * np.abs(u) + f32_tolerance(wu, x) * np.abs(g)
+    return (1e-5 * (np.abs(g) + 1) * (np.abs(u) + 1) + f32_tolerance(wg, x) * np.abs(u)
+            + f32_tolerance(wu, x) * np.abs(g))
 
 
 @pytest.mark.parametrize("m, n, rows", [(1, 18, 1), (6, 16, 1), (3, 40, 2)])
@@ -107,8 +110,8 @@ def test_swiglu_pair(m, n, rows):
 
 
 @pytest.mark.parametrize("barrier, code", [
-    ("        // the stage the copy stages - 1 ahead goes to was read last step, by every lane\n        warp_barrier();\n",
-     "S0004"),                   # a stage refilled while other lanes may still read it
+    ("        // the stage the copy stages - 1 ahead goes to was read last step, by every lane\n"
+     "        warp_barrier();\n", "S0004"),           # a stage refilled while other lanes may still read it
     ("        warp_barrier();                       // ... and for every lane of the warp\n", "S0004"),
 ])
 def test_the_rings_barriers_are_needed(barrier, code, tmp_path):
