@@ -90,12 +90,18 @@ def q4k_q8_gemv(shape: str) -> Workload:
     """kernels_src/q4k_dp4a.ember q4k_q8_gemv: MxNxK, Q4_K weights [N, K] times M rows of
     Q8_1 activations (quantized on the host as the quantize kernel does; the reference is
     the exact Q8_1 product in f64)."""
-    R, m, n, k, w, x = _q4k_inputs("q4k_q8_gemv", shape)
+    return _q8_gemv("q4k_q8_gemv", "q4k_dp4a.ember", shape, _warp_rows_grid)
+
+
+def _q8_gemv(kernel: str, source: str, shape: str, grid) -> Workload:
+    """A Q4_K GEMV on Q8_1 activations (split as the quantize kernel splits them), launched
+    on grid(n); the reference is the exact Q8_1 product in f64."""
+    R, m, n, k, w, x = _q4k_inputs(kernel, shape)
     q8 = R.quantize_q8_1(x)
     aq, ads = R.split_q8_1(q8)
-    return Workload(KERNELS_SRC / "q4k_dp4a.ember", "q4k_q8_gemv", shape, {"M": m},
+    return Workload(KERNELS_SRC / source, kernel, shape, {"M": m},
                     {"w": w.view(np.uint32), "aq": aq, "ads": ads}, "y", {"y": np.zeros((m, n), np.float32)},
-                    ["w", "aq", "ads", "y", n, k], _warp_rows_grid(n),
+                    ["w", "aq", "ads", "y", n, k], grid(n),
                     R.gemv_q8_1(w, q8), 1e-5, w.nbytes + aq.nbytes + ads.nbytes + m * n * 4)
 
 
@@ -136,12 +142,17 @@ def _swiglu(kernel: str, source: str, shape: str, activations, grid=None) -> Wor
 def q4k_digits_gemv(shape: str) -> Workload:
     """kernels_src/q4k_digits.ember q4k_digits_gemv: MxNxK, Q4_K weights times f32
     activations as three int8 digits (split on the host as quantize_digits does)."""
-    R, m, n, k, w, x = _q4k_inputs("q4k_digits_gemv", shape)
-    digits, scales, sums = R.quantize_digits(x)
-    aq, ds = R.split_digits(digits, scales, sums)
-    return Workload(KERNELS_SRC / "q4k_digits.ember", "q4k_digits_gemv", shape, {"M": m},
-                    {"w": w.view(np.uint32), "aq": aq, "ds": ds}, "y", {"y": np.zeros((m, n), np.float32)},
-                    ["w", "aq", "ds", "y", n, k], _warp_rows_grid(n),
+    return _digits_gemv("q4k_digits_gemv", "q4k_digits.ember", shape, _warp_rows_grid, np.float32)
+
+
+def _digits_gemv(kernel: str, source: str, shape: str, grid, ds_type) -> Workload:
+    """A Q4_K GEMV on f32 activations as three int8 digits (split as quantize_digits splits
+    them; the (s, sum) pairs as ds_type), launched on grid(n); the f64 reference."""
+    R, m, n, k, w, x = _q4k_inputs(kernel, shape)
+    aq, ds = R.split_digits(*R.quantize_digits(x))
+    return Workload(KERNELS_SRC / source, kernel, shape, {"M": m},
+                    {"w": w.view(np.uint32), "aq": aq, "ds": ds.view(ds_type)}, "y",
+                    {"y": np.zeros((m, n), np.float32)}, ["w", "aq", "ds", "y", n, k], grid(n),
                     R.gemv(w, x), 1e-5, w.nbytes + aq.nbytes + ds.nbytes + m * n * 4)
 
 
@@ -167,24 +178,13 @@ def _sixteen_rows_grid(n: int):
 def q4k_q8_imma(shape: str) -> Workload:
     """kernels_src/q4k_imma.ember q4k_q8_imma: q4k_q8_gemv's product on int8 tensor cores
     (the same activations, the same reference)."""
-    R, m, n, k, w, x = _q4k_inputs("q4k_q8_imma", shape)
-    q8 = R.quantize_q8_1(x)
-    aq, ads = R.split_q8_1(q8)
-    return Workload(KERNELS_SRC / "q4k_imma.ember", "q4k_q8_imma", shape, {"M": m},
-                    {"w": w.view(np.uint32), "aq": aq, "ads": ads}, "y", {"y": np.zeros((m, n), np.float32)},
-                    ["w", "aq", "ads", "y", n, k], _sixteen_rows_grid(n),
-                    R.gemv_q8_1(w, q8), 1e-5, w.nbytes + aq.nbytes + ads.nbytes + m * n * 4)
+    return _q8_gemv("q4k_q8_imma", "q4k_imma.ember", shape, _sixteen_rows_grid)
 
 
 def q4k_digits_imma(shape: str) -> Workload:
     """kernels_src/q4k_imma.ember q4k_digits_imma: q4k_digits_gemv's product on int8 tensor
     cores (the same digits, their (s, sum) pairs passed as words; the f64 reference)."""
-    R, m, n, k, w, x = _q4k_inputs("q4k_digits_imma", shape)
-    aq, ds = R.split_digits(*R.quantize_digits(x))
-    return Workload(KERNELS_SRC / "q4k_imma.ember", "q4k_digits_imma", shape, {"M": m},
-                    {"w": w.view(np.uint32), "aq": aq, "ds": ds.view(np.uint32)}, "y",
-                    {"y": np.zeros((m, n), np.float32)}, ["w", "aq", "ds", "y", n, k], _sixteen_rows_grid(n),
-                    R.gemv(w, x), 1e-5, w.nbytes + aq.nbytes + ds.nbytes + m * n * 4)
+    return _digits_gemv("q4k_digits_imma", "q4k_imma.ember", shape, _sixteen_rows_grid, np.uint32)
 
 
 def q4k_q8_swiglu_imma(shape: str) -> Workload:

@@ -72,23 +72,32 @@ def _read(m, op, ptr, index, t, count: int, mask) -> np.ndarray:
                     axis=1)
 
 
+def _products(m, cv, av, bv, a_owner, b_owner, ks: int) -> np.ndarray:
+    """Each lane's 4 accumulators C + A B from the warp's fragments (lanes x elements of A
+    and B, lanes x 4 of C), with the owner tables of A and B (matrix element -> lane and
+    element) and K = ks; exact in the dtype of cv (f64 or int64)."""
+    lane = m.lane_in_warp()
+    C_ROW, C_COL, _, _ = mma_layout()
+    out = np.zeros((m.lanes, 4), dtype=cv.dtype)
+    for i in range(4):
+        row, col = C_ROW[lane, i], C_COL[lane, i]
+        total = cv[:, i].copy()
+        for k in range(ks):
+            a_at, _ = m.warp_lane(a_owner[0][row, k])
+            b_at, _ = m.warp_lane(b_owner[0][k, col])
+            total += av[a_at, a_owner[1][row, k]] * bv[b_at, b_owner[1][k, col]]
+        out[:, i] = total
+    return out
+
+
 def _mma_sim(m, op, args, mask):
     acc, ai, a, aj, b, bk = args
     _whole_warps(m, op, mask)
     t = op.a.type.pointee
     av, bv = _read(m, op, a, aj, t, 8, mask), _read(m, op, b, bk, t, 4, mask)
     cv = _read(m, op, acc, ai, F32, 4, mask)
-    lane = m.lane_in_warp()
-    out = np.zeros((m.lanes, 4))
-    C_ROW, C_COL, A_OWNER, B_OWNER = mma_layout()
-    for i in range(4):
-        row, col = C_ROW[lane, i], C_COL[lane, i]
-        total = cv[:, i].copy()
-        for k in range(16):
-            a_at, _ = m.warp_lane(A_OWNER[0][row, k])
-            b_at, _ = m.warp_lane(B_OWNER[0][k, col])
-            total += av[a_at, A_OWNER[1][row, k]] * bv[b_at, B_OWNER[1][k, col]]
-        out[:, i] = total
+    _, _, A_OWNER, B_OWNER = mma_layout()
+    out = _products(m, cv, av, bv, A_OWNER, B_OWNER, 16)
     with np.errstate(over="ignore", invalid="ignore"):
         d = out.astype(np.float32)
     base = ai.astype(np.int64)
@@ -141,18 +150,8 @@ def _mma_i8_sim(m, op, args, mask):
     I32 = op.acc.type.pointee
     cv = np.stack([np.asarray(m.load(op, acc, ai.astype(np.int64) + i, I32, mask)).astype(np.int64)
                    for i in range(4)], axis=1)
-    lane = m.lane_in_warp()
-    C_ROW, C_COL, _, _ = mma_layout()
-    (a_lane, a_byte), (b_lane, b_byte) = mma_i8_layout()
-    out = np.zeros((m.lanes, 4), dtype=np.int64)
-    for i in range(4):
-        row, col = C_ROW[lane, i], C_COL[lane, i]
-        total = cv[:, i].copy()
-        for k in range(32):
-            a_at, _ = m.warp_lane(a_lane[row, k])
-            b_at, _ = m.warp_lane(b_lane[k, col])
-            total += av[a_at, a_byte[row, k]] * bv[b_at, b_byte[k, col]]
-        out[:, i] = (total + 2 ** 31) % 2 ** 32 - 2 ** 31        # two's complement wrap, as the hardware
+    a_owner, b_owner = mma_i8_layout()
+    out = (_products(m, cv, av, bv, a_owner, b_owner, 32) + 2 ** 31) % 2 ** 32 - 2 ** 31   # wraps, as the hardware
     base = ai.astype(np.int64)
     for i in range(4):
         m.store(op, acc, base + i, I32, out[:, i].astype(np.int32), mask)
