@@ -16,9 +16,9 @@ from .plan import run, signature
 
 QK_K = 256                           # values per super-block
 # From how many activation rows the tensor-core kernels run where no tuned table decides
-# (sm_80+; H100, 2026-11-26, `ember tune`: the DP4A GEMV took 29.9 us at M = 8 and 14336 x
-# 4096 weights, the tensor cores 23.0; 17.7 against about 20 at M = 4; the digits SwiGLU
-# 99.0 against 46.5 at M = 8 and 55.2 at M = 4, where the tensor cores take about 42)
+# (sm_80+). H100, 2026-11-26, `ember tune`, us, tensor cores against dp4a: the Q8_1 GEMV at
+# 8 x 4096 x 14336 17.8 / 29.5, at M = 4 17.3 / 17.7 (10.7 / 9.9 at 4 x 6144 x 4096); the
+# digits SwiGLU pair at 8 x 14336 x 4096 48.7 / 99.0, at M = 4 40.3 / 55.2, at M = 2 37.4 / 35.3
 IMMA_FROM_M = {"gemv": 8, "swiglu": 4}
 BLOCK_BYTES = {"q4k": 144, "q6k": 210}
 
