@@ -62,12 +62,18 @@ def fastest(names: tuple, defines: dict, size: int, device: int, otherwise: int)
 def _fastest(names: tuple, defines: tuple, size: int, device: int, otherwise: int) -> int:
     from ..runtime import cuda
     ctx = cuda.context(device)
-    tables = []
-    for name in names:
-        path = KERNELS_SRC / "tuned" / f"{name}.json"
-        table = T.read(path) if path.is_file() else None
-        tables.append(table if table is not None and T.current(table, KERNELS_SRC / table["source"]) else None)
+    tables = [_current_table(name, None) for name in names]
     return fastest_of(tables, T.device_key(ctx.name, ctx.arch), dict(defines), size, otherwise)
+
+
+def _current_table(name: str, source) -> dict | None:
+    """kernels_src/tuned/NAME.json if there is one made from its kernel's source (`source`,
+    default the file the table names) as it is now; a stale one is refused with a warning."""
+    path = KERNELS_SRC / "tuned" / f"{name}.json"
+    if not path.is_file():
+        return None
+    table = T.read(path)
+    return table if T.current(table, source or KERNELS_SRC / table["source"], stacklevel=5) else None
 
 
 def fastest_of(tables: list, device: str, defines: dict, size: int, otherwise: int) -> int:
@@ -90,9 +96,8 @@ def _pick(source: str, name: str, defines: tuple, size: int, device: int, table_
     ctx = cuda.context(device)
     path = KERNELS_SRC / source
     key = T.device_key(ctx.name, ctx.arch)
-    table_path = KERNELS_SRC / "tuned" / f"{table_of}.json"
-    table = T.read(table_path) if table_path.is_file() else None
-    entry = pick_entry(table, key, dict(defines), size) if table is not None and T.current(table, path) else None
+    table = _current_table(table_of, path)
+    entry = pick_entry(table, key, dict(defines), size)
     config, sass_path = ({}, "nvjitlink") if entry is None else (dict(entry["config"]), T.entry_sass_path(table, entry))
     kern, consts = load(str(path), name, defines, tuple(sorted((k, str(v)) for k, v in config.items())), sass_path,
                         device)
