@@ -11,7 +11,8 @@ reads, at the copy ceiling measured in the same run. torch: the same layer with 
 weights (F.rms_norm, F.linear, RoPE in torch ops, the cache written by index, SDPA with
 enable_gqa), eager and as a CUDA graph; and SDPA alone against ember.ops.decode_attention
 alone (same data, CUDA graphs of 100 calls). launches: kernel launches a layer (counted by
-ember.ops). Writes layer_ab.json / .md / .svg (layer_ab_h200.* on an H200)."""
+ember.ops). Ember's layer is timed with programmatic dependent launches (ember.ops' default on
+sm_90) and, for comparison, with plain launches. Writes layer_ab.json / .md / .svg (layer_ab_h200.* on an H200)."""
 
 from __future__ import annotations
 
@@ -103,6 +104,8 @@ def run_shape(weights, batch: int, ctx: int, copy_tbps: float, quick: bool) -> d
     replays = 3 if quick else 20
     q8_us = _ember_layer(weights, batch, ctx, g, replays, "q8_1")[0]
     torch.cuda.empty_cache()
+    plain_us = _ember_layer(weights, batch, ctx, g, replays, "digits", programmatic=False)[0]
+    torch.cuda.empty_cache()
     ember_us, launches, dec, graph = _ember_layer(weights, batch, ctx, g, replays, "digits")
     w_bytes = sum(x.data.numel() for x in (weights[0].wq, weights[0].wk, weights[0].wv, weights[0].wo,
                                           weights[0].w_gate, weights[0].w_up, weights[0].w_down))
@@ -113,6 +116,7 @@ def run_shape(weights, batch: int, ctx: int, copy_tbps: float, quick: bool) -> d
     torch.cuda.empty_cache()
     eager_us, graph_us = _torch_layer(batch, ctx, g, quick)
     return {"batch": batch, "context": ctx, "ember_us": round(ember_us, 2), "ember_q8_1_us": round(q8_us, 2),
+            "ember_without_pdl_us": round(plain_us, 2),
             "floor_us": round(floor_us, 2),
             "ember_of_floor": round(floor_us / ember_us, 3), "ember_per_token_32_layers_us": round(ember_us * 32, 1),
             "launches_per_layer": launches, "torch_bf16_eager_us": round(eager_us, 2),
@@ -121,8 +125,19 @@ def run_shape(weights, batch: int, ctx: int, copy_tbps: float, quick: bool) -> d
             "weight_MB": round(w_bytes / 1e6, 1), "kv_MB": round(kv_bytes / 1e6, 1)}
 
 
-def _ember_layer(weights, batch: int, ctx: int, g, replays: int, activations: str) -> tuple:
-    """(us per layer, launches per layer, the Decoder, its graph) of LAYERS layers."""
+def _ember_layer(weights, batch: int, ctx: int, g, replays: int, activations: str,
+                 programmatic: bool = True) -> tuple:
+    """(us per layer, launches per layer, the Decoder, its graph) of LAYERS layers; with
+    programmatic=False every kernel is a plain launch (no programmatic dependent launch)."""
+    from ember import ops
+    ops.programmatic_launch(programmatic)
+    try:
+        return _ember_layer_with(weights, batch, ctx, g, replays, activations)
+    finally:
+        ops.programmatic_launch(True)
+
+
+def _ember_layer_with(weights, batch: int, ctx: int, g, replays: int, activations: str) -> tuple:
     from ember import ops
     from ember.model.layer import Decoder
     dec = Decoder(weights, _hparams(), batch, ctx, activations=activations)
@@ -186,13 +201,17 @@ def markdown(result: dict) -> str:
              f"Device: {result['device']}, {result['date']}, torch {result['torch']}, copy ceiling "
              f"{result['copy_TBps']:.2f} TB/s (same run). Ember: {LAYERS} layers of Q4_K weights and bf16 caches as "
              "one CUDA graph, us per layer, with digit activations (the default) and with Q8_1 ones; floor: weight + K/V bytes at the copy ceiling; torch: bf16 dense "
-             f"weights ({TORCH_LAYERS} layers), eager and graph; attention alone: ember.ops.decode_attention and "
+             f"weights ({TORCH_LAYERS} layers), eager and graph; Ember's kernels are programmatic dependent "
+             "launches (each launched while the kernel before it finishes, waiting for it at its start; "
+             "'plain launches': the same digits layer without); attention alone: ember.ops.decode_attention and "
              "torch SDPA (graphs of 100 calls, median of 5). Every sequence at the full context, one new token "
              "each. " + SASS_NOTE, "",
-             "| batch | context | Ember us/layer | Ember Q8_1 us | floor us | of floor | launches | torch eager "
-             "| torch graph | Ember attn us | SDPA us | attn / SDPA |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| batch | context | Ember us/layer | Ember Q8_1 us | Ember plain launches | floor us | of floor | launches "
+             "| torch eager | torch graph | Ember attn us | SDPA us | attn / SDPA |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in result["rows"]:
-        lines.append(f"| {r['batch']} | {r['context']} | {r['ember_us']} | {r['ember_q8_1_us']} | {r['floor_us']} | "
+        lines.append(f"| {r['batch']} | {r['context']} | {r['ember_us']} | {r['ember_q8_1_us']} | "
+                     f"{r['ember_without_pdl_us']} | {r['floor_us']} | "
                      f"{r['ember_of_floor']:.0%} | {r['launches_per_layer']:g} | {r['torch_bf16_eager_us']} | "
                      f"{r['torch_bf16_graph_us']} | {r['ember_attention_us']} | {r['torch_sdpa_us']} | "
                      f"{r['attention_ember_over_sdpa']} |")

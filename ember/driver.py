@@ -52,6 +52,9 @@ class KernelInfo:
                                         # launch gives dynamic_shared + length x bytes
     cluster: tuple | None = None        # blocks per cluster (x, y, z): the grid is a multiple
     tunables: dict = field(default_factory=dict)   # const parameter -> the values it may be tuned over
+    programmatic: bool = False          # it waits (griddep_wait) before it touches global memory, as
+                                        # proven on its IR (ember.ir.analysis.grid_dependency): the
+                                        # runtime launches it as a programmatic dependent launch
 
     def signature(self) -> str:
         ps = ", ".join(f"{p.name}: {p.type}" for p in self.params)
@@ -180,7 +183,8 @@ def compile(source_or_path, arch: str = "sm_90", defines: dict | None = None, op
             ptx_version: str | None = None, name: str | None = None,
             passes: list[str] | None = None, stop_after: str | None = None,
             after_pass=None, llvm_pipeline: str = "cleanup", kernels=None, cache=None,
-            include_dirs=(), line_info: bool = False, remarks: bool = False) -> Program:
+            include_dirs=(), line_info: bool = False, remarks: bool = False,
+            programmatic_launch: bool = False) -> Program:
     """Compile Ember source to PTX. See the module docstring for the stages.
 
     defines: values for kernels' const parameters ({"HEAD_DIM": 128}).
@@ -194,6 +198,10 @@ def compile(source_or_path, arch: str = "sm_90", defines: dict | None = None, op
     line_info: `.file`/`.loc` directives in the PTX (ember.lowering.line_info; `-lineinfo`).
     remarks: collect the optimisation remarks of the passes (`Program.remarks`, `--remarks`):
         what they could have done and did not, and the missing fact (never cached).
+    programmatic_launch: start every kernel that has no griddep_wait of its own with
+        griddep_wait() (sm_90+; `--programmatic-launch`), so the runtime launches it as a
+        programmatic dependent launch of the kernel before it on the stream
+        (ember.ir.analysis.grid_dependency).
     include_dirs: directories an import is looked for in after the importing file's own
         (`-I DIR`; then EMBER_INCLUDE_PATH's), see ember.import_paths.
     cache: the compile cache (ember.cache) for a compile to PTX with the default pipeline:
@@ -209,14 +217,15 @@ def compile(source_or_path, arch: str = "sm_90", defines: dict | None = None, op
         gc.disable()
     try:
         return _compile(source_or_path, arch, defines, opt, ptx_version, name, passes, stop_after,
-                        after_pass, llvm_pipeline, kernels, cache, include_dirs, line_info, remarks)
+                        after_pass, llvm_pipeline, kernels, cache, include_dirs, line_info, remarks,
+                        programmatic_launch)
     finally:
         if paused:
             gc.enable()
 
 
 def _compile(source_or_path, arch, defines, opt, ptx_version, name, passes, stop_after, after_pass,
-             llvm_pipeline, kernels, cache, include_dirs, line_info, remarks) -> Program:
+             llvm_pipeline, kernels, cache, include_dirs, line_info, remarks, programmatic_launch) -> Program:
     """The body of `compile` (which pauses the cyclic garbage collector around it)."""
     from . import targets
 
@@ -236,6 +245,11 @@ def _compile(source_or_path, arch, defines, opt, ptx_version, name, passes, stop
         if unknown:
             raise ValueError(f"unknown pass `{unknown[0]}`; passes: {', '.join(sorted(PASSES))}")
     target = targets.resolve(arch, ptx_version)
+    if not isinstance(programmatic_launch, bool):
+        raise TypeError(f"programmatic_launch must be a bool, not {type(programmatic_launch).__name__}")
+    if programmatic_launch and target.sm < 90:
+        raise targets.TargetError(f"programmatic launch (griddepcontrol) needs sm_90 or newer; the target is "
+                                  f"{target.arch}")
     # the names of ember.lowering.ptx.LLVM_PIPELINES, which a cache hit must not import
     if llvm_pipeline not in ("cleanup", "full"):
         raise ValueError(f"llvm_pipeline must be cleanup or full, not {llvm_pipeline!r}")
@@ -254,12 +268,13 @@ def _compile(source_or_path, arch, defines, opt, ptx_version, name, passes, stop
     if store is not None:
         t0 = time.perf_counter()
         key = _cache_key(file, target, opt, llvm_pipeline, defines, kernels, search, bool(line_info),
-                         ptx_version is not None)
+                         ptx_version is not None, programmatic_launch)
         hit = _from_cache(store.get(key), file, target, opt, search)
         if hit is not None:
             hit._full = lambda only=kernels: compile(file, arch, defines, opt, ptx_version, name, kernels=only,
                                                      llvm_pipeline=llvm_pipeline, cache=False,
-                                                     include_dirs=include_dirs, line_info=line_info)
+                                                     include_dirs=include_dirs, line_info=line_info,
+                                                     programmatic_launch=programmatic_launch)
             hit.timings["cache"] = time.perf_counter() - t0
             for hook in compile_hooks:
                 hook(hit)
@@ -298,7 +313,15 @@ def _compile(source_or_path, arch, defines, opt, ptx_version, name, passes, stop
     from .ir import verifier
     from .ir.printer import print_module
     from .ir.verifier import VerifyError, verify_module
-    module = timed("irgen", irgen.generate, prog, diags)
+    def generate(diagnostics):
+        module = irgen.generate(prog, diagnostics)
+        if programmatic_launch:
+            from .ir.analysis.grid_dependency import insert_at_entry
+            for f in module.kernels:
+                insert_at_entry(f)
+        return module
+
+    module = timed("irgen", generate, diags)
     # verify-each mode checks IR generation's output on its own (naming it); a plain compile
     # verifies once, after the pipeline, which catches the same errors (`--emit ir` verifies here)
     each = verifier.VERIFY_EACH or after_pass is not None or bool(os.environ.get("EMBER_VERIFY_EACH"))
@@ -309,7 +332,7 @@ def _compile(source_or_path, arch, defines, opt, ptx_version, name, passes, stop
             raise InternalError("irgen", str(e)) from e
     _check_inlined_size(module, diags)
     # The IR text is made on request: rerunning IR generation is cheaper than a copy.
-    stages["ir"] = lambda: print_module(irgen.generate(prog, Diagnostics()))
+    stages["ir"] = lambda: print_module(generate(Diagnostics()))
     result._ir = module
     if stop_after == "ir":
         return result
@@ -334,11 +357,12 @@ def _compile(source_or_path, arch, defines, opt, ptx_version, name, passes, stop
     if remarks:
         result.remarks = _remarks(module.remarks, diags)
     stages["ir-opt"] = lambda: print_module(module)
+    from .ir.analysis.grid_dependency import waits_before_global
     from .ir.analysis.shared import dynamic_bytes, sized
     for f in module.kernels:
         if f.name in result.kernels:
             result.kernels[f.name] = replace(result.kernels[f.name], dynamic_shared=dynamic_bytes(f),
-                                             sized_shared=sized(f))
+                                             sized_shared=sized(f), programmatic=waits_before_global(f))
     if stop_after == "ir-opt":
         return result
 
@@ -395,13 +419,13 @@ def _cache_for(cache):
 
 
 def _cache_key(file: SourceFile, target, opt: int, llvm_pipeline: str, defines: dict, kernels, search,
-               line_info: bool, ptx_asked: bool) -> str:
+               line_info: bool, ptx_asked: bool, programmatic_launch: bool) -> str:
     from .cache import make_key
     # a PTX version asked for is not the architecture's default one, which the ops may raise
     ptx = target.ptx_text if ptx_asked else f"default {target.ptx_text}"
     options = {"arch": target.arch, "ptx": ptx, "opt": opt, "llvm": llvm_pipeline,
                "defines": sorted(defines.items()), "kernels": None if kernels is None else sorted(kernels),
-               "search": list(search), "line_info": line_info}
+               "search": list(search), "line_info": line_info, "programmatic_launch": programmatic_launch}
     return make_key("ptx", options, file.text.encode("utf-8"))
 
 
@@ -411,7 +435,7 @@ def _kernel_json(k: KernelInfo) -> dict:
             "block": list(k.block) if k.block else None, "dynamic_shared": k.dynamic_shared,
             "sized_shared": list(k.sized_shared) if k.sized_shared else None,
             "cluster": list(k.cluster) if k.cluster else None,
-            "tunables": {n: list(v) for n, v in k.tunables.items()},
+            "tunables": {n: list(v) for n, v in k.tunables.items()}, "programmatic": k.programmatic,
             "consts": [[n, {"type": to_json(v)} if isinstance(v, Type) else v] for n, v in k.consts.items()]}
 
 
@@ -421,7 +445,8 @@ def _kernel_from_json(d: dict) -> KernelInfo:
                       tuple(d["block"]) if d["block"] else None,
                       {n: from_json(v["type"]) if isinstance(v, dict) else v for n, v in d["consts"]},
                       d["dynamic_shared"], tuple(d["sized_shared"]) if d.get("sized_shared") else None,
-                      tuple(d["cluster"]) if d.get("cluster") else None, d.get("tunables", {}))
+                      tuple(d["cluster"]) if d.get("cluster") else None, d.get("tunables", {}),
+                      bool(d.get("programmatic")))
 
 
 def _to_cache(store, key: str, prog: Program, imported: list, edges: list) -> None:

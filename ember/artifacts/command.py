@@ -36,6 +36,10 @@ def add_arguments(c, default_arch: str, arch_names: list, pass_help: str | None)
                    help="write .file/.loc directives (the Ember source line of each instruction) into the "
                         "PTX, for Nsight Compute and compute-sanitizer; the same code otherwise (the "
                         "directives only; see docs/cli.md for the cost)")
+    c.add_argument("--programmatic-launch", dest="programmatic_launch", action="store_true",
+                   help="start every kernel without a griddep_wait of its own with griddep_wait(), so a runtime "
+                        "may launch it as a programmatic dependent launch (its launch overlaps the end of the "
+                        "kernel before it on the stream; sm_90+, docs/language.md)")
     c.add_argument("--remarks", action="store_true",
                    help="print the optimisation remarks (R0001): where contiguous loads or stores were not "
                         "merged into 64/128-bit accesses, and the fact that was missing")
@@ -179,7 +183,11 @@ def _archs(given: list, ptx_version) -> list:
 
 def job_options(args, archs: list) -> dict:
     """The options every job reads (a plain dict: it goes to worker processes)."""
+    from .. import targets
     from ..cache import default_dir, disabled_by_environment
+    old = [a for a in archs if targets.resolve(a, args.ptx_version).sm < 90]
+    if args.programmatic_launch and old:
+        raise UsageError(f"--programmatic-launch needs sm_90 or newer (griddepcontrol); --arch {old[0]} is older")
     passes = None
     if args.passes is not None:
         from ..cli_support import parse_pass_list
@@ -198,7 +206,7 @@ def job_options(args, archs: list) -> dict:
         "dep_targets": args.dep_targets, "dep_phony": args.dep_phony, "deps_only": bool(args.deps_only),
         "include_dirs": [os.path.abspath(d) for d in args.include_dirs],
         "werror": args.werror, "no_warnings": args.no_warnings, "line_info": args.line_info,
-        "color": _color(args.color), "remarks": args.remarks,
+        "color": _color(args.color), "remarks": args.remarks, "programmatic_launch": args.programmatic_launch,
     }
 
 

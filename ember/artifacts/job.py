@@ -78,7 +78,8 @@ def _build(job: Job, result: Result) -> None:
                                   emit if emit in STAGE_EMITS and not o["check"] else None,
                                   cache=store if store is not None else False,
                                   include_dirs=o.get("include_dirs", ()), line_info=o.get("line_info", False),
-                                  remarks=o.get("remarks", False))
+                                  remarks=o.get("remarks", False),
+                                  programmatic_launch=o.get("programmatic_launch", False))
         except CompileError as e:
             n = len(e.diagnostics.errors)
             result.err += e.diagnostics.render(color) + "\n" + \

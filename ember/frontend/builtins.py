@@ -164,6 +164,11 @@ def _table() -> dict[str, Builtin]:
                             const_attrs=(("pending", "the number of groups left in flight"),)))
     rows.append(from_op("fence_proxy_async", "mem.fence_proxy_async", "sm_90: make this thread's ordinary "
                         "shared-memory writes visible to the copy engine (before a bulk store reads them)"))
+    rows.append(from_op("griddep_wait", "gpu.griddep_wait", "sm_90: wait until the kernel before this one on "
+                        "the stream has completed and its writes are visible, when this one was launched as its "
+                        "programmatic dependent (at once otherwise); see docs/language.md"))
+    rows.append(from_op("griddep_launch_dependents", "gpu.griddep_launch_dependents", "sm_90: let the next "
+                        "kernel on the stream start (it still waits for this one at its griddep_wait)"))
     rows.append(from_op("elect_sync", "gpu.elect", "sm_90, warp-wide: true in one active lane of the warp "
                         "(the lowest), false in the others"))
     rows.append(from_op("mbarrier_init", "mem.mbarrier_init", "sm_90: make bar[i] (a shared u64) an mbarrier "

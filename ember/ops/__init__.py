@@ -17,14 +17,18 @@ tensors, CuPy arrays or any CUDA array (DLPack / __cuda_array_interface__).
 Every op checks its arguments before it launches (device, dtype, rank, shape, contiguity,
 alignment, overlaps, scalar ranges) and raises ArgumentError naming the argument; it runs
 on torch's current stream, and picks the compiled variant from the call's shape and the
-tuned table of the GPU it runs on (compiled once, then cached). Inside
+tuned table of the GPU it runs on (compiled once, then cached). On sm_90+ the kernels are
+programmatic dependent launches: each is launched while the kernel before it on the stream
+finishes, and waits for it before it touches memory (`programmatic_launch(False)` turns
+this off). Inside
 `with ember.ops.on_simulator():` they take numpy arrays and run in Ember's simulator."""
 
 from .args import ArgumentError, on_simulator
 from .attention import decode_attention
+from .kernels import programmatic_launch
 from .gemv import Q8Activations, q4k_gemv, q6k_gemv, quantize_digits, quantize_q8_1, swiglu_q4k
 from .norm import add_rms_norm_q8, rms_norm
 from .rope import rope, rope_append
 
 __all__ = ["ArgumentError", "on_simulator", "rms_norm", "add_rms_norm_q8", "rope", "q4k_gemv", "quantize_q8_1", "quantize_digits", "Q8Activations", "swiglu_q4k",
-           "q6k_gemv", "decode_attention", "rope_append"]
+           "q6k_gemv", "decode_attention", "rope_append", "programmatic_launch"]

@@ -4,7 +4,12 @@ through the table's SASS path, once per kernel, values and GPU.
 
 The table entry used is the one of this GPU whose const values (M, COLS, T, ...) are the
 call's and whose shape is nearest in size (the buckets of `ember tune --list`); without one
-the kernel's defaults are used through nvJitLink, with a warning once."""
+the kernel's defaults are used through nvJitLink, with a warning once.
+
+On sm_90 and newer every kernel is compiled with programmatic_launch: it starts by waiting
+for the kernel before it on the stream, so the runtime launches it as a programmatic
+dependent launch, whose launch overlaps that kernel's end (in a CUDA graph too). `programmatic_launch(False)` turns this
+off (for an A/B measurement: bench/layer_ab.py)."""
 
 from __future__ import annotations
 
@@ -15,6 +20,21 @@ import warnings
 from ..tuning import table as T
 from ..tuning.pick import load
 from ..tuning.workloads import KERNELS_SRC
+
+
+_PROGRAMMATIC = [True]
+
+
+def programmatic_launch(on: bool) -> None:
+    """Whether the kernels loaded from now on are programmatic dependent launches where the
+    GPU has them (sm_90+; the default). Loaded kernels are kept per setting; the ops' plans
+    (which hold launches of the kernels of the old setting) are dropped."""
+    if not isinstance(on, bool):
+        raise TypeError(f"programmatic_launch takes a bool, not {type(on).__name__}")
+    from . import plan
+    if _PROGRAMMATIC[0] != on:
+        plan.clear()
+    _PROGRAMMATIC[0] = on
 
 
 def _size(bucket: str) -> int:
@@ -43,7 +63,7 @@ def kernel(source: str, name: str, defines: dict, size: int, device: int = 0, ta
     if simulating():
         return _simulated(source, name, tuple(sorted((k, str(v)) for k, v in defines.items())))
     return _pick(source, name, tuple(sorted((k, str(v)) for k, v in defines.items())), size, device,
-                 table_of or name)
+                 table_of or name, _PROGRAMMATIC[0])
 
 
 def fastest(names: tuple, defines: dict, size: int, device: int, otherwise: int) -> int:
@@ -91,7 +111,7 @@ def fastest_of(tables: list, device: str, defines: dict, size: int, otherwise: i
 
 
 @functools.lru_cache(maxsize=None)
-def _pick(source: str, name: str, defines: tuple, size: int, device: int, table_of: str):
+def _pick(source: str, name: str, defines: tuple, size: int, device: int, table_of: str, programmatic: bool):
     from ..runtime import cuda
     ctx = cuda.context(device)
     path = KERNELS_SRC / source
@@ -100,7 +120,7 @@ def _pick(source: str, name: str, defines: tuple, size: int, device: int, table_
     entry = pick_entry(table, key, dict(defines), size)
     config, sass_path = ({}, "nvjitlink") if entry is None else (dict(entry["config"]), T.entry_sass_path(table, entry))
     kern, consts = load(str(path), name, defines, tuple(sorted((k, str(v)) for k, v in config.items())), sass_path,
-                        device)
+                        device, programmatic and ctx.compute_capability >= (9, 0))
     if entry is None and set(kern.info.tunables) - {k for k, _ in defines}:
         values = " ".join(f"{k}={v}" for k, v in defines)
         warnings.warn(f"ember.ops: `{name}` is not tuned for {key} with {values or 'its defaults'}: its default "

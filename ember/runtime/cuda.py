@@ -434,8 +434,24 @@ def caller_stream(args):
     return None
 
 
+def _launch_config(core, grid, block, shared_bytes: int, programmatic: bool):
+    """The launch's configuration. A kernel proven to wait for the kernel before it on the
+    stream before it touches global memory (KernelInfo.programmatic: griddep_wait, sm_90)
+    is a programmatic dependent launch: it may start while that kernel finishes, and on a
+    stream being captured the graph keeps the same programmatic edge. (A cuda.core too old
+    to have the option launches it plainly, where its wait returns at once.)"""
+    if programmatic:
+        try:
+            return core.LaunchConfig(grid=grid, block=block, shmem_size=shared_bytes,
+                                     programmatic_stream_serialization=True)
+        except TypeError:
+            pass
+    return core.LaunchConfig(grid=grid, block=block, shmem_size=shared_bytes)
+
+
 class Launch:
-    """A kernel launch with packed arguments; calling it enqueues the kernel."""
+    """A kernel launch with packed arguments; calling it enqueues the kernel (as a
+    programmatic dependent launch where the kernel's info allows: `_launch_config`)."""
 
     def __init__(self, kernel: Kernel, grid, block, values, staged, keep, shared_bytes: int, after=(),
                  raw: bool = False):
@@ -448,7 +464,8 @@ class Launch:
         self.after = list(after)
         self.shared_bytes = shared_bytes
         self.raw = raw                # tensor maps: launched through the driver (ember.runtime.tensor_maps)
-        self.config = core.LaunchConfig(grid=grid, block=block, shmem_size=shared_bytes)
+        self.programmatic = kernel.info.programmatic and kernel.module.ctx.compute_capability >= (9, 0)
+        self.config = _launch_config(core, grid, block, shared_bytes, self.programmatic)
         self._launch = core.launch
 
     def __call__(self, stream=None) -> None:

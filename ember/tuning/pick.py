@@ -30,12 +30,14 @@ def _key(values: dict) -> tuple:
 
 
 @functools.lru_cache(maxsize=None)
-def load(path: str, name: str, defines: tuple, config: tuple, sass_path: str, device: int) -> tuple:
+def load(path: str, name: str, defines: tuple, config: tuple, sass_path: str, device: int,
+         programmatic: bool = False) -> tuple:
     """(the loaded Kernel, its const values): kernel `name` of `path` compiled with
     `defines` and `config` ((name, value) pairs) for GPU `device` and loaded through
-    `sass_path`; once per arguments."""
+    `sass_path`; once per arguments. `programmatic`: compiled with programmatic_launch
+    (the runtime then launches it as a programmatic dependent launch)."""
     import ember
     from ..runtime import cuda
     program = ember.compile(path, arch=cuda.context(device).arch, defines={**dict(defines), **dict(config)},
-                            kernels=[name])
+                            kernels=[name], programmatic_launch=programmatic)
     return cuda.load(program, device, sass_path=sass_path)[name], dict(program.kernels[name].consts)

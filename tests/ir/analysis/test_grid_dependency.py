@@ -1,0 +1,139 @@
+"""Which kernels may be programmatic dependent launches (ember.ir.analysis.grid_dependency):
+proven on the optimized IR - a top-level griddep_wait before anything that may touch
+global memory - and what the programmatic_launch option inserts."""
+
+import pytest
+
+import ember
+from ember.targets import TargetError
+
+
+def _programmatic(src: str, **kw) -> bool:
+    prog = ember.compile(src, cache=False, **kw)
+    (info,) = prog.kernels.values()
+    return info.programmatic
+
+
+WAITS_FIRST = """
+kernel k(x: *global f32, y: *mut global f32, n: u32) {
+    griddep_launch_dependents();
+    let i = block_idx.x * block_dim.x + thread_idx.x;
+    griddep_wait();
+    if i < n { y[i] = x[i] * 2.0; }
+}
+"""
+
+
+def test_a_wait_before_every_global_access_qualifies():
+    assert _programmatic(WAITS_FIRST)
+    assert _programmatic(WAITS_FIRST, opt=0)
+
+
+def test_a_global_load_before_the_wait_does_not():
+    src = """
+kernel k(x: *global f32, y: *mut global f32, n: u32) {
+    let i = block_idx.x * block_dim.x + thread_idx.x;
+    let v = x[i];
+    griddep_wait();
+    if i < n { y[i] = v; }
+}
+"""
+    assert not _programmatic(src)
+
+
+def test_a_global_store_in_a_branch_before_the_wait_does_not():
+    src = """
+kernel k(y: *mut global f32, n: u32) {
+    let i = block_idx.x * block_dim.x + thread_idx.x;
+    if i == 0 { y[0] = 1.0; }
+    griddep_wait();
+    if i < n { y[i] = 2.0; }
+}
+"""
+    assert not _programmatic(src)
+
+
+def test_a_wait_only_some_threads_reach_proves_nothing():
+    src = """
+kernel k(x: *global f32, y: *mut global f32, n: u32) {
+    let i = block_idx.x * block_dim.x + thread_idx.x;
+    if i < n {
+        griddep_wait();
+        y[i] = x[i];
+    }
+}
+"""
+    assert not _programmatic(src)
+
+
+def test_shared_memory_may_be_used_before_the_wait():
+    src = """
+kernel k(x: *global f32, y: *mut global f32) block(32) {
+    shared s: [f32; 32];
+    let i = thread_idx.x;
+    s[i] = f32(i);
+    barrier();
+    griddep_wait();
+    y[i] = x[i] + s[31 - i];
+}
+"""
+    assert _programmatic(src)
+
+
+def test_an_atomic_or_a_fence_before_the_wait_counts_as_global():
+    for before in ("atomic_add(c, 0, 1u32);", "fence();"):
+        src = f"""
+kernel k(c: *mut global u32, y: *mut global f32) block(32) {{
+    {before}
+    griddep_wait();
+    y[thread_idx.x] = 1.0;
+}}
+"""
+        assert not _programmatic(src), before
+
+
+def test_without_a_wait_a_kernel_is_a_plain_launch():
+    src = WAITS_FIRST.replace("griddep_wait();", "")
+    assert not _programmatic(src)
+
+
+def test_the_option_starts_every_kernel_with_the_wait_and_no_signal():
+    src = WAITS_FIRST.replace("griddep_wait();", "").replace("griddep_launch_dependents();", "")
+    assert not _programmatic(src)
+    prog = ember.compile(src, cache=False, programmatic_launch=True)
+    assert prog.kernels["k"].programmatic
+    ptx = prog.ptx
+    entry = ptx[ptx.index(".entry k("):]
+    assert entry.index("griddepcontrol.wait;") < entry.index("ld.global")
+    assert "launch_dependents" not in ptx
+    assert "gpu.griddep_wait" in ember.compile(src, cache=False, programmatic_launch=True,
+                                               stop_after="ir").stage("ir")
+
+
+def test_the_option_keeps_a_kernels_own_wait():
+    src = """
+kernel k(y: *mut global f32) block(32) {
+    shared s: [f32; 32];
+    s[thread_idx.x] = 1.0;
+    griddep_wait();
+    y[thread_idx.x] = s[thread_idx.x];
+}
+"""
+    ptx = ember.compile(src, cache=False, programmatic_launch=True).ptx
+    assert ptx.count("griddepcontrol.wait;") == 1
+
+
+def test_the_option_needs_sm_90_and_a_bool():
+    with pytest.raises(TargetError, match="sm_90"):
+        ember.compile(WAITS_FIRST, arch="sm_80", cache=False, programmatic_launch=True)
+    with pytest.raises(TypeError, match="bool"):
+        ember.compile(WAITS_FIRST, cache=False, programmatic_launch=1)
+
+
+def test_the_option_is_part_of_the_cache_key(tmp_path):
+    src = WAITS_FIRST.replace("griddep_wait();", "").replace("griddep_launch_dependents();", "")
+    plain = ember.compile(src, cache=tmp_path)
+    pdl = ember.compile(src, cache=tmp_path, programmatic_launch=True)
+    assert not pdl.cached and "griddepcontrol" not in plain.ptx and "griddepcontrol" in pdl.ptx
+    again = ember.compile(src, cache=tmp_path, programmatic_launch=True)
+    assert again.cached and again.kernels["k"].programmatic and again.ptx == pdl.ptx
