@@ -114,8 +114,10 @@ def choose_chunk(length: int, blocks_per_split: int, min_blocks: int, step: int 
 
 
 SIMULATED_SMS = 2            # the GPU the simulator stands for: splits as a small GPU makes them
-MMA_WARPS = 4                # attention_split_mma: warps a block (16 keys each a tile)
-MMA_STAGES = 2               # and tiles in flight (2: 64 KB of shared memory, three blocks an SM)
+MMA_WARPS = 4                # attention_split_mma's default warps a block (16 keys each a tile): the
+                             # chunk is a multiple of their tile; WARPS and STAGES (tiles in flight)
+                             # come from its tuned table (ember tune attention_split_mma), whose
+                             # buckets are batch x context x M at the chunks chosen here
 MMA_CHUNKS = (4096, 2048, 1024) + CHUNKS
 TENSOR_CORES = True          # attention_split_mma where it applies (False: always attention_split)
 
@@ -165,10 +167,8 @@ def _plan(q, k_cache, v_cache, lengths, out, max_length) -> list:
     tq = {"TQ": vq.dtype} if vq.dtype != t else {}
     if use_tensor_cores(t, hq // hkv * m, d, device):
         chunk = choose_chunk(length, hkv * batch, _sm_count(device) * 15 // 8, 16 * MMA_WARPS, MMA_CHUNKS)
-        defines = {"T": t, "D": d, "G": hq // hkv, "M": m, "CHUNK": chunk, "WARPS": MMA_WARPS, "STAGES": MMA_STAGES,
-                   **tq}
-        split, _ = kernel("decode_attention_mma.ember", "attention_split_mma", defines, batch * length * hkv * d,
-                          device)
+        defines = {"T": t, "D": d, "G": hq // hkv, "M": m, "CHUNK": chunk, **tq}
+        split, _ = kernel("decode_attention_mma.ember", "attention_split_mma", defines, batch * length * m, device)
     else:
         lanes = lanes_per_key(hq // hkv * m)
         chunk = choose_chunk(length, hkv * batch, _sm_count(device), WARPS * lanes["KG"] * lanes["U"])

@@ -205,6 +205,52 @@ def q4k_digits_swiglu_imma(shape: str) -> Workload:
     return _swiglu("q4k_digits_swiglu_imma", "q4k_imma.ember", shape, digits, _sixteen_rows_grid)
 
 
+def attention_split_mma(shape: str, chunk: str = "") -> Workload:
+    """kernels_src/decode_attention_mma.ember attention_split_mma: `BATCHxCONTEXTxM[xHKV]
+    cCHUNK` - M new queries of each of BATCH sequences at CONTEXT keys split into chunks of
+    CHUNK keys, 4 query heads a KV head (8 KV heads unless given), head_dim 128, bf16 cache
+    and queries. The shipped buckets take the chunk ember.ops chooses on a GPU of 132 SMs (the
+    H100's and the H200's: tests/tuning/test_workloads.py checks it), so that ember.ops finds
+    their entries (an entry's CHUNK is one of its const values). Checked: the partial results
+    (sum of p v, sum of p, max score in base 2, per split and query row) against their f64
+    values."""
+    dims = [int(v) for v in shape.split("x")]
+    if len(dims) not in (3, 4) or not chunk.startswith("c"):
+        raise ValueError(shape)
+    batch, ctx, m = dims[:3]
+    hkv = dims[3] if len(dims) == 4 else 8
+    chunk_keys, g, d = int(chunk[1:]), 4, 128
+    if not (batch >= 1 and 1 <= m <= 4 and m <= ctx and hkv >= 1 and chunk_keys >= 16):
+        raise ValueError(shape)
+    splits = -(-ctx // chunk_keys)
+    rng = _rng(f"attention_split_mma {shape}")
+    bf16 = _bf16()
+    q = rng.standard_normal((batch, m, hkv * g, d)).astype(bf16)
+    k = rng.standard_normal((batch, ctx, hkv, d)).astype(bf16)
+    v = rng.standard_normal((batch, ctx, hkv, d)).astype(bf16)
+    lengths = np.full(batch, ctx, np.int32)
+    scale = np.float32(1.0 / np.sqrt(d) * np.log2(np.e))
+    ref = np.zeros((batch, splits, hkv * g, m, d + 2))
+    for b in range(batch):
+        for h in range(hkv):
+            kk, vv = k[b, :, h].astype(np.float64), v[b, :, h].astype(np.float64)
+            for r in range(g * m):
+                qm, hq = r // g, h * g + r % g
+                seen = ctx - m + qm + 1                 # the keys query qm of the sequence sees
+                s2 = kk[:seen] @ (q[b, qm, hq].astype(np.float64) * np.float64(scale))
+                for sp in range(splits):
+                    part = s2[sp * chunk_keys:min(sp * chunk_keys + chunk_keys, seen)]
+                    p = np.exp2(part - part.max())
+                    ref[b, sp, hq, qm, :d] = p @ vv[sp * chunk_keys:sp * chunk_keys + len(part)]
+                    ref[b, sp, hq, qm, d], ref[b, sp, hq, qm, d + 1] = p.sum(), part.max()
+    return Workload(KERNELS_SRC / "decode_attention_mma.ember", "attention_split_mma", f"{shape} {chunk}",
+                    {"T": "bf16", "D": d, "G": g, "M": m, "CHUNK": chunk_keys},
+                    {"q": q, "k": k, "v": v, "lengths": lengths}, "part",
+                    {"part": np.zeros(ref.shape, np.float32)},
+                    ["q", "k", "v", "lengths", "part", hkv, ctx, splits, scale], lambda c: (splits, hkv, batch),
+                    ref, 1e-4, k.nbytes + v.nbytes + q.nbytes + ref.size * 4)
+
+
 def rope_out(shape: str, dtype: str = "f32") -> Workload:
     """kernels_src/rope.ember rope_out (out of place, so that every launch reads the same
     input): TOKENSxHEADSxHEAD_DIM of f32 or bf16, positions 0..TOKENS-1 shuffled, base 10000."""
@@ -302,6 +348,11 @@ WORKLOADS = {
     "q4k_digits_swiglu_imma": (q4k_digits_swiglu_imma, "q4k_imma.ember", [f"{m}x14336x4096" for m in (1, 2, 4, 8)]),
     "rope_out": (rope_out, "rope.ember", ["4096x32x128 f32", "4096x32x128 bf16", "1x32x128 f32"]),
     "q6k_gemv": (q6k_gemv, "q6k_gemv.ember", ["1x4096x14336", "1x14336x4096", "8x4096x14336"]),
+    # the decoder layer's attention (ember.ops.decode_attention): batch x context x queries
+    "attention_split_mma": (attention_split_mma, "decode_attention_mma.ember",
+                            ["1x512x1 c64", "2x512x1 c64", "4x512x1 c64", "8x512x1 c128", "1x4096x1 c128",
+                             "2x4096x1 c256", "4x4096x1 c512", "8x4096x1 c1024", "1x32768x1 c1024",
+                             "2x32768x1 c2048"]),
     "gemm_bf16": (gemm_bf16, "gemm_bf16.ember", ["4096x4096x4096", "2048x14336x4096"]),
     # sm_90a: the large shapes, and decode ones in this orientation (the swapped call of the
     # kernel's header is faster there: bench/results/gemm_wgmma_decode.md)

@@ -35,6 +35,7 @@ def run_in_sim(wl, config):
     ("rope_out", "3x5x64 f32", [{"HEADS_PER_THREAD": 2, "PAIRS": 1}, {"HEADS_PER_THREAD": 8, "PAIRS": 2}]),
     ("rope_out", "2x3x32 bf16", [{"HEADS_PER_THREAD": 1, "PAIRS": 4}, {"HEADS_PER_THREAD": 16, "PAIRS": 2}]),
     ("q6k_gemv", "2x9x512", [{"WARPS": 2, "ROWS": 2}]),
+    ("attention_split_mma", "1x100x2x1 c64", [{"WARPS": 2, "STAGES": 2}, {"WARPS": 4, "STAGES": 3}]),
     ("gemm_bf16", "70x40x96", [{"BM": 64, "BN": 64, "BK": 32, "STAGES": 2, "WARPS_M": 2, "WARPS_N": 2}]),
     ("gemm_wgmma", "20x72x136", [{"BN": 64, "STAGES": 2, "GROUP_M": 0, "CONSUMERS": 1, "BULK_STORE": False},
                                  {"BN": 16, "STAGES": 3, "GROUP_M": 8, "CONSUMERS": 2, "BULK_STORE": True}]),
@@ -71,3 +72,15 @@ def test_every_workload_names_its_source_and_buckets():
         workload("nope", "1x1")
     with pytest.raises(UsageError, match="not a shape of q4k_gemv"):
         workload("q4k_gemv", "big")
+
+
+def test_the_attention_buckets_take_the_chunks_ember_ops_takes_on_132_sms():
+    """attention_split_mma's entries are found by their CHUNK: each shipped bucket's chunk
+    is the one ember.ops.decode_attention chooses for that batch and context on the GPUs
+    the tables are made on (H100 and H200: 132 SMs)."""
+    from ember.ops.attention import MMA_CHUNKS, MMA_WARPS, choose_chunk
+    for bucket in buckets_of("attention_split_mma"):
+        dims, chunk = bucket.split(" ")
+        batch, ctx, _ = (int(v) for v in dims.split("x"))
+        assert int(chunk[1:]) == choose_chunk(ctx, 8 * batch, 132 * 15 // 8, 16 * MMA_WARPS, MMA_CHUNKS), bucket
+        assert workload("attention_split_mma", "1x64x1 " + chunk).defines["CHUNK"] == int(chunk[1:])
