@@ -3,7 +3,7 @@
     ember compile FILE... [-o OUT] [--arch sm_XX]... [-D NAME=VALUE[,VALUE...]]... [-I DIR]... [-O N] [-j N]
                   [--emit ast|ir|ir-opt|llvm|llvm-opt|ptx|cubin|fatbin|header] [--manifest F.json]
                   [-M|-MM|-MD|-MMD [-MF F] [-MT T] [-MQ T] [-MP]] [-Werror|-w] [-lineinfo|-g]
-                  [--programmatic-launch] [--no-cache] [--check] [--verify-diagnostics]
+                  [--programmatic-launch|--programmatic-signal] [--no-cache] [--check] [--verify-diagnostics]
                   [--color auto|always|never]
     ember opt FILE.ir [-p PASS,...] [-O N]      parse IR, run passes, print IR
     ember run FILE --grid X[,Y,Z] [--kernel K] NAME=VALUE...   run a kernel in the simulator

@@ -184,7 +184,7 @@ def compile(source_or_path, arch: str = "sm_90", defines: dict | None = None, op
             passes: list[str] | None = None, stop_after: str | None = None,
             after_pass=None, llvm_pipeline: str = "cleanup", kernels=None, cache=None,
             include_dirs=(), line_info: bool = False, remarks: bool = False,
-            programmatic_launch: bool = False) -> Program:
+            programmatic_launch: bool | str = False) -> Program:
     """Compile Ember source to PTX. See the module docstring for the stages.
 
     defines: values for kernels' const parameters ({"HEAD_DIM": 128}).
@@ -200,8 +200,10 @@ def compile(source_or_path, arch: str = "sm_90", defines: dict | None = None, op
         what they could have done and did not, and the missing fact (never cached).
     programmatic_launch: start every kernel that has no griddep_wait of its own with
         griddep_wait() (sm_90+; `--programmatic-launch`), so the runtime launches it as a
-        programmatic dependent launch of the kernel before it on the stream
-        (ember.ir.analysis.grid_dependency).
+        programmatic dependent launch of the kernel before it on the stream; True or "wait"
+        for the wait alone, "signal" for griddep_launch_dependents() before it, which lets
+        the next kernel launch while this one runs (ember.ir.analysis.grid_dependency says
+        when each pays).
     include_dirs: directories an import is looked for in after the importing file's own
         (`-I DIR`; then EMBER_INCLUDE_PATH's), see ember.import_paths.
     cache: the compile cache (ember.cache) for a compile to PTX with the default pipeline:
@@ -245,8 +247,8 @@ def _compile(source_or_path, arch, defines, opt, ptx_version, name, passes, stop
         if unknown:
             raise ValueError(f"unknown pass `{unknown[0]}`; passes: {', '.join(sorted(PASSES))}")
     target = targets.resolve(arch, ptx_version)
-    if not isinstance(programmatic_launch, bool):
-        raise TypeError(f"programmatic_launch must be a bool, not {type(programmatic_launch).__name__}")
+    from .ir.analysis.grid_dependency import launch_mode
+    programmatic_launch = launch_mode(programmatic_launch)
     if programmatic_launch and target.sm < 90:
         raise targets.TargetError(f"programmatic launch (griddepcontrol) needs sm_90 or newer; the target is "
                                   f"{target.arch}")
@@ -318,7 +320,7 @@ def _compile(source_or_path, arch, defines, opt, ptx_version, name, passes, stop
         if programmatic_launch:
             from .ir.analysis.grid_dependency import insert_at_entry
             for f in module.kernels:
-                insert_at_entry(f)
+                insert_at_entry(f, signal=programmatic_launch == "signal")
         return module
 
     module = timed("irgen", generate, diags)
@@ -419,7 +421,7 @@ def _cache_for(cache):
 
 
 def _cache_key(file: SourceFile, target, opt: int, llvm_pipeline: str, defines: dict, kernels, search,
-               line_info: bool, ptx_asked: bool, programmatic_launch: bool) -> str:
+               line_info: bool, ptx_asked: bool, programmatic_launch) -> str:
     from .cache import make_key
     # a PTX version asked for is not the architecture's default one, which the ops may raise
     ptx = target.ptx_text if ptx_asked else f"default {target.ptx_text}"

@@ -36,10 +36,14 @@ def add_arguments(c, default_arch: str, arch_names: list, pass_help: str | None)
                    help="write .file/.loc directives (the Ember source line of each instruction) into the "
                         "PTX, for Nsight Compute and compute-sanitizer; the same code otherwise (the "
                         "directives only; see docs/cli.md for the cost)")
-    c.add_argument("--programmatic-launch", dest="programmatic_launch", action="store_true",
+    c.add_argument("--programmatic-launch", dest="programmatic_launch", action="store_const", const="wait",
+                   default=False,
                    help="start every kernel without a griddep_wait of its own with griddep_wait(), so a runtime "
                         "may launch it as a programmatic dependent launch (its launch overlaps the end of the "
                         "kernel before it on the stream; sm_90+, docs/language.md)")
+    c.add_argument("--programmatic-signal", dest="programmatic_launch", action="store_const", const="signal",
+                   help="--programmatic-launch, with griddep_launch_dependents() before the wait: the next "
+                        "kernel may launch while this one runs (for kernels of a few blocks an SM)")
     c.add_argument("--remarks", action="store_true",
                    help="print the optimisation remarks (R0001): where contiguous loads or stores were not "
                         "merged into 64/128-bit accesses, and the fact that was missing")
@@ -187,7 +191,8 @@ def job_options(args, archs: list) -> dict:
     from ..cache import default_dir, disabled_by_environment
     old = [a for a in archs if targets.resolve(a, args.ptx_version).sm < 90]
     if args.programmatic_launch and old:
-        raise UsageError(f"--programmatic-launch needs sm_90 or newer (griddepcontrol); --arch {old[0]} is older")
+        flag = "--programmatic-signal" if args.programmatic_launch == "signal" else "--programmatic-launch"
+        raise UsageError(f"{flag} needs sm_90 or newer (griddepcontrol); --arch {old[0]} is older")
     passes = None
     if args.passes is not None:
         from ..cli_support import parse_pass_list

@@ -8,7 +8,8 @@ the kernel's defaults are used through nvJitLink, with a warning once.
 
 On sm_90 and newer every kernel is compiled with programmatic_launch: it starts by waiting
 for the kernel before it on the stream, so the runtime launches it as a programmatic
-dependent launch, whose launch overlaps that kernel's end (in a CUDA graph too). `programmatic_launch(False)` turns this
+dependent launch, whose launch overlaps that kernel's end (in a CUDA graph too); the small
+kernels (SIGNAL_EARLY) also let the next kernel launch at their start. `programmatic_launch(False)` turns this
 off (for an A/B measurement: bench/layer_ab.py)."""
 
 from __future__ import annotations
@@ -23,6 +24,16 @@ from ..tuning.workloads import KERNELS_SRC
 
 
 _PROGRAMMATIC = [True]
+# Kernels of a few blocks an SM at most, which signal the next kernel at their start
+# (programmatic_launch="signal"): the GEMV or attention after them is dispatched while they
+# run, onto SMs that are mostly free. H100, a decoder layer (2026-11-26): 1-3.5% less time
+# than every kernel only waiting; every kernel signalling was up to 15% slower
+# (ember/ir/analysis/grid_dependency.py). Not the attention's merge: decode_attention called
+# again and again (the split after the merge) took 20% longer at 32768 keys when it
+# signalled - the split, sized to about two blocks an SM, was dispatched onto the SMs the
+# merge left free and ran unevenly spread.
+SIGNAL_EARLY = frozenset({"add_rmsnorm_q8_parts", "add_rmsnorm_q8", "rope_append", "quantize_digits",
+                          "quantize_q8_1"})
 
 
 def programmatic_launch(on: bool) -> None:
@@ -112,6 +123,7 @@ def fastest_of(tables: list, device: str, defines: dict, size: int, otherwise: i
 
 @functools.lru_cache(maxsize=None)
 def _pick(source: str, name: str, defines: tuple, size: int, device: int, table_of: str, programmatic: bool):
+    """The kernel and its const values for a call (see `kernel`)."""
     from ..runtime import cuda
     ctx = cuda.context(device)
     path = KERNELS_SRC / source
@@ -120,12 +132,19 @@ def _pick(source: str, name: str, defines: tuple, size: int, device: int, table_
     entry = pick_entry(table, key, dict(defines), size)
     config, sass_path = ({}, "nvjitlink") if entry is None else (dict(entry["config"]), T.entry_sass_path(table, entry))
     kern, consts = load(str(path), name, defines, tuple(sorted((k, str(v)) for k, v in config.items())), sass_path,
-                        device, programmatic and ctx.compute_capability >= (9, 0))
+                        device, _launch_mode(name, programmatic, ctx))
     if entry is None and set(kern.info.tunables) - {k for k, _ in defines}:
         values = " ".join(f"{k}={v}" for k, v in defines)
         warnings.warn(f"ember.ops: `{name}` is not tuned for {key} with {values or 'its defaults'}: its default "
                       f"configuration is used (`ember tune` makes the table)", stacklevel=4)
     return kern, consts
+
+
+def _launch_mode(name: str, programmatic: bool, ctx) -> bool | str:
+    """How kernel `name` is compiled for programmatic dependent launch on this GPU."""
+    if not programmatic or ctx.compute_capability < (9, 0):
+        return False
+    return "signal" if name in SIGNAL_EARLY else "wait"
 
 
 class _SimKernel:

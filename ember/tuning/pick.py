@@ -31,11 +31,11 @@ def _key(values: dict) -> tuple:
 
 @functools.lru_cache(maxsize=None)
 def load(path: str, name: str, defines: tuple, config: tuple, sass_path: str, device: int,
-         programmatic: bool = False) -> tuple:
+         programmatic: bool | str = False) -> tuple:
     """(the loaded Kernel, its const values): kernel `name` of `path` compiled with
     `defines` and `config` ((name, value) pairs) for GPU `device` and loaded through
     `sass_path`; once per arguments. `programmatic`: compiled with programmatic_launch
-    (the runtime then launches it as a programmatic dependent launch)."""
+    of that value (the runtime then launches it as a programmatic dependent launch)."""
     import ember
     from ..runtime import cuda
     program = ember.compile(path, arch=cuda.context(device).arch, defines={**dict(defines), **dict(config)},

@@ -10,14 +10,20 @@ to nobody who writes) and may be used before it; an op with a memory effect and 
 in those spaces (a fence, a tensor-map copy, a call) counts as global. A wait nested in
 control flow proves nothing (not every thread need reach it).
 
-The option `programmatic_launch` (ember.compile, `--programmatic-launch`) puts the wait at
-the start of every kernel that has no wait of its own (`insert_at_entry`), and not the
-signal that lets the next kernel start early (gpu.griddep_launch_dependents): measured on
-an H100 (2026-11-26, bench/results/layer_ab.md), a decoder layer whose ten kernels all
-signalled at their start took up to 15% longer than with plain launches - each kernel's blocks
-were dispatched while the kernels before still ran, on whichever SMs had room, and ran
-unevenly spread - while the wait alone (the next kernel launched as this one completes,
-its launch overlapped) took 1-5% less. Where to signal is the kernel author's call."""
+The option `programmatic_launch` (ember.compile, `--programmatic-launch[=wait|signal]`)
+puts the wait at the start of every kernel that has no wait of its own (`insert_at_entry`);
+with "signal", the signal that lets the next kernel launch early
+(gpu.griddep_launch_dependents) before it. Measured on an H100 (2026-11-26, a decoder
+layer of ten kernels, bench/results/layer_ab.md): all ten signalling at their start took up
+to 15% longer than plain launches - each kernel's blocks were dispatched while the kernels
+before still ran, onto whichever SMs had room, and ran unevenly spread; the wait alone
+(each kernel launched as the one before completes, its launch overlapped) 1-5% less; and
+the small kernels (norms, RoPE, quantisation: a few blocks an SM at most) signalling while
+the GEMVs and the attention only wait 1-3.5% less again - the big kernel after a small one
+is dispatched early, the SMs being mostly free. Not every big kernel takes it well: the
+attention's split, sized to about two blocks an SM, took 20% longer after a merge that
+signalled (ember/ops/kernels.py SIGNAL_EARLY). So ember.ops signals from chosen small
+kernels only."""
 
 from __future__ import annotations
 
@@ -55,9 +61,24 @@ def waits_before_global(f: Function) -> bool:
     return False
 
 
-def insert_at_entry(f: Function) -> None:
-    """Start kernel `f` with gpu.griddep_wait, unless it has a wait of its own (its author
-    placed it)."""
+MODES = ("wait", "signal")
+
+
+def launch_mode(value) -> str | bool:
+    """The programmatic_launch option as False, "wait" or "signal" (True is "wait")."""
+    if value is True:
+        return "wait"
+    if value is False or value in MODES:
+        return value
+    raise TypeError(f"programmatic_launch must be a bool, \"wait\" or \"signal\", not {value!r}")
+
+
+def insert_at_entry(f: Function, signal: bool = False) -> None:
+    """Start kernel `f` with gpu.griddep_wait (after gpu.griddep_launch_dependents with
+    `signal`), unless it has a wait of its own (its author placed both)."""
     if f.kind != "kernel" or any(op.name == WAIT for op in f.walk()):
         return
-    f.body.set_ops([Op(OPS[WAIT], [], [], loc=f.loc)] + f.body.ops)
+    ops = [Op(OPS[WAIT], [], [], loc=f.loc)]
+    if signal:
+        ops.insert(0, Op(OPS["gpu.griddep_launch_dependents"], [], [], loc=f.loc))
+    f.body.set_ops(ops + f.body.ops)

@@ -110,6 +110,17 @@ def test_the_option_starts_every_kernel_with_the_wait_and_no_signal():
                                                stop_after="ir").stage("ir")
 
 
+def test_the_signal_mode_signals_before_the_wait():
+    src = WAITS_FIRST.replace("griddep_wait();", "").replace("griddep_launch_dependents();", "")
+    prog = ember.compile(src, cache=False, programmatic_launch="signal")
+    assert prog.kernels["k"].programmatic
+    entry = prog.ptx[prog.ptx.index(".entry k("):]
+    assert entry.index("griddepcontrol.launch_dependents;") < entry.index("griddepcontrol.wait;") \
+        < entry.index("ld.global")
+    assert ember.compile(src, cache=False, programmatic_launch=True).ptx == \
+        ember.compile(src, cache=False, programmatic_launch="wait").ptx
+
+
 def test_the_option_keeps_a_kernels_own_wait():
     src = """
 kernel k(y: *mut global f32) block(32) {
@@ -126,8 +137,9 @@ kernel k(y: *mut global f32) block(32) {
 def test_the_option_needs_sm_90_and_a_bool():
     with pytest.raises(TargetError, match="sm_90"):
         ember.compile(WAITS_FIRST, arch="sm_80", cache=False, programmatic_launch=True)
-    with pytest.raises(TypeError, match="bool"):
-        ember.compile(WAITS_FIRST, cache=False, programmatic_launch=1)
+    for bad in (1, "yes", None):
+        with pytest.raises(TypeError, match="a bool, \"wait\" or \"signal\""):
+            ember.compile(WAITS_FIRST, cache=False, programmatic_launch=bad)
 
 
 def test_the_option_is_part_of_the_cache_key(tmp_path):
@@ -137,3 +149,5 @@ def test_the_option_is_part_of_the_cache_key(tmp_path):
     assert not pdl.cached and "griddepcontrol" not in plain.ptx and "griddepcontrol" in pdl.ptx
     again = ember.compile(src, cache=tmp_path, programmatic_launch=True)
     assert again.cached and again.kernels["k"].programmatic and again.ptx == pdl.ptx
+    signal = ember.compile(src, cache=tmp_path, programmatic_launch="signal")
+    assert not signal.cached and "launch_dependents" in signal.ptx
