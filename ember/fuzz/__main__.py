@@ -6,8 +6,10 @@
         any disagreement, printing the seed and where
     python -m ember.fuzz show SEED
         print program SEED
-    python -m ember.fuzz corpus --count 500 --out FILE [--start N] [--append]
-        check programs and save them with their simulator results (gzip JSON lines)
+    python -m ember.fuzz corpus --count 500 --out FILE [--start N] [--append] [--containing TEXT]
+        check programs and save them with their simulator results (gzip JSON lines); with
+        --containing, only the programs of those seeds whose source contains TEXT (a new
+        feature's programs for the GPU corpus: --containing "shared ring")
     python -m ember.fuzz refresh FILE
         re-simulate the stored programs of a corpus and rewrite their digests (after an
         intended change of results); prints every program whose digest moved
@@ -60,7 +62,8 @@ def cmd_show(a) -> int:
 
 def cmd_corpus(a) -> int:
     entries = []
-    for seed, problems, _, report in _map(_check_one, [(s, True) for s in range(a.start, a.start + a.count)], a.jobs):
+    seeds = [s for s in range(a.start, a.start + a.count) if a.containing is None or a.containing in from_seed(s).source]
+    for seed, problems, _, report in _map(_check_one, [(s, True) for s in seeds], a.jobs):
         if problems:
             print(f"seed {seed} disagrees ({problems[0][0]}); not added", file=sys.stderr)
             continue
@@ -70,7 +73,7 @@ def cmd_corpus(a) -> int:
         entries = C.read(a.out) + entries
     C.write(a.out, entries)
     print(f"{new} programs written to {a.out}" + (f" ({len(entries)} in all)" if a.append else ""))
-    return 0 if len(entries) == a.count else 1
+    return 0 if new == len(seeds) else 1
 
 
 def cmd_refresh(a) -> int:
@@ -163,6 +166,7 @@ def main(argv=None) -> int:
     c.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     c.add_argument("--out", required=True)
     c.add_argument("--append", action="store_true", help="add to the corpus in --out instead of replacing it")
+    c.add_argument("--containing", metavar="TEXT", help="only the programs whose source contains TEXT")
     rf = sub.add_parser("refresh", help="recompute a corpus's simulator digests from its stored programs")
     rf.add_argument("corpus")
     g = sub.add_parser("gpu", help="run a corpus on the GPU against its simulator results")

@@ -11,7 +11,12 @@ runs them, outside branches):
 - `cp_async_4/8/16` (and `_16_cg`) from the inputs into shared memory, in one to three
   commit groups, some copies reading fewer bytes than they move (the rest zeros), read
   back only after a `cp_async_wait` that covers them (and a barrier for other threads'
-  copies).
+  copies);
+- a ring of two or three stages that the copies refill in a loop, as a pipelined kernel's
+  (drawn last): each stage refilled only after the barrier that ends every thread's reads
+  of it - the ordering the simulator once failed to check (a refill racing with another
+  thread's earlier read), so that a pass moving a copy or a barrier across the other
+  shows up as a race in its output.
 
 The values mma multiplies and accumulates are small integers (|a|, |b| <= 8, |c| <= 1000),
 so every product and every sum is exact in f32 whatever order the hardware adds in: the
@@ -86,6 +91,49 @@ class TensorCoreFeatures:
             self.emit(f"mma_m16n8k32({acc}, {4 * p}u32, {a}, {4 * q}u32, {b}, {2 * r}u32);")
         for i in sorted({self.integer(0, 4 * pieces - 1) for _ in range(self.integer(1, 4))}):
             self.store("u32", f"bitcast<u32>({acc}[{i}])")
+
+    def collective_cp_async_ring(self) -> None:
+        """Tiles of an input streamed through a ring of `stages` shared stages: the copies of
+        tiles 0 .. stages - 2 first, then per tile i the copy of tile i + stages - 1 into the
+        stage tile i - 1 was read from, a wait for tile i's group, a barrier (other threads'
+        copies of it have landed), a read of another thread's element of it into a reserved
+        slot of its own, and a barrier (every read of the stage is done before the next
+        iteration refills it)."""
+        fn = self.choice(sorted(COPY_SIZES))
+        size = COPY_SIZES[fn]
+        t = self.choice([u for u in NUMERIC if BITS[u] // 8 <= size])
+        per = size * 8 // BITS[t]                       # elements per copy
+        stages = self.integer(2, 3)
+        tiles = self.integer(stages + 1, stages + 3)    # more tiles than stages: every stage is refilled
+        if not self.take_shared(self.block * stages * size):
+            return
+        ring, base, i, nxt = self.fresh("ring"), self.fresh("base"), self.fresh("t"), self.fresh("nxt")
+        mult = 2 * self.integer(0, 40) + 1
+        nbytes = self.weighted([(size, 4), (0, 1), (self.integer(0, size), 1)])
+        other = self.integer(0, self.block - 1)         # whose element a thread reads (0: its own)
+        e = self.integer(0, per - 1)
+        first = self.new_slot(reserve=True)
+        for _ in range(tiles - 1):
+            self.new_slot(reserve=True)
+
+        def copy(tile: str) -> str:
+            src = f"(({base} + {tile} * {mult}u32) % {self.length // per}u32) * {per}u32"
+            return f"{fn}({ring}, (({tile} % {stages}u32) * {self.block}u32 + tid) * {per}u32, in_{t}, {src}, {nbytes}u32);"
+        self.emit(f"shared {ring}: [{t}; {stages * self.block * per}];")
+        self.emit(f"let {base}: u32 = {self.expr('u32', 1)};")
+        for k in range(stages - 1):
+            self.emit(copy(f"{k}u32"))
+            self.emit("cp_async_commit();")
+        self.emit(f"for {i} in 0u32..{tiles}u32 {{")
+        self.emit(f"    let {nxt} = {i} + {stages - 1}u32;")
+        self.emit(f"    if {nxt} < {tiles}u32 {{ {copy(nxt)} }}")
+        self.emit("    cp_async_commit();")
+        self.emit(f"    cp_async_wait({stages - 1});")
+        self.emit("    barrier();")
+        self.emit(f"    out_{t}[slot + {first}u32 + {i}] = {ring}[(({i} % {stages}u32) * {self.block}u32 + "
+                  f"(tid + {other}u32) % {self.block}u32) * {per}u32 + {e}u32];")
+        self.emit("    barrier();")
+        self.emit("}")
 
     def collective_ldmatrix(self) -> None:
         """Each thread writes one 8-element row of a shared array; after a barrier each lane

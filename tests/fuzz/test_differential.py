@@ -53,7 +53,8 @@ def test_generator_covers_the_language():
                     "ldmatrix_x1(", "ldmatrix_x4_trans(", "cp_async_16(", "cp_async_8(", "cp_async_wait(1)",
                     'import "std/reduce.ember";', "block_sum(", "warp_max(", "<const T: type>",
                     'import "std/swizzle.ember";', ", 48u32, 8u32)]", ", 12u32, 4u32)]",
-                    "f: fn(T, T) -> T", "static_assert(", ".max", "popc(", "shfl_up(", "mma_m16n8k32("]:
+                    "f: fn(T, T) -> T", "static_assert(", ".max", "popc(", "shfl_up(", "mma_m16n8k32(",
+                    "shared ring", "cp_async_wait(2)", "griddep_wait();", "griddep_launch_dependents();"]:
         assert feature in text, feature
     for t in NUMERIC:
         assert re.search(rf"\b{t}\(", text), f"no cast to {t}"
@@ -79,6 +80,38 @@ def test_a_swizzle_that_is_no_permutation_is_caught():
         except GeneratorBug:
             caught += 1
     assert caught
+
+
+def _ring_programs(count: int) -> list:
+    return [p for p in (from_seed(s) for s in range(150)) if "shared ring" in p.source][:count]
+
+
+def test_the_refilled_rings_agree_before_and_after_every_pass():
+    programs = _ring_programs(4)
+    assert len(programs) == 4
+    for p in programs:
+        report = check(p, ptx=False)
+        assert report.ok, report.describe()
+
+
+def test_a_ring_refilled_before_every_read_of_it_is_done_is_caught():
+    """The generated rings without the barrier that ends each tile's reads: the next
+    iteration's copy refills the stage while other threads may still read it, which the
+    simulator reports as a race in the reference run (it once did not: a copy's start was
+    not checked against other threads' earlier reads)."""
+    caught = 0
+    for p in _ring_programs(4):
+        lines = p.source.split("\n")
+        ring = next(i for i, line in enumerate(lines) if "shared ring" in line)
+        loop = next(i for i in range(ring, len(lines)) if lines[i].lstrip().startswith("for "))
+        end = next(i for i in range(loop + 1, len(lines)) if lines[i] == lines[loop][:len(lines[loop]) -
+                                                                               len(lines[loop].lstrip())] + "}")
+        assert lines[end - 1].strip() == "barrier();"      # the barrier that ends the tile's reads
+        broken = dataclasses.replace(p, source="\n".join(lines[:end - 1] + lines[end:]))
+        with pytest.raises(GeneratorBug, match="S0004|race"):
+            check(broken, each_pass=False, pipeline=False, ptx=False)
+        caught += 1
+    assert caught == 4
 
 
 def test_a_miscompiling_pass_is_caught(monkeypatch, broken_passes):
@@ -132,3 +165,19 @@ def test_refresh_recomputes_digests_and_names_what_moved():
     assert changed == [(entries[0]["seed"], ["out_u32"])]
     assert [e["outputs"] for e in fresh] == [e["outputs"] for e in entries]
     assert [e["source"] for e in fresh] == [e["source"] for e in entries]
+
+
+def test_the_corpus_command_takes_the_programs_containing_a_text(tmp_path):
+    """`python -m ember.fuzz corpus --containing TEXT`: only the seeds whose program has the
+    feature, each checked and stored with its simulator results (how a new feature's
+    programs join the GPU corpus)."""
+    from ember.fuzz.__main__ import main
+    out = tmp_path / "c.jsonl.gz"
+    assert main(["corpus", "--count", "30", "--containing", "shared ring", "--out", str(out), "--jobs", "1"]) == 0
+    entries = C.read(out)
+    want = [s for s in range(30) if "shared ring" in from_seed(s).source]
+    assert [e["seed"] for e in entries] == want and want
+    assert main(["corpus", "--start", "30", "--count", "10", "--containing", "mma_m16n8k32(", "--out", str(out),
+                 "--append", "--jobs", "1"]) == 0
+    mma = [s for s in range(30, 40) if "mma_m16n8k32(" in from_seed(s).source]
+    assert [e["seed"] for e in C.read(out)] == want + mma      # appended (and exit 0: every one added)
