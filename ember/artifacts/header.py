@@ -45,7 +45,12 @@ typedef struct ember_param {
    shared array sized at launch (`shared row: [f32; cols];`) adds the value of parameter
    number sized_shared_param (-1: none) times sized_shared_elem_bytes to each launch's. A
    kernel declared `cluster(x, y, z)` runs in clusters of that many blocks ({1, 1, 1}: none;
-   compiled in, so cuLaunchKernel takes it): its grid must be a multiple of it. */
+   compiled in, so cuLaunchKernel takes it): its grid must be a multiple of it. A kernel with
+   programmatic set waits for the kernel before it on the stream (griddep_wait, sm_90) before
+   it touches global memory, as the compiler proved: its typed launcher makes it a
+   programmatic dependent launch (cuLaunchKernelEx with
+   CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION, CUDA 12+), whose launch overlaps
+   the end of the kernel before it; a plain launch of it is correct too. */
 typedef struct ember_kernel {
     const char *name;
     unsigned num_params;
@@ -56,6 +61,7 @@ typedef struct ember_kernel {
     int sized_shared_param;
     unsigned sized_shared_elem_bytes;
     unsigned cluster[3];
+    int programmatic;
 } ember_kernel;
 
 #if defined(__cplusplus)
@@ -120,13 +126,34 @@ def render(prefix: str, image: bytes, image_kind: str, kernels: list, shared: di
         sized = k.sized_shared or (-1, 0, "")
         cluster = ", ".join(map(str, getattr(k, "cluster", None) or (1, 1, 1)))
         out.append(f"    {{{_c_string(k.name)}, {len(k.params)}, {params}, {{{block}}}, {shared.get(k.name, 0)}, "
-                   f"{k.dynamic_shared}, {sized[0]}, {sized[1]}, {{{cluster}}}}},")
+                   f"{k.dynamic_shared}, {sized[0]}, {sized[1]}, {{{cluster}}}, "
+                   f"{int(getattr(k, 'programmatic', False))}}},")
     if not kernels:
-        out.append("    {NULL, 0, NULL, {0, 0, 0}, 0, 0, -1, 0, {1, 1, 1}},")
+        out.append("    {NULL, 0, NULL, {0, 0, 0}, 0, 0, -1, 0, {1, 1, 1}, 0},")
     out += ["};", f"static const unsigned {prefix}_num_kernels = {len(kernels)};", ""]
     out += _launchers(prefix, kernels)
     out += ["", f"#endif /* {guard} */", ""]
     return "\n".join(out)
+
+
+def _programmatic_launch(block: str, shared: str, params: str, plain: str) -> list:
+    """The launch of a kernel that waits for the one before it (ember_kernel.programmatic):
+    cuLaunchKernelEx with programmatic stream serialization, or a plain launch before
+    CUDA 12 (where its wait returns at once)."""
+    bx, by, bz = (b.strip() for b in block.split(","))
+    return ["#if defined(CUDA_VERSION) && CUDA_VERSION >= 12000",
+            "    CUlaunchAttribute attr;",
+            "    attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;",
+            "    attr.value.programmaticStreamSerializationAllowed = 1;",
+            "    CUlaunchConfig config;",
+            "    config.gridDimX = grid_x; config.gridDimY = grid_y; config.gridDimZ = grid_z;",
+            f"    config.blockDimX = {bx}; config.blockDimY = {by}; config.blockDimZ = {bz};",
+            f"    config.sharedMemBytes = {shared}; config.hStream = stream;",
+            "    config.attrs = &attr; config.numAttrs = 1;",
+            f"    return cuLaunchKernelEx(&config, f, {params}, NULL);",
+            "#else",
+            plain,
+            "#endif"]
 
 
 def _launchers(prefix: str, kernels: list) -> list:
@@ -162,8 +189,12 @@ def _launchers(prefix: str, kernels: list) -> list:
             out += [f"    CUresult r = cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, "
                     f"(int){shared});",
                     "    if (r != CUDA_SUCCESS) return r;"]
-        out.append(f"    return cuLaunchKernel(f, grid_x, grid_y, grid_z, {block}, {shared}, stream, "
-                   f"{'params' if k.params else 'NULL'}, NULL);")
+        plain = (f"    return cuLaunchKernel(f, grid_x, grid_y, grid_z, {block}, {shared}, stream, "
+                 f"{'params' if k.params else 'NULL'}, NULL);")
+        if getattr(k, "programmatic", False):
+            out += _programmatic_launch(block, shared, "params" if k.params else "NULL", plain)
+        else:
+            out.append(plain)
         out.append("}")
     out.append("#endif")
     return out

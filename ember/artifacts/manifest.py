@@ -28,6 +28,8 @@ def record(job, progs: list, data, resources: dict) -> dict:
             "sized_shared": ({"param": k.params[k.sized_shared[0]].name, "elem_bytes": k.sized_shared[1],
                               "array": k.sized_shared[2]} if k.sized_shared else None),
             "consts": {n: str(v).lower() if isinstance(v, bool) else str(v) for n, v in k.consts.items()},
+            "cluster": list(k.cluster) if k.cluster else None,
+            "programmatic": k.programmatic,
             "archs": {arch: _resources(res[k.name]) for arch, res in resources.items() if k.name in res},
         })
     return {

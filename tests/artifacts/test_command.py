@@ -98,9 +98,17 @@ def test_manifest_describes_every_output(project, capsys):
     assert o["defines"] == {"W": "2", "T": "f16"} and o["archs"] == ["sm_80", "sm_90"] and o["reads"] == ["s.ember"]
     [k] = o["kernels"]
     assert k["name"] == "scale" and k["consts"] == {"W": "2", "T": "f16"} and k["block"] == [32, 1, 1]
+    assert k["cluster"] is None and k["programmatic"] is False
     for arch in ("sm_80", "sm_90"):
         r = k["archs"][arch]
         assert r["registers"] > 0 and r["spill_stores"] == 0 and "shared" in r
+
+
+def test_manifest_says_which_kernels_are_programmatic_launches(project, capsys):
+    assert main(["compile", "s.ember", "-D", "W=2", "-D", "T=f32", "--programmatic-launch", "-o", "p.ptx",
+                 "--manifest", "m.json"]) == 0
+    [k] = json.loads((project / "m.json").read_text())["outputs"][0]["kernels"]
+    assert k["programmatic"] is True
 
 
 def test_failures_are_reported_per_variant_in_order(project, capsys):

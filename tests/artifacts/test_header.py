@@ -190,3 +190,79 @@ def test_tensor_map_parameters_in_the_header(tmp_path, monkeypatch, capsys):
     subprocess.run([CC, "-std=c11", "-Wall", "-Wextra", "-Werror", "-pedantic", "host.c", "-o", "host"],
                    check=True, capture_output=True)
     assert subprocess.run(["./host"]).returncode == 0
+
+
+PDL_KERNEL = """
+kernel bump(x: *global u32, y: *mut global u32, n: u32) block(256) {
+    let i = block_idx.x * 256 + thread_idx.x;
+    if i < n { y[i] = x[i] + 1u32; }
+}
+kernel anyblock(y: *mut global u32) {
+    y[thread_idx.x] = 1u32;
+}
+"""
+
+# <cuda.h> of CUDA 12+ for the programmatic launchers: cuLaunchKernelEx records its config.
+FAKE_CUDA_EX = FAKE_CUDA + """
+#define CUDA_VERSION 12080
+typedef enum { CU_LAUNCH_ATTRIBUTE_COOPERATIVE = 2, CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION = 6 }
+    CUlaunchAttributeID;
+typedef union { char pad[64]; int programmaticStreamSerializationAllowed; } CUlaunchAttributeValue;
+typedef struct { CUlaunchAttributeID id; char pad[4]; CUlaunchAttributeValue value; } CUlaunchAttribute;
+typedef struct {
+    unsigned gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes;
+    CUstream hStream;
+    CUlaunchAttribute *attrs;
+    unsigned numAttrs;
+} CUlaunchConfig;
+static CUlaunchConfig seen_config;
+static int seen_pdl = -1;
+static CUresult cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **params, void **extra) {
+    (void)f; (void)extra;
+    seen_config = *c; seen_params = params;
+    seen_pdl = c->numAttrs == 1 && c->attrs[0].id == CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
+        ? c->attrs[0].value.programmaticStreamSerializationAllowed : -1;
+    return 0;
+}
+"""
+
+PDL_HOST = """
+#include "fake_cuda.h"
+#include "p.h"
+
+int main(void) {
+    if (!p_kernels[0].programmatic || !p_kernels[1].programmatic) return 10;
+    seen_block[0] = 0;
+    if (p_launch_bump(0, 4, 1, 1, 0, 1000, 2000, 77u) != 0) return 11;
+    if (seen_pdl != 1 || seen_block[0] != 0) return 12;       /* cuLaunchKernelEx, not cuLaunchKernel */
+    if (seen_config.gridDimX != 4 || seen_config.blockDimX != 256 || seen_config.blockDimY != 1) return 13;
+    if (*(CUdeviceptr *)seen_params[1] != 2000 || *(uint32_t *)seen_params[2] != 77u) return 14;
+    p_launch_anyblock(0, 2, 1, 1, 64, 2, 1, 0, 3000);
+    if (seen_config.blockDimX != 64 || seen_config.blockDimY != 2 || seen_config.sharedMemBytes != 0) return 15;
+    (void)cuLaunchKernel; (void)cuFuncSetAttribute;
+    return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("lang", ["c", "c++"])
+def test_programmatic_kernels_launch_as_programmatic_dependent_launches(tmp_path, monkeypatch, capsys, lang):
+    """A kernel compiled with --programmatic-launch (it waits for the kernel before it):
+    its description says so and its launcher calls cuLaunchKernelEx with programmatic
+    stream serialization (CUDA 12+); without the option it stays a plain launch."""
+    compiler = CC if lang == "c" else CXX
+    if compiler is None:
+        pytest.skip(f"no {lang} compiler")
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "p.ember").write_text(PDL_KERNEL)
+    (tmp_path / "fake_cuda.h").write_text(FAKE_CUDA_EX)
+    src = "host.c" if lang == "c" else "host.cpp"
+    (tmp_path / src).write_text(PDL_HOST)
+    assert main(["compile", "p.ember", "--programmatic-launch", "--emit", "header", "--image", "ptx",
+                 "-o", "p.h"]) == 0
+    subprocess.run([compiler, "-std=c11" if lang == "c" else "-std=c++11", "-Wall", "-Wextra", "-Werror",
+                    "-pedantic", src, "-o", "host"], check=True, capture_output=True)
+    assert subprocess.run(["./host"]).returncode == 0
+    assert main(["compile", "p.ember", "--emit", "header", "--image", "ptx", "-o", "plain.h"]) == 0
+    text = (tmp_path / "plain.h").read_text()
+    assert "return cuLaunchKernelEx" not in text and "{1, 1, 1}, 0}," in text

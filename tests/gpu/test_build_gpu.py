@@ -69,15 +69,20 @@ def test_fatbin_runs_from_its_cubin_or_its_ptx(tmp_path, capsys, archs):
     _run_fatbin(out.read_bytes())     # sm_80 only: an sm_90 GPU can run it only by JIT-compiling the PTX
 
 
-def test_a_host_program_launches_through_the_header(tmp_path, capsys):
+@pytest.mark.parametrize("programmatic", [False, True])
+def test_a_host_program_launches_through_the_header(tmp_path, capsys, programmatic):
+    """(programmatic: the kernel compiled with --programmatic-launch, launched by the
+    header's cuLaunchKernelEx with programmatic stream serialization.)"""
     cc = shutil.which("cc") or shutil.which("gcc") or shutil.which("nvcc")
     cuda_home = os.environ.get("CUDA_HOME", "/usr/local/cuda")
     if cc is None or not Path(cuda_home, "include", "cuda.h").exists():
         pytest.skip("no C compiler or no <cuda.h>")
     (tmp_path / "scale.ember").write_text(SCALE)
     (tmp_path / "host.c").write_text(HOST)
-    assert main(["compile", str(tmp_path / "scale.ember"), "--emit", "header", "--arch", "sm_80,sm_90",
+    options = ["--programmatic-launch", "--arch", "sm_90"] if programmatic else ["--arch", "sm_80,sm_90"]
+    assert main(["compile", str(tmp_path / "scale.ember"), "--emit", "header", *options,
                  "-o", str(tmp_path / "scale.h")]) == 0
+    assert ("return cuLaunchKernelEx" in (tmp_path / "scale.h").read_text()) == programmatic
     libdirs = [d for d in (Path(cuda_home) / "lib64" / "stubs", Path(cuda_home) / "lib64") if d.exists()]
     cmd = [cc, "host.c", "-o", "host", f"-I{cuda_home}/include", *(f"-L{d}" for d in libdirs), "-lcuda"]
     subprocess.run(cmd, cwd=tmp_path, check=True, capture_output=True)
