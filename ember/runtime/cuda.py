@@ -464,7 +464,9 @@ class Launch:
         self.after = list(after)
         self.shared_bytes = shared_bytes
         self.raw = raw                # tensor maps: launched through the driver (ember.runtime.tensor_maps)
-        self.programmatic = kernel.info.programmatic and kernel.module.ctx.compute_capability >= (9, 0)
+        # (a launch with tensor maps goes through the driver's plain cuLaunchKernel)
+        self.programmatic = (kernel.info.programmatic and kernel.module.ctx.compute_capability >= (9, 0)
+                             and not raw)
         self.config = _launch_config(core, grid, block, shared_bytes, self.programmatic)
         self._launch = core.launch
 
