@@ -233,15 +233,7 @@ class Generator(Features, GenericFeatures, TensorCoreFeatures):
         if self.grid == 2 and self.chance(30):      # blocks in a cluster of two (drawn last too)
             self.drawn_last(collective_end, collective_scope, self.collective_cluster)
             cluster = " cluster(2)"
-        if self.chance(20):                         # a warp's exchange through shared memory (drawn last too)
-            self.drawn_last(collective_end, collective_scope, self.collective_warp_exchange)
-        if self.chance(15):                         # an int8 mma (drawn last too)
-            self.drawn_last(collective_end, collective_scope, self.collective_mma_i8)
-        if self.chance(15):                         # a cp.async ring that is refilled (drawn last too)
-            self.drawn_last(collective_end, collective_scope, self.collective_cp_async_ring)
-        if self.chance(10):       # programmatic launch's ops (drawn last too): no-ops for a kernel run alone
-            self.drawn_last(collective_end, collective_scope,
-                            lambda: self.emit(self.choice(["griddep_wait();", "griddep_launch_dependents();"])))
+        self.later_collectives(collective_end, collective_scope)
         slots = max(self.slots_used, 1)
         body = "\n".join(self.lines).replace("SLOTS", str(slots))
         head = (f"kernel fuzz({', '.join(self.param_list())}, n: u32, s: i32) block({self.block}){cluster}{bounds} {{")

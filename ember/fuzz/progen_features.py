@@ -218,6 +218,21 @@ class Features:
     def indices(self, dims: list) -> str:
         return "".join(f"[({self.expr('u32', 1)}) % {n}u32]" for n in dims)
 
+    def later_collectives(self, at: int, scope: list) -> None:
+        """The collective statements added to the generator after its first programs, each
+        drawn after the rest of the program (`drawn_last`), in the order they were added."""
+        for percent, fn in ((20, self.collective_warp_exchange),      # a warp's exchange through shared memory
+                            (15, self.collective_mma_i8),             # an int8 mma
+                            (15, self.collective_cp_async_ring),      # a cp.async ring that is refilled
+                            (10, self.collective_grid_dependency)):   # programmatic launch's ops
+            if self.chance(percent):
+                self.drawn_last(at, scope, fn)
+
+    def collective_grid_dependency(self) -> None:
+        """griddep_wait() or griddep_launch_dependents(): no-ops for a kernel launched alone,
+        which must still compile, validate and stop no pass."""
+        self.emit(self.choice(["griddep_wait();", "griddep_launch_dependents();"]))
+
     def drawn_last(self, at: int, scope: list, fn) -> tuple:
         """(fn's result, the last variable it declared): fn, a collective statement drawn
         after the rest of the program (so that the programs of earlier seeds keep their
