@@ -86,3 +86,28 @@ def test_the_attention_calls_of_the_layer_find_their_shipped_entries():
                     if b.endswith(f" c{chunk}") and _size(b) == batch * ctx]
             assert table["devices"][device][f"{batch}x{ctx}x1 c{chunk}"] in same
             assert any(got is e for e in same), (device, batch, ctx)
+
+
+def test_how_each_kernel_is_compiled_for_programmatic_launch():
+    """sm_90+: the small kernels wait and signal, the others only wait; older GPUs and the
+    switch turned off: plain launches. Turning the switch drops the plans made before."""
+    import types
+
+    import pytest
+
+    from ember.ops import kernels as K
+    from ember.ops import plan
+    hopper, ampere = types.SimpleNamespace(compute_capability=(9, 0)), types.SimpleNamespace(compute_capability=(8, 0))
+    assert K._launch_mode("add_rmsnorm_q8_parts", True, hopper) == "signal"
+    assert K._launch_mode("attention_merge_q8", True, hopper) == "wait"       # the split after it ran unevenly
+    assert K._launch_mode("q4k_digits_gemv", True, hopper) == "wait"
+    assert K._launch_mode("q4k_digits_gemv", True, ampere) is False
+    assert K._launch_mode("rope_append", False, hopper) is False
+    plan._plans[("probe",)] = []
+    try:
+        K.programmatic_launch(False)
+        assert ("probe",) not in plan._plans
+    finally:
+        K.programmatic_launch(True)
+    with pytest.raises(TypeError, match="bool"):
+        K.programmatic_launch("yes")
