@@ -7,7 +7,8 @@ optimized IR, never taken from the source's word: the kernel body's top-level op
 scanned in order, and the kernel qualifies if a `gpu.griddep_wait` comes before any op
 that may touch global memory. Shared, local and constant memory belong to the kernel (or
 to nobody who writes) and may be used before it; an op with a memory effect and no pointer
-in those spaces (a fence, a tensor-map copy, a call) counts as global. A wait nested in
+in those spaces (a fence, a call) counts as global, and so does a tensor-map copy (its
+pointers are shared: the map names the global tensor). A wait nested in
 control flow proves nothing (not every thread need reach it).
 
 The option `programmatic_launch` (ember.compile, `--programmatic-launch[=wait|signal]`)
@@ -44,6 +45,8 @@ def _may_touch_global(op: Op) -> bool:
         d = inner.opdef
         if inner.name == WAIT or not (d.reads_memory or d.writes_memory):
             continue
+        if any(v.type.is_tensormap for v in inner.operands):     # a TMA copy reads or writes global memory
+            return True
         spaces = [v.type.space for v in inner.operands if isinstance(v.type, PtrType)]
         if not spaces or any(s not in _OWN_SPACES for s in spaces):
             return True

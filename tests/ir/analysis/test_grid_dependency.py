@@ -92,6 +92,17 @@ kernel k(c: *mut global u32, y: *mut global f32) block(32) {{
         assert not _programmatic(src), before
 
 
+def test_a_tensor_map_copy_before_the_wait_counts_as_global():
+    """tma_load's pointers are shared (the tile, the mbarrier): the map names the global
+    tensor it reads, so the copy counts as a global access."""
+    from tests.sim.tma_programs import load_source
+    src = load_source()
+    assert not _programmatic(src.replace("    mbarrier_wait(bar, 0, 0u32);", "    griddep_wait();\n"
+                                         "    mbarrier_wait(bar, 0, 0u32);"))
+    first = src.replace("    shared bar: [u64; 1];\n", "    shared bar: [u64; 1];\n    griddep_wait();\n")
+    assert first != src and _programmatic(first)
+
+
 def test_without_a_wait_a_kernel_is_a_plain_launch():
     src = WAITS_FIRST.replace("griddep_wait();", "")
     assert not _programmatic(src)
