@@ -162,3 +162,34 @@ def test_the_option_is_part_of_the_cache_key(tmp_path):
     assert again.cached and again.kernels["k"].programmatic and again.ptx == pdl.ptx
     signal = ember.compile(src, cache=tmp_path, programmatic_launch="signal")
     assert not signal.cached and "launch_dependents" in signal.ptx
+
+
+# Whether each op with a memory effect may touch global memory (then it must come after the
+# wait of a programmatic kernel), as its doc example uses it. A new op with a memory effect
+# must be added here: its author says what it touches.
+TOUCHES_GLOBAL = {
+    "func.call": True,                        # a call not inlined: anything
+    "gpu.griddep_wait": False,
+    "gpu.ldmatrix": False, "gpu.stmatrix": False, "gpu.mma": False, "gpu.mma_i8": False,
+    "gpu.wgmma": False, "gpu.wgmma_rs": False,
+    "gpu.wgmma_commit": True, "gpu.wgmma_fence": True, "gpu.wgmma_wait": True,     # no pointer: counted global
+    "mem.load": True, "mem.store": True,      # through a global pointer in the example
+    "mem.atomic": True, "mem.atomic_load": True, "mem.atomic_store": True, "mem.cas": True,
+    "mem.cp_async": True, "mem.cp_async_bulk": True, "mem.cp_async_bulk_store": True,
+    "mem.cp_async_wait": True, "mem.cp_async_bulk_wait": True,
+    "mem.fence": True, "mem.fence_proxy_async": True,
+    "mem.dsmem_load": False, "mem.dsmem_store": False,      # another block's shared memory, same grid
+    "mem.mbarrier_init": False, "mem.mbarrier_arrive": False, "mem.mbarrier_arrive_remote": False,
+    "mem.mbarrier_try_wait": False,
+    "mem.tma_load": True, "mem.tma_load_multicast": True, "mem.tma_store": True,   # the map's global tensor
+}
+
+
+def test_every_op_with_a_memory_effect_is_classified():
+    from ember.ir.analysis.grid_dependency import _may_touch_global
+    from ember.ir.examples import example_module, first_op
+    from ember.ir.ops import OPS
+    memory_ops = {n for n, d in OPS.items() if d.reads_memory or d.writes_memory} | {"func.call"}
+    assert memory_ops == set(TOUCHES_GLOBAL), "classify the new op in TOUCHES_GLOBAL"
+    for name, want in TOUCHES_GLOBAL.items():
+        assert _may_touch_global(first_op(example_module(name), name)) == want, name
