@@ -190,6 +190,12 @@ CODES: dict[str, tuple[str, str]] = {
               '(simulator) A `wgmma` without a `wgmma_fence()` since its thread touched the registers '
               'it reads (or before its first), with operands that differ across its warpgroup, or with '
               'an operand starting off a multiple of 8 rows or a 16-byte chunk.'),
+    'S0014': ('global access before griddep_wait in a programmatic kernel',
+              '(simulator) A thread of a kernel that the compiler proved waits at `griddep_wait()` before it '
+              'touches global memory (KernelInfo.programmatic: launched as a programmatic dependent launch, '
+              'which may start while the kernel before it still runs) read or wrote global memory before '
+              'that wait. The proof or a pass that moved the access is wrong: a compiler bug, please '
+              'report it.'),
     'R0001': ('memory access not widened',
               '(remark, with `--remarks`) Contiguous loads or stores that the vectorize pass did not '
               'merge into one 64- or 128-bit access, and why: the pointer or the index is not '

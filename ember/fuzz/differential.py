@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import driver
+from ..records import replace
 from ..ir.core import clone_module
 from ..ir.passes import PASSES, PIPELINES, run_passes
 from ..sim import SimError, StepLimitExceeded, load_module
@@ -47,6 +48,12 @@ class GeneratorBug(Exception):
 
 
 def simulate(program: Program, module, kernels) -> dict:
+    """The program's outputs from `module` in the simulator, each kernel marked programmatic
+    as the compiler's proof finds it on this module: the simulator then reports a global
+    access before griddep_wait (S0014) - a pass that moved one above the wait, or the proof
+    wrong."""
+    from ..ir.analysis.grid_dependency import waits_before_global
+    kernels = {n: replace(k, programmatic=waits_before_global(module.get(n))) for n, k in kernels.items()}
     args = program.arguments()
     load_module(module, kernels).fuzz(*args, grid=program.grid, step_limit=10_000)
     return program.outputs(args)

@@ -234,6 +234,8 @@ class Generator(Features, GenericFeatures, TensorCoreFeatures):
             self.drawn_last(collective_end, collective_scope, self.collective_cluster)
             cluster = " cluster(2)"
         self.later_collectives(collective_end, collective_scope)
+        if self.chance(10):     # the wait before anything touches memory (drawn last too): a programmatic kernel
+            self.lines.insert(3, "    griddep_wait();")
         slots = max(self.slots_used, 1)
         body = "\n".join(self.lines).replace("SLOTS", str(slots))
         head = (f"kernel fuzz({', '.join(self.param_list())}, n: u32, s: i32) block({self.block}){cluster}{bounds} {{")

@@ -65,6 +65,7 @@ class BulkStores:
     def tensor_store(self, op, maps, src, coords, mask) -> None:
         """TMA: each lane's tile scattered into the box of its tensor map (ember.sim.tensor_copy)."""
         m = self.m
+        m.before_grid_wait(op, np.nonzero(mask)[0], "writes a tensor map's tensor")
         for lane in np.nonzero(mask)[0].tolist():
             tmap = maps[lane]
             smem, srow, sstart = check_tile_start(m, op, src, lane, tmap.ty, "store reads")

@@ -128,6 +128,7 @@ class SimKernel:
             ids = np.arange(start, min(start + per_batch, nblocks))
             machine = SimMachine(grid, block, ids, tables, check_races, cluster)
             machine.proxy = self.bulk_stores
+            machine.programmatic = bool(getattr(info, "programmatic", False))
             lanes = machine.lanes
             lane_args = []
             for i, (p, v) in enumerate(zip(info.params, values)):

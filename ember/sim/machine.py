@@ -52,6 +52,10 @@ class SimMachine(Machine):
         self.bulk_stores = BulkStores(self)
         self.wgmma = Wgmmas(self)
         self.proxy = False          # track ordinary shared writes for the copy engine (a kernel with bulk stores)
+        # a kernel the compiler proved waits (griddep_wait) before it touches global memory
+        # (KernelInfo.programmatic): which threads have waited, to check the proof (S0014)
+        self.programmatic = False
+        self.waited = np.zeros(self.lanes, dtype=bool)
 
     # -- identities
     def coords(self, lin: np.ndarray, dims: tuple) -> list:
@@ -73,6 +77,25 @@ class SimMachine(Machine):
 
     def fail(self, code: str, message: str, op: Op, notes=()):
         raise SimError(code, message, op, notes=list(notes))
+
+    # -- programmatic dependent launch
+    def grid_dependency_wait(self, mask: np.ndarray) -> None:
+        """griddep_wait: returns at once (a simulated kernel runs alone); noted per thread."""
+        self.waited |= mask
+
+    def before_grid_wait(self, op: Op, lanes: np.ndarray, what: str) -> None:
+        """S0014 when a thread of a programmatic kernel touches global memory (`what`) before
+        it has waited at griddep_wait: the kernel could read the previous kernel's data before
+        that one wrote it - the compiler's proof that allowed the launch is wrong."""
+        if not self.programmatic:
+            return
+        early = lanes[~self.waited[lanes]]
+        if early.size:
+            self.fail("S0014", f"{self.who(int(early[0]))} {what} before griddep_wait, in a kernel compiled as a "
+                      "programmatic dependent launch (KernelInfo.programmatic): on the GPU it may run while the "
+                      "kernel before it still writes", op,
+                      notes=["the compiler proved this kernel waits first (ember.ir.analysis.grid_dependency): "
+                             "this is a bug in that proof or in a pass that moved the access; please report it"])
 
     # -- threads and warps
     def coordinate(self, which: str, dim: int) -> np.ndarray:
@@ -293,6 +316,8 @@ class SimMachine(Machine):
                                op)
             if kind == "c":
                 continue
+            if mem.space not in ("shared", "local", "const"):
+                self.before_grid_wait(op, sel, f"{'reads' if kind == 'r' else 'writes'} {mem.describe()}")
             if kind == "cw":
                 if mem.track and self.check_races:
                     self.track(op, mem, sel, (rows if rows is not None else self.row_of(mem))[sel],

@@ -136,6 +136,7 @@ class MBarriers:
         bytes; with `cta_mask`, to the same place in each block of the cluster whose rank's
         bit is set, on that block's mbarrier at the same place (multicast)."""
         m = self.m
+        m.before_grid_wait(op, np.nonzero(mask)[0], "reads a tensor map's tensor")
         for lane, key, what in self._keys(op, bar, mask):
             tmap = maps[lane]
             mem, row, start = check_tile_start(m, op, dst, lane, tmap.ty, "load writes")

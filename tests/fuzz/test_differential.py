@@ -114,6 +114,27 @@ def test_a_ring_refilled_before_every_read_of_it_is_done_is_caught():
     assert caught == 4
 
 
+def test_programs_that_wait_first_are_programmatic_and_an_unsound_proof_is_caught(monkeypatch):
+    """Now and then a program waits (griddep_wait) before it touches memory: the compiler's
+    proof passes it, and every pass keeps it so (the simulator would report a global access
+    moved above the wait, S0014). A proof that passed everything is caught by the programs
+    that wait only later: their reference run reports the early access."""
+    import ember
+    from ember.ir.analysis import grid_dependency
+    first = [p for p in (from_seed(s) for s in range(60)) if re.search(r"gid \* \d+;\n    griddep_wait\(\);", p.source)]
+    assert first
+    for p in first[:3]:
+        assert ember.compile(p.source, cache=False).kernels["fuzz"].programmatic
+        report = check(p, ptx=False)
+        assert report.ok, report.describe()
+    later = [p for p in (from_seed(s) for s in range(150)) if "griddep_wait();" in p.source and p not in first][:3]
+    assert later
+    monkeypatch.setattr(grid_dependency, "_may_touch_global", lambda op: False)
+    for p in later:
+        with pytest.raises(GeneratorBug, match="S0014"):
+            check(p, each_pass=False, pipeline=False, ptx=False)
+
+
 def test_a_miscompiling_pass_is_caught(monkeypatch, broken_passes):
     """The check can fail: make CSE treat subtraction as commutative."""
     monkeypatch.setattr(OPS["arith.sub"], "commutative", True)

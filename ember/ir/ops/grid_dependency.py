@@ -13,7 +13,9 @@ at `gpu.griddep_wait`, and a kernel lets the next one start early at
 Which kernels the runtime launches this way is proven, not assumed
 (ember.ir.analysis.grid_dependency): a kernel whose every path waits at a top-level
 `gpu.griddep_wait` before it touches global memory. In the simulator a kernel runs alone:
-both ops do nothing.
+both ops do nothing, but the simulator notes which threads have waited and reports a
+global access before the wait in a kernel the proof passed (S0014: the proof, or a pass
+that moved the access, is wrong).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from ..opdef import READS_MEMORY, SIDE_EFFECT, WRITES_MEMORY, defop
 _SM90 = dict(min_sm=90, min_ptx=(7, 8))
 
 defop("gpu.griddep_wait", Operands(), traits=(READS_MEMORY, WRITES_MEMORY, SIDE_EFFECT), **_SM90,
-      simulate=lambda m, op, args, mask: [],
+      simulate=lambda m, op, args, mask: m.grid_dependency_wait(mask) or [],
       example="gpu.griddep_wait",
       doc="Wait until the grids this one depends on (a programmatic dependent launch) have completed "
           "and their writes are visible (PTX griddepcontrol.wait); at once without such a dependency. "
