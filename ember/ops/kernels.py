@@ -9,8 +9,8 @@ the kernel's defaults are used through nvJitLink, with a warning once.
 On sm_90 and newer every kernel is compiled with programmatic_launch: it starts by waiting
 for the kernel before it on the stream, so the runtime launches it as a programmatic
 dependent launch, whose launch overlaps that kernel's end (in a CUDA graph too); the small
-kernels (SIGNAL_EARLY) also let the next kernel launch at their start. `programmatic_launch(False)` turns this
-off (for an A/B measurement: bench/layer_ab.py)."""
+kernels (SIGNAL_EARLY) also let the next kernel launch at their start.
+`programmatic_launch(False)` turns this off (for an A/B measurement: bench/layer_ab.py)."""
 
 from __future__ import annotations
 

@@ -11,9 +11,9 @@ in those spaces (a fence, a call) counts as global, and so does a tensor-map cop
 pointers are shared: the map names the global tensor). A wait nested in
 control flow proves nothing (not every thread need reach it).
 
-The option `programmatic_launch` (ember.compile, `--programmatic-launch[=wait|signal]`)
-puts the wait at the start of every kernel that has no wait of its own (`insert_at_entry`);
-with "signal", the signal that lets the next kernel launch early
+The option `programmatic_launch` (ember.compile; `--programmatic-launch`) puts the wait at
+the start of every kernel that has no wait of its own (`insert_at_entry`); with "signal"
+(`--programmatic-signal`), the signal that lets the next kernel launch early
 (gpu.griddep_launch_dependents) before it. Measured on an H100 (2026-11-26, a decoder
 layer of ten kernels, bench/results/layer_ab.md): all ten signalling at their start took up
 to 15% longer than plain launches - each kernel's blocks were dispatched while the kernels
