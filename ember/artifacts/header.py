@@ -136,11 +136,11 @@ def render(prefix: str, image: bytes, image_kind: str, kernels: list, shared: di
     return "\n".join(out)
 
 
-def _programmatic_launch(block: str, shared: str, params: str, plain: str) -> list:
+def _programmatic_launch(dims: list, shared: str, params: str, plain: str) -> list:
     """The launch of a kernel that waits for the one before it (ember_kernel.programmatic):
     cuLaunchKernelEx with programmatic stream serialization, or a plain launch before
-    CUDA 12 (where its wait returns at once)."""
-    bx, by, bz = (b.strip() for b in block.split(","))
+    CUDA 12 (where its wait returns at once). `dims`: the block's three sizes, as C."""
+    bx, by, bz = dims
     return ["#if defined(CUDA_VERSION) && CUDA_VERSION >= 12000",
             "    CUlaunchAttribute attr;",
             "    attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;",
@@ -166,7 +166,8 @@ def _launchers(prefix: str, kernels: list) -> list:
                 else f"const CUtensorMap *a_{p.name}" if p.type.is_tensormap
                 else f"{_C_SCALARS[p.type.name]} a_{p.name}" for p in k.params]
         dims = ["unsigned grid_x", "unsigned grid_y", "unsigned grid_z"]
-        block = ", ".join(map(str, k.block)) if k.block else "block_x, block_y, block_z"
+        block_dims = [str(d) for d in k.block] if k.block else ["block_x", "block_y", "block_z"]
+        block = ", ".join(block_dims)
         if not k.block:
             dims += ["unsigned block_x", "unsigned block_y", "unsigned block_z"]
         sig = ", ".join(["CUfunction f", *dims, "CUstream stream", *args])
@@ -192,7 +193,7 @@ def _launchers(prefix: str, kernels: list) -> list:
         plain = (f"    return cuLaunchKernel(f, grid_x, grid_y, grid_z, {block}, {shared}, stream, "
                  f"{'params' if k.params else 'NULL'}, NULL);")
         if getattr(k, "programmatic", False):
-            out += _programmatic_launch(block, shared, "params" if k.params else "NULL", plain)
+            out += _programmatic_launch(block_dims, shared, "params" if k.params else "NULL", plain)
         else:
             out.append(plain)
         out.append("}")

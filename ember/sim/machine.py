@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir import semantics as S
+from ..ir.analysis.grid_dependency import OWN_SPACES
 from ..ir.core import Op
 from ..ir.interp import Machine
 from ..ir.ops.ordering import order_of, scope_of
@@ -316,7 +317,7 @@ class SimMachine(Machine):
                                op)
             if kind == "c":
                 continue
-            if mem.space not in ("shared", "local", "const"):
+            if self.programmatic and mem.space not in OWN_SPACES:
                 self.before_grid_wait(op, sel, f"{'reads' if kind == 'r' else 'writes'} {mem.describe()}")
             if kind == "cw":
                 if mem.track and self.check_races:

@@ -34,7 +34,7 @@ from ..types import PtrType
 
 # address spaces a kernel may use before it waits: its own shared and local memory, and
 # constant tables no kernel writes
-_OWN_SPACES = frozenset({"shared", "local", "const"})
+OWN_SPACES = frozenset({"shared", "local", "const"})
 WAIT = "gpu.griddep_wait"
 
 
@@ -48,7 +48,7 @@ def _may_touch_global(op: Op) -> bool:
         if any(v.type.is_tensormap for v in inner.operands):     # a TMA copy reads or writes global memory
             return True
         spaces = [v.type.space for v in inner.operands if isinstance(v.type, PtrType)]
-        if not spaces or any(s not in _OWN_SPACES for s in spaces):
+        if not spaces or any(s not in OWN_SPACES for s in spaces):
             return True
     return False
 
