@@ -1,9 +1,9 @@
-"""Decode attention (kernels_src/decode_attention_mma.ember's attention_split_mma and
-decode_attention.ember's merge, through ember.ops.decode_attention) against torch's
+"""Decode attention (kernels_src/decode_attention_mma.ember's attention_split_mma, whose last
+blocks merge the splits, through ember.ops.decode_attention) against torch's
 scaled_dot_product_attention on the same data, same GPU, one run.
 
-Llama-3-8B's attention: 32 query heads, 8 KV heads, head_dim 128, bf16 cache; batch 1, 4
-and 8; contexts 512 to 32768; M = 1 query per sequence. Ember reads the cache as
+Llama-3-8B's attention: 32 query heads, 8 KV heads, head_dim 128, bf16 cache; batch 1, 2,
+4 and 8; contexts 512 to 32768; M = 1 query per sequence. Ember reads the cache as
 [B, S, HKV, D] (token-major: an append writes one contiguous row); torch gets its own
 layout [B, HKV, L, D] (contiguous copies, `enable_gqa=True`), so each side reads its best
 layout. Both are captured in a CUDA graph of 100 calls (bench.gpu_timing.time_torch_graph),
@@ -19,7 +19,7 @@ import sys
 
 
 HQ, HKV, D = 32, 8, 128
-BATCHES = (1, 4, 8)
+BATCHES = (1, 2, 4, 8)
 CONTEXTS = (512, 4096, 32768)
 ROTATE_BYTES = 200e6
 

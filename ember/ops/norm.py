@@ -111,16 +111,18 @@ def add_rms_norm_q8(x, residual, weight, eps: float = 1e-5, *, out: Q8Activation
                 A.no_overlap(op, "residual_out", written["residual_out"], o, written[o])
         device = A.same_device(op, {**views, **written}) or 0
         aq, ads = A.reinterpret(vq, "<u4", 4, writable=True), A.reinterpret(vd, "<u4", 4, writable=True)
-        if residual_out is not None:
-            part = next(p for p in (256, 128) if cols % p == 0)
-            defines = {"COLS": cols, "PART": part, **({"DIGITS": "true"} if out.digits else {})}
-            k, _ = kernel("rmsnorm_q8.ember", "add_rmsnorm_q8_parts", defines, rows * cols, device)
-            return [k.prepare(x, residual, residual_out, weight, aq, ads, e, rows, grid=(cols // part, rows))]
+        if residual_out is not None:     # PART from the tuned table (its default, 256, divides cols)
+            defines = {"COLS": cols, **({"DIGITS": "true"} if out.digits else {})}
+            k, consts = kernel("rmsnorm_q8.ember", "add_rmsnorm_q8_parts", defines, rows * cols, device)
+            return [k.prepare(x, residual, residual_out, weight, aq, ads, e, rows,
+                              grid=(cols // int(consts["PART"]), rows))]
         if out.digits:
             raise A.ArgumentError(op, "out", "holds digits, which add_rms_norm_q8 writes with `residual_out` only "
                                              "(add_rmsnorm_q8_parts)")
+        # BLOCK from the tuned table where its default (1024) divides cols, else the largest that does
         block = next(b for b in (1024, 512, 256) if cols % b == 0)     # cols is a multiple of 256
-        k, _ = kernel("rmsnorm_q8.ember", "add_rmsnorm_q8", {"COLS": cols, "BLOCK": block}, rows * cols, device)
+        defines = {"COLS": cols, **({} if block == 1024 else {"BLOCK": block})}
+        k, _ = kernel("rmsnorm_q8.ember", "add_rmsnorm_q8", defines, rows * cols, device)
         return [k.prepare(x, residual, weight, aq, ads, e, grid=(rows,))]
     run(op, (x, residual, weight, eps, out, residual_out), plan)
     return out

@@ -125,7 +125,7 @@ class _Bench:
                 self.outputs[n].copy_from_host(a)
             launches[0](self.stream)
             self.stream.synchronize()
-            err = wl.error(self.outputs[wl.output].to_host())
+            err = wl.error(wl.result({n: a.to_host() for n, a in self.outputs.items()}))
         except cuda.CudaError as e:              # too many resources for this block size, ...
             return {"state": "failed", "error": str(e).splitlines()[0]}
         if not err <= wl.tolerance:

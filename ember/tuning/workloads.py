@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..records import field, record
+from ..records import field, record, replace
 from ..shipped import KERNELS_SRC
 
 
@@ -35,11 +35,18 @@ class Workload:
     moved_bytes: int                # bytes read and written by one launch
     arch: str | None = None         # a target the kernel needs (sm_90a), else the device's
     notes: list = field(default_factory=list)
+    decode: object = None           # outputs (name -> array) -> the values checked; default: outputs[output]
 
     def arguments(self, arrays: dict) -> list:
         """The launch's arguments: `args` with each name replaced by its array in `arrays`
         (numpy arrays for the simulator, device arrays on a GPU)."""
         return [arrays[a] if isinstance(a, str) else a for a in self.args]
+
+    def result(self, outputs: dict) -> np.ndarray:
+        """What is checked against the reference, from the outputs after a launch (host
+        arrays by name): the `output` array, or what `decode` makes of them (quantised
+        activations read back as the values they stand for)."""
+        return self.decode(outputs) if self.decode is not None else outputs[self.output]
 
     def error(self, out: np.ndarray) -> float:
         """Normwise relative error of an output against the reference (inf if not finite)."""
@@ -75,6 +82,80 @@ def rmsnorm_rows(shape: str, dtype: str = "f32") -> Workload:
                     {"T": dtype, "COLS": cols}, {"x": x, "gamma": gamma}, "y",
                     {"y": np.zeros((rows, cols), np_t)}, ["x", "gamma", "y", eps], lambda c: (rows,),
                     ref, 1e-5 if dtype == "f32" else 1e-2, 2 * rows * cols * item + cols * item)
+
+
+def rmsnorm(shape: str, dtype: str = "f32") -> Workload:
+    """kernels_src/rmsnorm.ember rmsnorm (any row length, `cols` a parameter): ROWSxCOLS rows
+    of f32 or bf16."""
+    rows_wl = rmsnorm_rows(shape, dtype)
+    cols = int(shape.split("x")[1])
+    return replace(rows_wl, kernel="rmsnorm", defines={"T": dtype}, args=["x", "gamma", "y", cols, rows_wl.args[-1]])
+
+
+def _norm_rows(kernel: str, shape: str) -> tuple:
+    """x, r (f32 [rows, cols], a residual stream's scale), gamma and the f64 sum h = x + r and
+    rms_norm(h) * gamma of a decoder layer's add + RMSNorm."""
+    from ..reference.rmsnorm import rmsnorm as reference
+    rows, cols = (int(v) for v in shape.split("x"))
+    if rows < 1 or cols < 256 or cols % 256:
+        raise ValueError(shape)
+    rng = _rng(f"{kernel} {shape}")
+    x = (rng.standard_normal((rows, cols)) * rng.uniform(0.5, 4.0, (rows, 1))).astype(np.float32)
+    r = (rng.standard_normal((rows, cols)) * 2.0).astype(np.float32)
+    gamma = (rng.random(cols) + 0.5).astype(np.float32)
+    h = x.astype(np.float64) + r
+    return rows, cols, x, r, gamma, h, reference(h, gamma.astype(np.float64), 1e-5)
+
+
+def _activations_back(rows: int, cols: int, digits: bool, h_name: str):
+    """decode for the add + RMSNorm kernels: their quantised rows read back as the values
+    they stand for, then the sum they wrote (checked as one array against (y, h))."""
+    from ..reference import q4k as R
+
+    def decode(out: dict) -> np.ndarray:
+        if digits:
+            planes = np.asarray(out["aq"]).reshape(3, -1)
+            d = np.stack([R.unsplit_words(plane, rows, cols) for plane in planes])
+            s = np.asarray(out["ads"]).view(np.float32).reshape(rows, cols // 32, 2)[..., 0]
+            y = R.dequantize_digits(d, s)
+        else:
+            q, d, _ = R.unsplit_q8_1(out["aq"], out["ads"], rows, cols)
+            y = (q.reshape(rows, -1, 32) * d[..., None]).reshape(rows, cols)
+        return np.concatenate([y.reshape(-1), np.asarray(out[h_name], np.float64).reshape(-1)])
+    return decode
+
+
+def add_rmsnorm_q8_parts(shape: str, activations: str = "q8_1") -> Workload:
+    """kernels_src/rmsnorm_q8.ember add_rmsnorm_q8_parts: ROWSxCOLS, the sum into another
+    buffer and the normalised rows as Q8_1 (`q8_1`) or digits (`digits`), as a decoder layer
+    runs it (ember.ops.add_rms_norm_q8 with residual_out). Checked: the activations read back
+    (within half a Q8_1 step; digits within 2^-20) and the sum."""
+    if activations not in ("q8_1", "digits"):
+        raise ValueError(activations)
+    digits = activations == "digits"
+    rows, cols, x, r, gamma, h, y = _norm_rows("add_rmsnorm_q8_parts", shape)
+    planes = 3 if digits else 1
+    outputs = {"h_out": np.zeros((rows, cols), np.float32), "aq": np.zeros(planes * rows * cols // 4, np.uint32),
+               "ads": np.zeros(rows * cols // 32 * (2 if digits else 1), np.uint32)}
+    return Workload(KERNELS_SRC / "rmsnorm_q8.ember", "add_rmsnorm_q8_parts", f"{shape} {activations}",
+                    {"COLS": cols, **({"DIGITS": "true"} if digits else {})}, {"x": x, "r": r, "gamma": gamma},
+                    "aq", outputs, ["x", "r", "h_out", "gamma", "aq", "ads", 1e-5, rows],
+                    lambda c: (cols // c["PART"], rows), np.concatenate([y.reshape(-1), h.reshape(-1)]),
+                    1e-5 if digits else 5e-3, 3 * x.nbytes + gamma.nbytes + sum(a.nbytes for a in outputs.values()),
+                    decode=_activations_back(rows, cols, digits, "h_out"))
+
+
+def add_rmsnorm_q8(shape: str) -> Workload:
+    """kernels_src/rmsnorm_q8.ember add_rmsnorm_q8: ROWSxCOLS, the sum written back into the
+    residual (in place: the residual is an output, reset before the check; the timed launches
+    keep adding into it) and the normalised rows as Q8_1. Checked as add_rmsnorm_q8_parts."""
+    rows, cols, x, r, gamma, h, y = _norm_rows("add_rmsnorm_q8", shape)
+    outputs = {"r": r, "aq": np.zeros(rows * cols // 4, np.uint32), "ads": np.zeros(rows * cols // 32, np.uint32)}
+    return Workload(KERNELS_SRC / "rmsnorm_q8.ember", "add_rmsnorm_q8", shape, {"COLS": cols},
+                    {"x": x, "gamma": gamma}, "aq", outputs, ["x", "r", "gamma", "aq", "ads", 1e-5],
+                    lambda c: (rows,), np.concatenate([y.reshape(-1), h.reshape(-1)]), 5e-3,
+                    3 * x.nbytes + gamma.nbytes + outputs["aq"].nbytes + outputs["ads"].nbytes,
+                    decode=_activations_back(rows, cols, False, "r"))
 
 
 def _q4k_inputs(kernel: str, shape: str):
@@ -328,6 +409,11 @@ _LAYER_GEMVS = [f"{m}x{n}x{k}" for m in (1, 2, 4, 8) for n, k in ((6144, 4096), 
 # layer's shapes of bench/, e.g. Llama-3-8B's 4096 and 14336)
 WORKLOADS = {
     "rmsnorm_rows": (rmsnorm_rows, "rmsnorm.ember", ["16384x4096 f32", "4096x8192 bf16", "1x4096 f32"]),
+    "rmsnorm": (rmsnorm, "rmsnorm.ember", ["16384x4096 f32", "4096x8192 bf16"]),
+    # the decoder layer's two norms a layer (ember.model.layer), at batches 1 to 8
+    "add_rmsnorm_q8_parts": (add_rmsnorm_q8_parts, "rmsnorm_q8.ember",
+                             [f"{m}x4096 {a}" for a in ("digits", "q8_1") for m in (1, 2, 4, 8)]),
+    "add_rmsnorm_q8": (add_rmsnorm_q8, "rmsnorm_q8.ember", [f"{m}x4096" for m in (1, 2, 4, 8)]),
     # and the decoder layer's other projections (ember.model.layer: QKV 6144x4096, O 4096x4096)
     "q4k_q8_gemv": (q4k_q8_gemv, "q4k_dp4a.ember", ["1x14336x4096", "1x4096x14336", "8x14336x4096", "1x6144x4096",
                                                     "1x4096x4096", "8x6144x4096", "8x4096x4096", "8x4096x14336"]

@@ -17,7 +17,7 @@ def run_in_sim(wl, config):
                          **({"arch": wl.arch} if wl.arch else {}))
     arrays = {**wl.inputs, **{n: a.copy() for n, a in wl.outputs.items()}}
     load(prog)[wl.kernel](*wl.arguments(arrays), grid=wl.grid(config))
-    return arrays[wl.output]
+    return wl.result(arrays)
 
 
 @pytest.mark.parametrize("kernel, shape, configs", [
@@ -35,6 +35,10 @@ def run_in_sim(wl, config):
     ("rope_out", "3x5x64 f32", [{"HEADS_PER_THREAD": 2, "PAIRS": 1}, {"HEADS_PER_THREAD": 8, "PAIRS": 2}]),
     ("rope_out", "2x3x32 bf16", [{"HEADS_PER_THREAD": 1, "PAIRS": 4}, {"HEADS_PER_THREAD": 16, "PAIRS": 2}]),
     ("q6k_gemv", "2x9x512", [{"WARPS": 2, "ROWS": 2}]),
+    ("rmsnorm", "3x300 f32", [{"BLOCK": 128}, {"BLOCK": 512}]),
+    ("add_rmsnorm_q8_parts", "2x512 q8_1", [{"PART": 128}, {"PART": 512}]),
+    ("add_rmsnorm_q8_parts", "3x512 digits", [{"PART": 256}]),
+    ("add_rmsnorm_q8", "2x1024", [{"BLOCK": 256}, {"BLOCK": 512}]),
     ("attention_split_mma", "1x100x2x1 c64", [{"WARPS": 2, "STAGES": 2}, {"WARPS": 4, "STAGES": 3}]),
     ("gemm_bf16", "70x40x96", [{"BM": 64, "BN": 64, "BK": 32, "STAGES": 2, "WARPS_M": 2, "WARPS_N": 2}]),
     ("gemm_wgmma", "20x72x136", [{"BN": 64, "STAGES": 2, "GROUP_M": 0, "CONSUMERS": 1, "BULK_STORE": False},
@@ -56,6 +60,18 @@ def test_a_wrong_launch_fails_the_check():
     wl.grid = lambda c: (4,)                        # 8 of the 9 rows
     assert wl.error(run_in_sim(wl, config)) > 1e3 * wl.tolerance
     assert wl.error(np.full(wl.reference.shape, np.nan)) == float("inf")
+
+
+@pytest.mark.parametrize("activations", ["q8_1", "digits"])
+def test_quantised_rows_are_checked_as_the_values_they_stand_for(activations):
+    """add_rmsnorm_q8_parts' Q8_1 (or digit) rows are read back and compared with the f64
+    normalised rows, its sum with h: a grid one part short leaves a quarter of each row's
+    activations and of its sum unwritten, far outside the tolerance."""
+    wl = workload("add_rmsnorm_q8_parts", f"2x1024 {activations}")
+    config = {"PART": 256}
+    assert wl.error(run_in_sim(wl, config)) <= wl.tolerance
+    wl.grid = lambda c: (3, 2)
+    assert wl.error(run_in_sim(wl, config)) > 50 * wl.tolerance
 
 
 def test_inputs_are_fresh_random_data_the_same_for_every_run():
