@@ -318,9 +318,9 @@ def _compile(source_or_path, arch, defines, opt, ptx_version, name, passes, stop
     def generate(diagnostics):
         module = irgen.generate(prog, diagnostics)
         if programmatic_launch:
-            from .ir.analysis.grid_dependency import insert_at_entry
+            from .ir.analysis.grid_dependency import insert_wait
             for f in module.kernels:
-                insert_at_entry(f, signal=programmatic_launch == "signal")
+                insert_wait(f, module.functions, signal=programmatic_launch == "signal")
         return module
 
     module = timed("irgen", generate, diags)
@@ -364,7 +364,7 @@ def _compile(source_or_path, arch, defines, opt, ptx_version, name, passes, stop
     for f in module.kernels:
         if f.name in result.kernels:
             result.kernels[f.name] = replace(result.kernels[f.name], dynamic_shared=dynamic_bytes(f),
-                                             sized_shared=sized(f), programmatic=waits_before_global(f))
+                                             sized_shared=sized(f), programmatic=waits_before_global(f, module.functions))
     if stop_after == "ir-opt":
         return result
 

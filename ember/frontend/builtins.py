@@ -164,6 +164,8 @@ def _table() -> dict[str, Builtin]:
                             const_attrs=(("pending", "the number of groups left in flight"),)))
     rows.append(from_op("fence_proxy_async", "mem.fence_proxy_async", "sm_90: make this thread's ordinary "
                         "shared-memory writes visible to the copy engine (before a bulk store reads them)"))
+    rows.append(from_op("prefetch_l2", "mem.prefetch_l2", "bring the cache line of the global p[i] into the L2 "
+                        "cache: a hint that changes no value (p[i] inside its buffer); allowed before griddep_wait"))
     rows.append(from_op("griddep_wait", "gpu.griddep_wait", "sm_90: wait until the kernel before this one on "
                         "the stream has completed and its writes are visible, when this one was launched as its "
                         "programmatic dependent (at once otherwise); see docs/language.md"))

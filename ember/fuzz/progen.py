@@ -236,6 +236,8 @@ class Generator(Features, GenericFeatures, TensorCoreFeatures):
         self.later_collectives(collective_end, collective_scope)
         if self.chance(10):     # the wait before anything touches memory (drawn last too): a programmatic kernel
             self.lines.insert(3, "    griddep_wait();")
+        if self.chance(10):     # a prefetch into L2 first, before any wait (drawn last too): no access
+            self.lines.insert(3, f"    prefetch_l2(in_u32, u64((gid * {self.integer(1, 97)}u32) % {self.length}u32));")
         slots = max(self.slots_used, 1)
         body = "\n".join(self.lines).replace("SLOTS", str(slots))
         head = (f"kernel fuzz({', '.join(self.param_list())}, n: u32, s: i32) block({self.block}){cluster}{bounds} {{")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from .registry import LOWER, lowers, missing_lowerings  # noqa: F401 (the package's interface)
 
-from . import lower_arith, lower_bits, lower_cluster, lower_control, lower_expansion, lower_gpu, lower_grid_dependency, lower_math, lower_mbarrier, lower_mem, lower_ordering, lower_tensor, lower_tma, lower_wgmma  # noqa: E402,F401,E501
+from . import lower_arith, lower_bits, lower_cluster, lower_control, lower_expansion, lower_gpu, lower_grid_dependency, lower_math, lower_mbarrier, lower_mem, lower_ordering, lower_prefetch, lower_tensor, lower_tma, lower_wgmma  # noqa: E402,F401,E501
 
 _missing = missing_lowerings()
 if _missing:

@@ -11,10 +11,12 @@ in those spaces (a fence, a call) counts as global, and so does a tensor-map cop
 pointers are shared: the map names the global tensor). A wait nested in
 control flow proves nothing (not every thread need reach it).
 
-The option `programmatic_launch` (ember.compile; `--programmatic-launch`) puts the wait at
-the start of every kernel that has no wait of its own (`insert_at_entry`); with "signal"
-(`--programmatic-signal`), the signal that lets the next kernel launch early
-(gpu.griddep_launch_dependents) before it. Measured on an H100 (2026-11-26, a decoder
+The option `programmatic_launch` (ember.compile; `--programmatic-launch`) gives every kernel
+that has no wait of its own a wait before its first access that may touch global memory
+(`insert_wait`): its index arithmetic, shared-memory setup and prefetches into L2
+(mem.prefetch_l2, which touches no memory here) run while the kernel before finishes; with
+"signal" (`--programmatic-signal`), the signal that lets the next kernel launch early
+(gpu.griddep_launch_dependents) at its start. Measured on an H100 (2026-11-26, a decoder
 layer of ten kernels, bench/results/layer_ab.md): all ten signalling at their start took up
 to 15% longer than plain launches - each kernel's blocks were dispatched while the kernels
 before still ran, onto whichever SMs had room, and ran unevenly spread; the wait alone
@@ -38,10 +40,21 @@ OWN_SPACES = frozenset({"shared", "local", "const"})
 WAIT = "gpu.griddep_wait"
 
 
-def _may_touch_global(op: Op) -> bool:
+def _may_touch_global(op: Op, callees: dict | None = None, known: dict | None = None) -> bool:
+    """Whether `op` (or an op inside it) may access global memory. A call may, unless
+    `callees` (name -> Function) gives its body, which is then looked into (once: `known`
+    keeps each callee's answer; one being looked into counts as touching, for recursion)."""
+    known = {} if known is None else known
     for inner in op.walk():
         if inner.name == "func.call":
-            return True
+            name = inner.attrs["callee"]
+            if name not in known:
+                known[name] = True
+                body = (callees or {}).get(name)
+                known[name] = body is None or any(_may_touch_global(o, callees, known) for o in body.body.ops)
+            if known[name]:
+                return True
+            continue
         d = inner.opdef
         if inner.name == WAIT or not (d.reads_memory or d.writes_memory):
             continue
@@ -53,15 +66,24 @@ def _may_touch_global(op: Op) -> bool:
     return False
 
 
-def waits_before_global(f: Function) -> bool:
+def waits_before_global(f: Function, functions: list = ()) -> bool:
     """Whether kernel `f` waits at a top-level gpu.griddep_wait before any op that may
-    touch global memory (then a programmatic dependent launch of it is sound)."""
-    for op in f.body.ops:
-        if op.name == WAIT:
-            return True
-        if _may_touch_global(op):
-            return False
-    return False
+    touch global memory, looking into the device functions of `functions` it calls (then
+    a programmatic dependent launch of it is sound)."""
+    wait = _first_wait(f)
+    return wait is not None and _first_global(f, functions) == wait
+
+
+def _first_wait(f: Function) -> int | None:
+    return next((i for i, op in enumerate(f.body.ops) if op.name == WAIT), None)
+
+
+def _first_global(f: Function, functions) -> int | None:
+    """The position of the first top-level op of `f` that may touch global memory, or of its
+    first wait if that comes first (None: neither)."""
+    callees, known = {g.name: g for g in functions if g is not f}, {}
+    return next((i for i, op in enumerate(f.body.ops) if op.name == WAIT or _may_touch_global(op, callees, known)),
+                None)
 
 
 MODES = ("wait", "signal")
@@ -76,12 +98,16 @@ def launch_mode(value) -> str | bool:
     raise TypeError(f"programmatic_launch must be a bool, \"wait\" or \"signal\", not {value!r}")
 
 
-def insert_at_entry(f: Function, signal: bool = False) -> None:
-    """Start kernel `f` with gpu.griddep_wait (after gpu.griddep_launch_dependents with
-    `signal`), unless it has a wait of its own (its author placed both)."""
+def insert_wait(f: Function, functions: list, signal: bool = False) -> None:
+    """Give kernel `f` a gpu.griddep_wait, unless it has one of its own (its author placed
+    both): as late as the proof allows, before its first top-level op that may touch global
+    memory (looking into the device functions it calls, of `functions`), so that what comes
+    before - index arithmetic, shared memory, prefetches into L2 - runs while the kernel
+    before it finishes. With `signal`, gpu.griddep_launch_dependents at its start."""
     if f.kind != "kernel" or any(op.name == WAIT for op in f.walk()):
         return
-    ops = [Op(OPS[WAIT], [], [], loc=f.loc)]
+    ops, at = list(f.body.ops), _first_global(f, functions)
+    ops.insert(at or 0, Op(OPS[WAIT], [], [], loc=f.loc))
     if signal:
         ops.insert(0, Op(OPS["gpu.griddep_launch_dependents"], [], [], loc=f.loc))
-    f.body.set_ops(ops + f.body.ops)
+    f.body.set_ops(ops)

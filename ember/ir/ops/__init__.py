@@ -13,4 +13,4 @@ def get(name: str) -> OpDef:
 
 
 # Importing the dialects fills OPS.
-from . import arith, bits, mathops, ordering, mem, async_copy, mbarrier, tma, cluster, grid_dependency, gpu, warp_reduce, tensor, wgmma, scf, func, vec  # noqa: E402,F401
+from . import arith, bits, mathops, ordering, mem, prefetch, async_copy, mbarrier, tma, cluster, grid_dependency, gpu, warp_reduce, tensor, wgmma, scf, func, vec  # noqa: E402,F401

@@ -145,6 +145,53 @@ kernel k(y: *mut global f32) block(32) {
     assert ptx.count("griddepcontrol.wait;") == 1
 
 
+PREFETCHES_FIRST = """
+fn scaled(i: u32) -> u32 { return i * 4u32 + 1u32; }
+fn first(x: *global f32, i: u32) -> f32 { return x[i]; }
+kernel k(w: *global u32, x: *global f32, y: *mut global f32, n: u32) block(64) {
+    shared s: [f32; 64];
+    let i = block_idx.x * 64u32 + thread_idx.x;
+    s[thread_idx.x] = f32(i);
+    for l in 0u32..4u32 {
+        prefetch_l2(w, u64(scaled(i) * 32u32 + l));
+    }
+    barrier();
+    let v = first(x, min(i, n - 1u32));
+    if i < n { y[i] = v + s[63u32 - thread_idx.x]; }
+}
+"""
+
+
+def test_a_prefetch_into_l2_may_come_before_the_wait():
+    """prefetch_l2 reads nothing into the thread: L2 is where the kernels' writes meet, so a
+    line brought in early is updated by the kernel before like any other."""
+    src = """
+kernel k(w: *global u32, y: *mut global u32, n: u32) block(64) {
+    let i = block_idx.x * 64u32 + thread_idx.x;
+    prefetch_l2(w, u64(i) * 32u64);
+    griddep_wait();
+    if i < n { y[i] = w[i]; }
+}
+"""
+    assert _programmatic(src)
+    assert _programmatic(src, opt=0)
+
+
+def test_the_option_waits_as_late_as_the_proof_allows():
+    """The inserted wait comes before the first top-level op that may touch global memory:
+    the index arithmetic, the shared memory, the prefetch loop and the call that only
+    computes run before it; the call that loads comes after it (also at -O0, where the
+    calls stay calls)."""
+    for opt in (3, 0):
+        prog = ember.compile(PREFETCHES_FIRST, cache=False, programmatic_launch=True, opt=opt)
+        assert prog.kernels["k"].programmatic
+        entry = prog.ptx[prog.ptx.index(".entry k("):]
+        assert entry.index("prefetch.global.L2") < entry.index("griddepcontrol.wait;") < entry.index("ld.global")
+        ir = ember.compile(PREFETCHES_FIRST, cache=False, programmatic_launch=True, stop_after="ir", opt=opt).stage("ir")
+        kernel = ir[ir.index("kernel @k"):]
+        assert kernel.index("mem.prefetch_l2") < kernel.index("gpu.griddep_wait") < kernel.index("func.call @first")
+
+
 def test_the_option_needs_sm_90_and_a_bool():
     with pytest.raises(TargetError, match="sm_90"):
         ember.compile(WAITS_FIRST, arch="sm_80", cache=False, programmatic_launch=True)
