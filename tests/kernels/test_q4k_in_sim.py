@@ -66,12 +66,16 @@ def inputs(seed: int, n: int, k: int, m: int):
     return rng, w, x
 
 
-@pytest.mark.parametrize("m, n, k, rows", [(1, 7, 768, 1), (3, 9, 256, 2), (8, 5, 1280, 1), (1, 11, 512, 4)])
-def test_q4k_gemv_f32(m, n, k, rows):
+@pytest.mark.parametrize("m, n, k, rows, unroll", [(1, 7, 768, 1, 1), (3, 9, 256, 2, 2), (8, 5, 1280, 1, 4),
+                                                   (1, 11, 512, 4, 1), (2, 6, 2560, 2, 4)])
+def test_q4k_gemv_f32(m, n, k, rows, unroll):
     """N not a multiple of the WARPS * ROWS rows of a block: the last warp's extra rows
-    are computed from row N - 1 and not stored (the simulator reports any access past y)."""
+    are computed from row N - 1 and not stored (the simulator reports any access past y).
+    UNROLL steps of loads at once: a lane's last steps past the super-blocks load the last
+    one again and use nothing of it (5 and 10 super-blocks over 4 lanes' groups)."""
     _, w, x = inputs(m * 100 + n, n, k, m)
-    mod = load(ember.compile(SRC / "q4k_gemv.ember", defines={"M": m, "WARPS": WARPS, "ROWS": rows}))
+    mod = load(ember.compile(SRC / "q4k_gemv.ember", defines={"M": m, "WARPS": WARPS, "ROWS": rows,
+                                                              "UNROLL": unroll}))
     y = np.zeros((m, n), np.float32)
     mod.q4k_gemv(w.view(np.uint32), x, y, n, k, grid=grid(n, rows))
     err = np.abs(y - R.gemv(w, x))
