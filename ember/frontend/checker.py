@@ -404,8 +404,10 @@ class Checker:
         v = self.const_value(k.min_blocks, U32, "`min_blocks`")
         if v is None or block is None:
             return None
+        if v == 0:          # no bound (a tunable MIN_BLOCKS may offer none: .minnctapersm 1 is not none)
+            return None
         threads = block[0] * block[1] * block[2]
-        if v <= 0 or v * threads > 2048 or v > 32:
+        if v < 0 or v * threads > 2048 or v > 32:
             self.diags.error("E0407", f"{v} blocks of {threads} threads cannot be resident on one SM at once",
                              k.min_blocks.span, label="at most 32 blocks and 2048 threads per SM",
                              help="ask for fewer blocks (or a smaller block)")
