@@ -295,7 +295,12 @@ def _compile(source_or_path, arch, defines, opt, ptx_version, name, passes, stop
     only = None if kernels is None else set(kernels)
     prog = timed("check", checker.check, module_ast, defines, diags, target, only)
     if diags.has_errors:
-        raise CompileError(diags)
+        error = CompileError(diags)
+        # what each kernel's head declares, read even when its body does not check (a tuner
+        # whose kernel fails with its default configuration still finds the others)
+        error.declared = {k.name: (dict(k.tunables), {n: v for n, (_, v) in k.consts.items()})
+                          for k in getattr(prog, "kernels", ())}
+        raise error
     warnings = [d for d in diags.items if not d.is_error]
 
     def ast_text():

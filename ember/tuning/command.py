@@ -61,7 +61,8 @@ def run(args) -> int:
             chosen = " ".join(f"{k}={v}" for k, v in (e["config"] or {}).items()) or "nothing correct"
             chosen += f" through {e['sass_path']}" if e["config"] is not None else ""
             extra = f", {len(e['wrong'])} WRONG" if e["wrong"] else ""
-            print(f"{args.kernel} {bucket} on {dev}: {chosen} {e['us']} us (default {e['default_us']} us; "
+            default = f"{e['default_us']} us" if e["default_us"] is not None else "does not check here"
+            print(f"{args.kernel} {bucket} on {dev}: {chosen} {e['us']} us (default {default}; "
                   f"{e['tried']} tried, {e['pruned']} pruned{extra})")
     print(f"wrote {out}")
     return EXIT_OK

@@ -36,14 +36,24 @@ def tune_space(source_or_path, arch: str | None = None, kernel: str | None = Non
     kw = {"arch": arch} if arch else {}
     kw.update(stop_after="ast", cache=False, include_dirs=include_dirs or [],
               kernels=[kernel] if kernel is not None else None)
-    base = compile_(source_or_path, defines=defines or {}, **kw)
+    failed = None
+    try:
+        base = compile_(source_or_path, defines=defines or {}, **kw)
+        declared = {name: (info.tunables, info.consts) for name, info in base.kernels.items()}
+    except CompileError as e:
+        # the default configuration need not check with these values (COLS = 512 and a
+        # default BLOCK of 1024): the others are tried all the same - and if none checks,
+        # the file's error is the answer
+        failed, declared = e, getattr(e, "declared", None)
+        if not declared or not any(t for t, _ in declared.values()):
+            raise
     out = {}
     fixed = set(defines or {})
-    for name, info in base.kernels.items():
-        tunables = {p: v for p, v in info.tunables.items() if p not in fixed}
+    for name, (declared_tunables, consts) in declared.items():
+        tunables = {p: v for p, v in declared_tunables.items() if p not in fixed}
         if (kernel is not None and name != kernel) or not tunables:
             continue
-        space = TuneSpace(name, tunables, {p: info.consts[p] for p in tunables})
+        space = TuneSpace(name, tunables, {p: consts[p] for p in tunables if p in consts})
         for values in itertools.product(*tunables.values()):
             config = dict(zip(tunables, values))
             try:
@@ -53,4 +63,6 @@ def tune_space(source_or_path, arch: str | None = None, kernel: str | None = Non
                 first = e.diagnostics.errors[0]
                 space.rejected.append((config, f"{first.code}: {first.message}"))
         out[name] = space
+    if failed is not None and not any(space.admissible for space in out.values()):
+        raise failed
     return out

@@ -38,6 +38,18 @@ def test_defines_fix_parameters_and_feed_the_constraints():
     assert [c for c, _ in s.rejected] == [{"BLOCK": 512}]
 
 
+def test_a_default_that_does_not_check_leaves_the_others_to_try():
+    """COLS = 256 refuses the default BLOCK * VEC (1024): the space is still the
+    configurations that check, and the default is among the rejected; a file that does not
+    parse is an error, not an empty space."""
+    s = ember.tune_space(SRC, defines={"COLS": 256})["k"]
+    assert s.default == {"BLOCK": 256, "VEC": 4}
+    assert s.admissible == [{"BLOCK": 128, "VEC": 2}]
+    assert {"BLOCK": 256, "VEC": 4} in [c for c, _ in s.rejected]
+    with pytest.raises(CompileError):
+        ember.tune_space(SRC.replace("block(BLOCK) {", "block(BLOCK) {{"))
+
+
 def test_compiling_reads_the_declaration_and_binds_the_default():
     prog = ember.compile(SRC)
     assert prog.kernels["k"].tunables == {"BLOCK": [128, 256, 512], "VEC": [2, 4, 8]}
