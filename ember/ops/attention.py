@@ -83,8 +83,8 @@ def _inputs(q, k_cache, v_cache, lengths, max_length) -> tuple:
 
 
 CHUNKS = (512, 256, 128, 64, 32)
-WARPS = 4
-PREFETCH = False
+WARPS = 4                    # attention_split's default warps, whose step sizes the chunk
+SPLIT_DEFAULT_U = 2          # attention_split's default U
 MAX_SPLITS = 4096            # attention_merge's MAX_SPLITS
 KEYS_PER_STEP = {"KG": (4, 2, 1), "U": (2, 1, 2)}     # by rows: <= 4, <= 8, more (an H100 sweep)
 
@@ -172,9 +172,11 @@ def _plan(q, k_cache, v_cache, lengths, out, max_length) -> list:
     else:
         lanes = lanes_per_key(hq // hkv * m)
         chunk = choose_chunk(length, hkv * batch, _sm_count(device), WARPS * lanes["KG"] * lanes["U"])
-        defines = {"T": t, "D": d, "G": hq // hkv, "M": m, "CHUNK": chunk, "WARPS": WARPS, **lanes,
-                   "PREFETCH": str(PREFETCH).lower(), **tq}
-        split, _ = kernel("decode_attention.ember", "attention_split", defines, batch * length * hkv * d, device)
+        # WARPS, U and PREFETCH from attention_split's tuned table where the rule's U is the
+        # kernel's default (its buckets: 4 rows a KV head), else the rule's
+        rule = {"U": lanes["U"]} if lanes["U"] != SPLIT_DEFAULT_U else {}
+        defines = {"T": t, "D": d, "G": hq // hkv, "M": m, "CHUNK": chunk, "KG": lanes["KG"], **rule, **tq}
+        split, _ = kernel("decode_attention.ember", "attention_split", defines, batch * length * m, device)
     splits = -(-length // chunk)
     if splits > MAX_SPLITS:
         raise A.ArgumentError(op, "max_length" if max_length else "k_cache",

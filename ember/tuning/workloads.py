@@ -286,15 +286,11 @@ def q4k_digits_swiglu_imma(shape: str) -> Workload:
     return _swiglu("q4k_digits_swiglu_imma", "q4k_imma.ember", shape, digits, _sixteen_rows_grid)
 
 
-def attention_split_mma(shape: str, chunk: str = "") -> Workload:
-    """kernels_src/decode_attention_mma.ember attention_split_mma: `BATCHxCONTEXTxM[xHKV]
-    cCHUNK` - M new queries of each of BATCH sequences at CONTEXT keys split into chunks of
-    CHUNK keys, 4 query heads a KV head (8 KV heads unless given), head_dim 128, bf16 cache
-    and queries. The shipped buckets take the chunk ember.ops chooses on a GPU of 132 SMs (the
-    H100's and the H200's: tests/tuning/test_workloads.py checks it), so that ember.ops finds
-    their entries (an entry's CHUNK is one of its const values). Checked: the partial results
-    (sum of p v, sum of p, max score in base 2, per split and query row) against their f64
-    values."""
+def _attention(kernel: str, shape: str, chunk: str, dtype: str) -> tuple:
+    """The inputs and f64 partial results of decode attention's split pass at `BATCHxCONTEXTxM[xHKV]
+    cCHUNK`: 4 query heads a KV head (8 KV heads unless given), head_dim 128, caches and
+    queries of `dtype`; the partials (sum of p v, sum of p, max score in base 2, per split
+    and query row) as part [B, SPLITS, HQ, M, D + 2] holds them."""
     dims = [int(v) for v in shape.split("x")]
     if len(dims) not in (3, 4) or not chunk.startswith("c"):
         raise ValueError(shape)
@@ -304,11 +300,11 @@ def attention_split_mma(shape: str, chunk: str = "") -> Workload:
     if not (batch >= 1 and 1 <= m <= 4 and m <= ctx and hkv >= 1 and chunk_keys >= 16):
         raise ValueError(shape)
     splits = -(-ctx // chunk_keys)
-    rng = _rng(f"attention_split_mma {shape}")
-    bf16 = _bf16()
-    q = rng.standard_normal((batch, m, hkv * g, d)).astype(bf16)
-    k = rng.standard_normal((batch, ctx, hkv, d)).astype(bf16)
-    v = rng.standard_normal((batch, ctx, hkv, d)).astype(bf16)
+    rng = _rng(f"{kernel} {shape}")
+    np_t = _bf16() if dtype == "bf16" else np.float32
+    q = rng.standard_normal((batch, m, hkv * g, d)).astype(np_t)
+    k = rng.standard_normal((batch, ctx, hkv, d)).astype(np_t)
+    v = rng.standard_normal((batch, ctx, hkv, d)).astype(np_t)
     lengths = np.full(batch, ctx, np.int32)
     scale = np.float32(1.0 / np.sqrt(d) * np.log2(np.e))
     ref = np.zeros((batch, splits, hkv * g, m, d + 2))
@@ -324,12 +320,35 @@ def attention_split_mma(shape: str, chunk: str = "") -> Workload:
                     p = np.exp2(part - part.max())
                     ref[b, sp, hq, qm, :d] = p @ vv[sp * chunk_keys:sp * chunk_keys + len(part)]
                     ref[b, sp, hq, qm, d], ref[b, sp, hq, qm, d + 1] = p.sum(), part.max()
+    inputs = {"q": q, "k": k, "v": v, "lengths": lengths}
+    return (inputs, ref, {"T": dtype, "D": d, "G": g, "M": m, "CHUNK": chunk_keys},
+            ["q", "k", "v", "lengths", "part", hkv, ctx, splits, scale], lambda c: (splits, hkv, batch),
+            k.nbytes + v.nbytes + q.nbytes + ref.size * 4)
+
+
+def attention_split_mma(shape: str, chunk: str = "") -> Workload:
+    """kernels_src/decode_attention_mma.ember attention_split_mma at `BATCHxCONTEXTxM[xHKV]
+    cCHUNK` (_attention), bf16 cache and queries. The shipped buckets take the chunk
+    ember.ops chooses on a GPU of 132 SMs (the H100's and the H200's:
+    tests/tuning/test_workloads.py checks it), so that ember.ops finds their entries (an
+    entry's CHUNK is one of its const values). Checked: the partial results against their
+    f64 values."""
+    inputs, ref, defines, args, grid, moved = _attention("attention_split_mma", shape, chunk, "bf16")
     return Workload(KERNELS_SRC / "decode_attention_mma.ember", "attention_split_mma", f"{shape} {chunk}",
-                    {"T": "bf16", "D": d, "G": g, "M": m, "CHUNK": chunk_keys},
-                    {"q": q, "k": k, "v": v, "lengths": lengths}, "part",
-                    {"part": np.zeros(ref.shape, np.float32)},
-                    ["q", "k", "v", "lengths", "part", hkv, ctx, splits, scale], lambda c: (splits, hkv, batch),
-                    ref, 1e-4, k.nbytes + v.nbytes + q.nbytes + ref.size * 4)
+                    defines, inputs, "part", {"part": np.zeros(ref.shape, np.float32)}, args, grid, ref, 1e-4, moved)
+
+
+def attention_split(shape: str, chunk: str = "") -> Workload:
+    """kernels_src/decode_attention.ember attention_split - decode attention where the tensor
+    cores do not apply (ember.ops: f32 caches, or more than 16 query rows a KV head) - at
+    `BATCHxCONTEXTxM[xHKV] cCHUNK` (_attention), f32 cache and queries, KG (keys side by
+    side across a warp's lanes) as ember.ops gives it for 4 rows. The shipped buckets take
+    the chunk ember.ops chooses on a GPU of 132 SMs with its default step (WARPS 4 x KG 4 x
+    U 2 keys). Checked: the partial results against their f64 values."""
+    inputs, ref, defines, args, grid, moved = _attention("attention_split", shape, chunk, "f32")
+    return Workload(KERNELS_SRC / "decode_attention.ember", "attention_split", f"{shape} {chunk}",
+                    {**defines, "KG": 4}, inputs, "part", {"part": np.zeros(ref.shape, np.float32)}, args, grid,
+                    ref, 1e-5, moved)
 
 
 def rope_out(shape: str, dtype: str = "f32") -> Workload:
@@ -439,6 +458,9 @@ WORKLOADS = {
                             ["1x512x1 c64", "2x512x1 c64", "4x512x1 c64", "8x512x1 c128", "1x4096x1 c128",
                              "2x4096x1 c256", "4x4096x1 c512", "8x4096x1 c1024", "1x32768x1 c1024",
                              "2x32768x1 c2048"]),
+    # the same at f32 caches (ember.ops's chunks for them: about one block an SM)
+    "attention_split": (attention_split, "decode_attention.ember",
+                        ["1x512x1 c32", "4x512x1 c64", "1x4096x1 c128", "4x4096x1 c512", "1x32768x1 c512"]),
     "gemm_bf16": (gemm_bf16, "gemm_bf16.ember", ["4096x4096x4096", "2048x14336x4096"]),
     # sm_90a: the large shapes, and decode ones in this orientation (the swapped call of the
     # kernel's header is faster there: bench/results/gemm_wgmma_decode.md)

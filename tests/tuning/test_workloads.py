@@ -40,6 +40,8 @@ def run_in_sim(wl, config):
     ("add_rmsnorm_q8_parts", "2x512 q8_1", [{"PART": 128}, {"PART": 512}]),
     ("add_rmsnorm_q8_parts", "3x512 digits", [{"PART": 256}]),
     ("add_rmsnorm_q8", "2x512", [{"BLOCK": 256}, {"BLOCK": 512}]),     # its default BLOCK (1024) does not fit
+    ("attention_split", "1x100x2x1 c32", [{"WARPS": 2, "U": 1, "PREFETCH": False},
+                                           {"WARPS": 4, "U": 4, "PREFETCH": True}]),
     ("attention_split_mma", "1x100x2x1 c64", [{"WARPS": 2, "STAGES": 2}, {"WARPS": 4, "STAGES": 3}]),
     ("gemm_bf16", "70x40x96", [{"BM": 64, "BN": 64, "BK": 32, "STAGES": 2, "WARPS_M": 2, "WARPS_N": 2}]),
     ("gemm_wgmma", "20x72x136", [{"BN": 64, "STAGES": 2, "GROUP_M": 0, "CONSUMERS": 1, "BULK_STORE": False},
@@ -101,3 +103,11 @@ def test_the_attention_buckets_take_the_chunks_ember_ops_takes_on_132_sms():
         batch, ctx, _ = (int(v) for v in dims.split("x"))
         assert int(chunk[1:]) == choose_chunk(ctx, 8 * batch, 132 * 15 // 8, 16 * MMA_WARPS, MMA_CHUNKS), bucket
         assert workload("attention_split_mma", "1x64x1 " + chunk).defines["CHUNK"] == int(chunk[1:])
+    # and attention_split's (f32 caches): about one block an SM, the step of its default warps
+    from ember.ops.attention import WARPS, lanes_per_key
+    lanes = lanes_per_key(4)
+    for bucket in buckets_of("attention_split"):
+        dims, chunk = bucket.split(" ")
+        batch, ctx, _ = (int(v) for v in dims.split("x"))
+        assert int(chunk[1:]) == choose_chunk(ctx, 8 * batch, 132, WARPS * lanes["KG"] * lanes["U"]), bucket
+        assert workload("attention_split", "1x64x1 " + chunk).defines["KG"] == lanes["KG"]
