@@ -157,6 +157,14 @@ def _names(value, what: str, example: str) -> list | None:
     return items
 
 
+def define_text(value) -> str:
+    """A const value as `-D NAME=VALUE` spells it: `true` / `false` for a bool (Python's
+    str gives `True`, which no const parameter takes), the text of anything else."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
 def _define_values(defines) -> dict:
     """The const values given to the API as NAME -> text (what `-D NAME=VALUE` gives)."""
     if defines is None:
@@ -167,10 +175,8 @@ def _define_values(defines) -> dict:
     for k, v in defines.items():
         if not isinstance(k, str) or not k.isidentifier():
             raise TypeError(f"defines: the name {k!r} is not a const parameter name (a str identifier)")
-        if isinstance(v, bool):
-            out[k] = str(v).lower()
-        elif isinstance(v, (str, int, float)):
-            out[k] = str(v)
+        if isinstance(v, (str, int, float)):        # bool among them
+            out[k] = define_text(v)
         elif hasattr(v, "dtype") and getattr(v, "shape", None) == ():     # a numpy scalar
             out[k] = str(v.item()).lower() if isinstance(v.item(), bool) else str(v.item())
         else:

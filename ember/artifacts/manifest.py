@@ -10,6 +10,7 @@ import os
 
 from .. import __version__
 from ..cache import sha256
+from ..driver import define_text
 from ..records import asdict
 
 
@@ -27,7 +28,7 @@ def record(job, progs: list, data, resources: dict) -> dict:
             "dynamic_shared": k.dynamic_shared,
             "sized_shared": ({"param": k.params[k.sized_shared[0]].name, "elem_bytes": k.sized_shared[1],
                               "array": k.sized_shared[2]} if k.sized_shared else None),
-            "consts": {n: str(v).lower() if isinstance(v, bool) else str(v) for n, v in k.consts.items()},
+            "consts": {n: define_text(v) for n, v in k.consts.items()},
             "cluster": list(k.cluster) if k.cluster else None,
             "programmatic": k.programmatic,
             "archs": {arch: _resources(res[k.name]) for arch, res in resources.items() if k.name in res},

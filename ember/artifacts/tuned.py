@@ -11,6 +11,7 @@ import warnings
 from pathlib import Path
 
 from ..cli_support import UsageError
+from ..driver import define_text
 
 
 def tuned_rows(file: str, kernels: list | None, device: str) -> list:
@@ -38,7 +39,7 @@ def tuned_rows(file: str, kernels: list | None, device: str) -> list:
         for bucket, e in sorted(t["devices"][matches[0]].items()):
             if e.get("config") is None:
                 continue
-            row = {n: str(v) for n, v in {**e.get("defines", {}), **e["config"]}.items()}
+            row = {n: define_text(v) for n, v in {**e.get("defines", {}), **e["config"]}.items()}
             if row not in rows:
                 rows.append(row)
             if T.entry_sass_path(t, e) == "driver":

@@ -18,6 +18,7 @@ import functools
 import math
 import warnings
 
+from ..driver import define_text
 from ..tuning import table as T
 from ..tuning.pick import load
 from ..tuning.workloads import KERNELS_SRC
@@ -57,9 +58,9 @@ def pick_entry(table: dict | None, device: str, defines: dict, size: int) -> dic
     (ties: the smaller bucket, then the name), or None."""
     if not table:
         return None
-    want = {k: str(v) for k, v in defines.items()}
+    want = {k: define_text(v) for k, v in defines.items()}
     fits = [(b, e) for b, e in table.get("devices", {}).get(device, {}).items()
-            if e.get("config") is not None and {k: str(v) for k, v in e.get("defines", {}).items()} == want]
+            if e.get("config") is not None and {k: define_text(v) for k, v in e.get("defines", {}).items()} == want]
     if not fits:
         return None
     return min(fits, key=lambda be: (abs(math.log(_size(be[0]) / max(size, 1))), _size(be[0]), be[0]))[1]
@@ -72,8 +73,8 @@ def kernel(source: str, name: str, defines: dict, size: int, device: int = 0, ta
     (ember.ops.on_simulator): the kernel's defaults, simulated."""
     from .args import simulating
     if simulating():
-        return _simulated(source, name, tuple(sorted((k, str(v)) for k, v in defines.items())))
-    return _pick(source, name, tuple(sorted((k, str(v)) for k, v in defines.items())), size, device,
+        return _simulated(source, name, tuple(sorted((k, define_text(v)) for k, v in defines.items())))
+    return _pick(source, name, tuple(sorted((k, define_text(v)) for k, v in defines.items())), size, device,
                  table_of or name, _PROGRAMMATIC[0])
 
 
@@ -86,7 +87,7 @@ def fastest(names: tuple, defines: dict, size: int, device: int, otherwise: int)
     from .args import simulating
     if simulating():
         return otherwise
-    return _fastest(names, tuple(sorted((k, str(v)) for k, v in defines.items())), size, device, otherwise)
+    return _fastest(names, tuple(sorted((k, define_text(v)) for k, v in defines.items())), size, device, otherwise)
 
 
 @functools.lru_cache(maxsize=None)
@@ -131,7 +132,7 @@ def _pick(source: str, name: str, defines: tuple, size: int, device: int, table_
     table = _current_table(table_of, path)
     entry = pick_entry(table, key, dict(defines), size)
     config, sass_path = ({}, "nvjitlink") if entry is None else (dict(entry["config"]), T.entry_sass_path(table, entry))
-    kern, consts = load(str(path), name, defines, tuple(sorted((k, str(v)) for k, v in config.items())), sass_path,
+    kern, consts = load(str(path), name, defines, tuple(sorted((k, define_text(v)) for k, v in config.items())), sass_path,
                         device, _launch_mode(name, programmatic, ctx))
     if entry is None and set(kern.info.tunables) - {k for k, _ in defines}:
         values = " ".join(f"{k}={v}" for k, v in defines)

@@ -26,7 +26,8 @@ def load_tuned(kernel: str, bucket: str, defines: dict | None = None, device=0) 
 
 
 def _key(values: dict) -> tuple:
-    return tuple(sorted((k, str(v)) for k, v in values.items()))
+    from ..driver import define_text
+    return tuple(sorted((k, define_text(v)) for k, v in values.items()))
 
 
 @functools.lru_cache(maxsize=None)

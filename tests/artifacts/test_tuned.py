@@ -60,3 +60,28 @@ def test_a_configuration_chosen_through_the_driver_is_named(tuned_dir, capsys):
     assert "--image ptx" in err
     code, _, err = run(capsys, "compile", SRC.name, "--tuned", "H100", "-k", "q4k_q8_gemv", "--list-outputs")
     assert code == 0 and "driver" not in err
+
+
+def test_a_bool_configuration_is_spelled_as_a_define(tmp_path, capsys, monkeypatch):
+    """A tuned bool (attention_split's PREFETCH, stored as JSON true) becomes `-D
+    PREFETCH=true`, which the kernel takes - Python's `True` it does not."""
+    src = SRC.parent / "decode_attention.ember"
+    shutil.copy(src, tmp_path / src.name)
+    (tmp_path / "tuned").mkdir()
+    t = T.new_table("attention_split", tmp_path / src.name)
+    t["devices"] = {"NVIDIA H100 80GB HBM3 sm_90": {"1x4096x1 c128": {
+        "config": {"WARPS": 4, "U": 1, "PREFETCH": True},
+        "defines": {"T": "f32", "D": 128, "G": 4, "M": 1, "CHUNK": 128, "KG": 4}}}}
+    T.write(tmp_path / "tuned" / "attention_split.json", t)
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, "compile", src.name, "--tuned", "h100", "-k", "attention_split", "-o", "out/")
+    assert code == 0, err
+    [ptx] = (tmp_path / "out").iterdir()
+    assert "PREFETCH-true" in ptx.name and "U-1" in ptx.name
+
+
+def test_the_runtime_and_ember_ops_spell_a_bool_configuration_as_a_define():
+    from ember.driver import define_text
+    from ember.tuning.pick import _key
+    assert _key({"PREFETCH": True, "WARPS": 4, "T": "f32"}) == (("PREFETCH", "true"), ("T", "f32"), ("WARPS", "4"))
+    assert define_text(False) == "false" and define_text(1.5) == "1.5"

@@ -88,6 +88,23 @@ def test_the_attention_calls_of_the_layer_find_their_shipped_entries():
             assert any(got is e for e in same), (device, batch, ctx)
 
 
+def test_the_attention_calls_on_f32_caches_find_their_shipped_entries():
+    """decode_attention on f32 caches (attention_split): the call's const values (its chunk
+    and KG, no WARPS, U or PREFETCH of its own at 4 rows a KV head) and size meet the
+    shipped table's entry of the same shape on both GPUs."""
+    from ember.ops.attention import SPLIT_DEFAULT_U, WARPS, choose_chunk, lanes_per_key
+    from ember.ops.kernels import _current_table
+    table = _current_table("attention_split", None)
+    lanes = lanes_per_key(4)
+    assert table is not None and lanes["U"] == SPLIT_DEFAULT_U
+    for device in ("NVIDIA H100 80GB HBM3 sm_90", "NVIDIA H200 sm_90"):
+        for batch, ctx in ((1, 512), (4, 512), (1, 4096), (4, 4096), (1, 32768)):
+            chunk = choose_chunk(ctx, 8 * batch, 132, WARPS * lanes["KG"] * lanes["U"])
+            defines = {"T": "f32", "D": 128, "G": 4, "M": 1, "CHUNK": chunk, "KG": lanes["KG"]}
+            assert pick_entry(table, device, defines, batch * ctx) is \
+                table["devices"][device][f"{batch}x{ctx}x1 c{chunk}"], (device, batch, ctx)
+
+
 def test_how_each_kernel_is_compiled_for_programmatic_launch():
     """sm_90+: the small kernels wait and signal, the others only wait; older GPUs and the
     switch turned off: plain launches. Turning the switch drops the plans made before."""
