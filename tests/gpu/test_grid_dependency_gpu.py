@@ -22,17 +22,25 @@ kernel bump(x: *global u32, y: *mut global u32, n: u32) block(256) {
     }
 }
 """
+# The same, first prefetching into L2 the very element the kernel before is writing: the
+# inserted wait comes after the prefetch (it touches no memory for the proof), and what the
+# kernel reads after the wait is the kernel before's write - L2 is where the two meet.
+BUMP_PREFETCHING = BUMP.replace("    let i = block_idx.x * 256 + thread_idx.x;\n",
+                                "    let i = block_idx.x * 256 + thread_idx.x;\n"
+                                "    prefetch_l2(x, min(i, n - 1u32));\n")
 N = 1 << 22
 STEPS = 24
 
 
-def _chain():
+def _chain(src=BUMP):
     from ember.runtime import cuda
     ctx = cuda.context()
     if ctx.compute_capability < (9, 0):
         pytest.skip("programmatic dependent launch needs sm_90")
-    prog = ember.compile(BUMP, arch=ctx.arch, programmatic_launch=True)
+    prog = ember.compile(src, arch=ctx.arch, programmatic_launch=True)
     assert prog.kernels["bump"].programmatic
+    if "prefetch_l2" in src:
+        assert prog.ptx.index("prefetch.global.L2") < prog.ptx.index("griddepcontrol.wait;")
     kern = cuda.load(prog).bump
     x0 = np.random.default_rng(7).integers(0, 1 << 32, N, dtype=np.uint32)
     a, b = cuda.DeviceArray.from_host(x0), cuda.DeviceArray((N,), np.uint32)
@@ -49,8 +57,9 @@ def _chain():
     return cuda, a, b, launches, x0, want
 
 
-def test_a_chain_of_programmatic_launches_is_serial_on_a_stream_and_in_graphs():
-    cuda, a, b, launches, x0, want = _chain()
+@pytest.mark.parametrize("src", [BUMP, BUMP_PREFETCHING], ids=["plain", "prefetching"])
+def test_a_chain_of_programmatic_launches_is_serial_on_a_stream_and_in_graphs(src):
+    cuda, a, b, launches, x0, want = _chain(src)
     s = cuda.Stream()
     for t in range(STEPS):
         launches[t % 2](s)

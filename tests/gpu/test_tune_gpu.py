@@ -55,7 +55,8 @@ def test_a_wrong_configuration_is_reported_and_never_chosen(monkeypatch):
         return wl
     monkeypatch.setitem(W.WORKLOADS, "q4k_gemv", (broken, source, buckets))
     e = tune_bucket("q4k_gemv", "1x2048x1024", timing=QUICK)
-    assert sorted(w["config"]["WARPS"] for w in e["wrong"]) == [2, 4, 8]
+    # every configuration with ROWS 4 (3 WARPS x 3 UNROLL x 2 MIN_BLOCKS), and no other
+    assert len(e["wrong"]) == 18 and sorted({w["config"]["WARPS"] for w in e["wrong"]}) == [2, 4, 8]
     assert all(w["config"]["ROWS"] == 4 for w in e["wrong"]) and e["config"]["ROWS"] != 4
 
 
@@ -67,7 +68,7 @@ def test_the_command_writes_a_table_the_lookup_reads(tmp_path, capsys):
     assert "wrote" in capsys.readouterr().out
     ctx = cuda.context()
     tuned = T.lookup(T.read(out), W.source_of("q4k_gemv"), ctx.name, ctx.arch, "1x1024x1024")
-    assert set(tuned.config) == {"WARPS", "ROWS"} and tuned.sass_path in ("nvjitlink", "driver")
+    assert set(tuned.config) == {"WARPS", "ROWS", "UNROLL", "MIN_BLOCKS"} and tuned.sass_path in ("nvjitlink", "driver")
 
 
 def test_several_devices_share_out_the_shapes():
