@@ -178,7 +178,7 @@ def _define_values(defines) -> dict:
         if isinstance(v, (str, int, float)):        # bool among them
             out[k] = define_text(v)
         elif hasattr(v, "dtype") and getattr(v, "shape", None) == ():     # a numpy scalar
-            out[k] = str(v.item()).lower() if isinstance(v.item(), bool) else str(v.item())
+            out[k] = define_text(v.item())
         else:
             raise TypeError(f"defines: the value of {k} must be a str, int, float or bool (a type is "
                             f"written as its name, \"f32\"), not {type(v).__name__}")
@@ -375,7 +375,8 @@ def _compile(source_or_path, arch, defines, opt, ptx_version, name, passes, stop
     for f in module.kernels:
         if f.name in result.kernels:
             result.kernels[f.name] = replace(result.kernels[f.name], dynamic_shared=dynamic_bytes(f),
-                                             sized_shared=sized(f), programmatic=waits_before_global(f, module.functions))
+                                             sized_shared=sized(f),
+                                             programmatic=waits_before_global(f, module.functions))
     if stop_after == "ir-opt":
         return result
 

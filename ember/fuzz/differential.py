@@ -53,7 +53,8 @@ def simulate(program: Program, module, kernels) -> dict:
     access before griddep_wait (S0014) - a pass that moved one above the wait, or the proof
     wrong."""
     from ..ir.analysis.grid_dependency import waits_before_global
-    kernels = {n: replace(k, programmatic=waits_before_global(module.get(n), module.functions)) for n, k in kernels.items()}
+    kernels = {n: replace(k, programmatic=waits_before_global(module.get(n), module.functions))
+               for n, k in kernels.items()}
     args = program.arguments()
     load_module(module, kernels).fuzz(*args, grid=program.grid, step_limit=10_000)
     return program.outputs(args)

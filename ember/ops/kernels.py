@@ -132,8 +132,8 @@ def _pick(source: str, name: str, defines: tuple, size: int, device: int, table_
     table = _current_table(table_of, path)
     entry = pick_entry(table, key, dict(defines), size)
     config, sass_path = ({}, "nvjitlink") if entry is None else (dict(entry["config"]), T.entry_sass_path(table, entry))
-    kern, consts = load(str(path), name, defines, tuple(sorted((k, define_text(v)) for k, v in config.items())), sass_path,
-                        device, _launch_mode(name, programmatic, ctx))
+    kern, consts = load(str(path), name, defines, tuple(sorted((k, define_text(v)) for k, v in config.items())),
+                        sass_path, device, _launch_mode(name, programmatic, ctx))
     if entry is None and set(kern.info.tunables) - {k for k, _ in defines}:
         values = " ".join(f"{k}={v}" for k, v in defines)
         warnings.warn(f"ember.ops: `{name}` is not tuned for {key} with {values or 'its defaults'}: its default "

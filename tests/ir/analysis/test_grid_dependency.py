@@ -187,7 +187,8 @@ def test_the_option_waits_as_late_as_the_proof_allows():
         assert prog.kernels["k"].programmatic
         entry = prog.ptx[prog.ptx.index(".entry k("):]
         assert entry.index("prefetch.global.L2") < entry.index("griddepcontrol.wait;") < entry.index("ld.global")
-        ir = ember.compile(PREFETCHES_FIRST, cache=False, programmatic_launch=True, stop_after="ir", opt=opt).stage("ir")
+        ir = ember.compile(PREFETCHES_FIRST, cache=False, programmatic_launch=True, stop_after="ir",
+                           opt=opt).stage("ir")
         kernel = ir[ir.index("kernel @k"):]
         assert kernel.index("mem.prefetch_l2") < kernel.index("gpu.griddep_wait") < kernel.index("func.call @first")
 
