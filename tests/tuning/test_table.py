@@ -130,3 +130,30 @@ def test_a_table_of_format_1_is_refused_its_hash_not_covering_imports(tmp_path):
     t["format"] = 1
     with pytest.warns(UserWarning, match="format 1, whose source hash does not cover the files k.ember imports"):
         assert T.lookup(t, src, "GPU", "sm_90", "b") is None
+
+
+def test_every_shipped_configuration_compiles_as_the_tools_spell_it():
+    """Each entry of each shipped table, its const values and configuration written as
+    ember.ops, the runtime and `ember compile --tuned` write them (define_text), checks
+    with the kernel as committed: a bool spelled Python's way (`True`) or a configuration
+    the source no longer admits fails here, not on a user's GPU."""
+    import ember
+    from ember.driver import define_text
+    from ember.tuning.workloads import WORKLOADS
+    seen = set()
+    for p in sorted(source_of("q4k_gemv").parent.glob("tuned/*.json")):
+        t = T.read(p)
+        arch = "sm_90a" if t["kernel"] == "gemm_wgmma" else None
+        for buckets in t["devices"].values():
+            for e in buckets.values():
+                if e.get("config") is None:
+                    continue
+                defines = {k: define_text(v) for k, v in {**e.get("defines", {}), **e["config"]}.items()}
+                key = (t["kernel"], tuple(sorted(defines.items())))
+                if key in seen:
+                    continue
+                seen.add(key)
+                ember.compile(source_of(t["kernel"]), kernels=[t["kernel"]], defines=defines, stop_after="ast",
+                              cache=False, **({"arch": arch} if arch else {}))
+    assert len({k for k, _ in seen}) == len(list(source_of("q4k_gemv").parent.glob("tuned/*.json")))
+    assert set(k for k, _ in seen) <= set(WORKLOADS)
