@@ -116,14 +116,16 @@ def test_q4k_dp4a_path_against_the_q8_1_emulation(m, n, k, rows):
     assert np.abs(ref - exact).max() <= 0.02 * np.abs(exact).max()
 
 
-@pytest.mark.parametrize("m", [1, 3])
-def test_q4k_swiglu(m):
-    rng, wg, x = inputs(77 + m, 6, 512, m)
-    wu = R.random_q4k(rng, 6, 512)
-    mod = load(ember.compile(SRC / "q4k_dp4a.ember", defines={"M": m, "WARPS": WARPS}))
+@pytest.mark.parametrize("m, k, unroll", [(1, 512, 1), (3, 512, 1), (2, 1280, 2), (1, 2560, 4)])
+def test_q4k_swiglu(m, k, unroll):
+    """UNROLL steps of loads at once: 5 and 10 super-blocks leave a lane's last steps past
+    the end (they load the last one again and use nothing of it)."""
+    rng, wg, x = inputs(77 + m, 6, k, m)
+    wu = R.random_q4k(rng, 6, k)
+    mod = load(ember.compile(SRC / "q4k_dp4a.ember", defines={"M": m, "WARPS": WARPS, "UNROLL": unroll}))
     q8 = R.quantize_q8_1(x)
     y = np.zeros((m, 6), np.float32)
-    mod.q4k_q8_swiglu(wg.view(np.uint32), wu.view(np.uint32), *R.split_q8_1(q8), y, 6, 512, grid=grid(6))
+    mod.q4k_q8_swiglu(wg.view(np.uint32), wu.view(np.uint32), *R.split_q8_1(q8), y, 6, k, grid=grid(6))
     g, u = R.gemv_q8_1(wg, q8), R.gemv_q8_1(wu, q8)
     ref = g / (1.0 + np.exp(-g)) * u
     tol = 1e-5 * (np.abs(g) + 1) * (np.abs(u) + 1) + f32_tolerance(wg, R.dequantize_q8_1(q8)) * np.abs(u)

@@ -26,7 +26,7 @@ def run_in_sim(wl, config):
     ("q4k_q8_gemv", "2x9x512", [{"WARPS": 2, "UNROLL": 1, "ROWS": 2}, {"WARPS": 4, "UNROLL": 2, "ROWS": 1}]),
     ("q4k_gemv", "1x7x512", [{"WARPS": 2, "ROWS": 4, "UNROLL": 1, "MIN_BLOCKS": 0},
                              {"WARPS": 4, "ROWS": 1, "UNROLL": 4, "MIN_BLOCKS": 2}]),
-    ("q4k_q8_swiglu", "2x5x512", [{"WARPS": 2}, {"WARPS": 8}]),
+    ("q4k_q8_swiglu", "2x5x512", [{"WARPS": 2, "UNROLL": 1, "MIN_BLOCKS": 0}, {"WARPS": 8, "UNROLL": 4, "MIN_BLOCKS": 2}]),
     ("q4k_digits_gemv", "2x9x768", [{"WARPS": 2, "ROWS": 4, "UNROLL": 2, "MIN_BLOCKS": 1}]),
     ("q4k_q8_imma", "3x20x512", [{"WARPS": 4, "STAGES": 2, "MIN_BLOCKS": 1, "ROWS": 1},
                                   {"WARPS": 8, "STAGES": 3, "MIN_BLOCKS": 2, "ROWS": 2}]),
