@@ -21,8 +21,8 @@ def run_in_sim(wl, config):
 
 
 @pytest.mark.parametrize("kernel, shape, configs", [
-    ("rmsnorm_rows", "3x256 f32", [{"BLOCK": 128, "VEC": 2}, {"BLOCK": 256, "VEC": 8}]),
-    ("rmsnorm_rows", "2x512 bf16", [{"BLOCK": 128, "VEC": 8}]),
+    ("rmsnorm_rows", "3x256 f32", [{"BLOCK": 128, "VEC": 2, "MIN_BLOCKS": 0}, {"BLOCK": 256, "VEC": 8, "MIN_BLOCKS": 4}]),
+    ("rmsnorm_rows", "2x512 bf16", [{"BLOCK": 128, "VEC": 8, "MIN_BLOCKS": 2}]),
     ("q4k_q8_gemv", "2x9x512", [{"WARPS": 2, "UNROLL": 1, "ROWS": 2}, {"WARPS": 4, "UNROLL": 2, "ROWS": 1}]),
     ("q4k_gemv", "1x7x512", [{"WARPS": 2, "ROWS": 4, "UNROLL": 1, "MIN_BLOCKS": 0},
                              {"WARPS": 4, "ROWS": 1, "UNROLL": 4, "MIN_BLOCKS": 2}]),
