@@ -18,9 +18,8 @@ import functools
 import math
 import warnings
 
-from ..driver import define_text
 from ..tuning import table as T
-from ..tuning.pick import load
+from ..tuning.pick import load, values_key
 from ..tuning.workloads import KERNELS_SRC
 
 
@@ -58,9 +57,9 @@ def pick_entry(table: dict | None, device: str, defines: dict, size: int) -> dic
     (ties: the smaller bucket, then the name), or None."""
     if not table:
         return None
-    want = {k: define_text(v) for k, v in defines.items()}
+    want = values_key(defines)
     fits = [(b, e) for b, e in table.get("devices", {}).get(device, {}).items()
-            if e.get("config") is not None and {k: define_text(v) for k, v in e.get("defines", {}).items()} == want]
+            if e.get("config") is not None and values_key(e.get("defines", {})) == want]
     if not fits:
         return None
     return min(fits, key=lambda be: (abs(math.log(_size(be[0]) / max(size, 1))), _size(be[0]), be[0]))[1]
@@ -73,8 +72,8 @@ def kernel(source: str, name: str, defines: dict, size: int, device: int = 0, ta
     (ember.ops.on_simulator): the kernel's defaults, simulated."""
     from .args import simulating
     if simulating():
-        return _simulated(source, name, tuple(sorted((k, define_text(v)) for k, v in defines.items())))
-    return _pick(source, name, tuple(sorted((k, define_text(v)) for k, v in defines.items())), size, device,
+        return _simulated(source, name, values_key(defines))
+    return _pick(source, name, values_key(defines), size, device,
                  table_of or name, _PROGRAMMATIC[0])
 
 
@@ -87,7 +86,7 @@ def fastest(names: tuple, defines: dict, size: int, device: int, otherwise: int)
     from .args import simulating
     if simulating():
         return otherwise
-    return _fastest(names, tuple(sorted((k, define_text(v)) for k, v in defines.items())), size, device, otherwise)
+    return _fastest(names, values_key(defines), size, device, otherwise)
 
 
 @functools.lru_cache(maxsize=None)
@@ -132,8 +131,8 @@ def _pick(source: str, name: str, defines: tuple, size: int, device: int, table_
     table = _current_table(table_of, path)
     entry = pick_entry(table, key, dict(defines), size)
     config, sass_path = ({}, "nvjitlink") if entry is None else (dict(entry["config"]), T.entry_sass_path(table, entry))
-    kern, consts = load(str(path), name, defines, tuple(sorted((k, define_text(v)) for k, v in config.items())),
-                        sass_path, device, _launch_mode(name, programmatic, ctx))
+    kern, consts = load(str(path), name, defines, values_key(config), sass_path, device,
+                        _launch_mode(name, programmatic, ctx))
     if entry is None and set(kern.info.tunables) - {k for k, _ in defines}:
         values = " ".join(f"{k}={v}" for k, v in defines)
         warnings.warn(f"ember.ops: `{name}` is not tuned for {key} with {values or 'its defaults'}: its default "

@@ -20,12 +20,14 @@ def load_tuned(kernel: str, bucket: str, defines: dict | None = None, device=0) 
     from .workloads import source_of
     ordinal = device_ordinal(device)
     tuned: Tuned = tuned_for(kernel, bucket, ordinal)
-    kern, consts = load(str(source_of(kernel)), kernel, _key(defines or {}), _key(tuned.config), tuned.sass_path,
-                        ordinal)
+    kern, consts = load(str(source_of(kernel)), kernel, values_key(defines or {}), values_key(tuned.config),
+                        tuned.sass_path, ordinal)
     return kern, Tuned({p: consts[p] for p in kern.info.tunables}, tuned.sass_path)    # the defaults spelled out
 
 
-def _key(values: dict) -> tuple:
+def values_key(values: dict) -> tuple:
+    """Const values as (name, text) pairs sorted by name, each written as `-D` takes it
+    (define_text): the cache key of a compiled kernel, and its defines."""
     from ..driver import define_text
     return tuple(sorted((k, define_text(v)) for k, v in values.items()))
 

@@ -82,6 +82,6 @@ def test_a_bool_configuration_is_spelled_as_a_define(tmp_path, capsys, monkeypat
 
 def test_the_runtime_and_ember_ops_spell_a_bool_configuration_as_a_define():
     from ember.driver import define_text
-    from ember.tuning.pick import _key
-    assert _key({"PREFETCH": True, "WARPS": 4, "T": "f32"}) == (("PREFETCH", "true"), ("T", "f32"), ("WARPS", "4"))
+    from ember.tuning.pick import values_key
+    assert values_key({"PREFETCH": True, "WARPS": 4, "T": "f32"}) == (("PREFETCH", "true"), ("T", "f32"), ("WARPS", "4"))
     assert define_text(False) == "false" and define_text(1.5) == "1.5"
