@@ -14,12 +14,14 @@ The same Decoder runs on numpy arrays in Ember's simulator (weights made with
 device="sim", the step inside `with ember.ops.on_simulator():`): a whole decode step at
 tiny sizes checked without a GPU.
 
-A layer with Q4_K weights is 10 launches (the residual add of one layer fused into the next
-one's RMSNorm, as the add of the last layer into `finish`):
+A layer with Q4_K weights is 9 launches, 10 where decode attention's splits of a KV head do
+not fit one thread-block cluster (the residual add of one layer fused into the next one's
+RMSNorm, as the add of the last layer into `finish`):
     add_rms_norm_q8   h_alt = h + delta; digits (or Q8_1) of rms_norm(h_alt) * attn_norm
     q4k_gemv          qkv = x Wqkv^T (q, k and v weights concatenated: one GEMV)
     rope_append       q rotated (f32), k rotated and v copied into the bf16 caches
-    decode_attention  split + merge, the merge writing the Q8_1 of its output
+    decode_attention  the Q8_1 of its output: one launch on sm_90 where a KV head's splits fit
+                      a cluster (up to 8: attention_cluster_mma_q8), else split + merge
     q4k_gemv          delta = o Wo^T
     add_rms_norm_q8   h = h_alt + delta; digits (or Q8_1) of rms_norm(h) * ffn_norm
     swiglu_q4k        g = silu(x Wgate^T) * (x Wup^T)

@@ -113,13 +113,14 @@ def choose_chunk(length: int, blocks_per_split: int, min_blocks: int, step: int 
     return fits[-1]
 
 
-SIMULATED_SMS = 2            # the GPU the simulator stands for: splits as a small GPU makes them
+SIMULATED_SMS = 16           # the GPU the simulator stands for: splits as a small GPU makes them
 MMA_WARPS = 4                # attention_split_mma's default warps a block (16 keys each a tile): the
                              # chunk is a multiple of their tile; WARPS and STAGES (tiles in flight)
                              # come from its tuned table (ember tune attention_split_mma), whose
                              # buckets are batch x context x M at the chunks chosen here
 MMA_CHUNKS = (4096, 2048, 1024) + CHUNKS
 TENSOR_CORES = True          # attention_split_mma where it applies (False: always attention_split)
+MAX_CLUSTER = 8              # splits a cluster merges (attention_cluster_mma; 0: always the merge kernel)
 
 
 def use_tensor_cores(t: str, rows: int, d: int, device: int) -> bool:
@@ -131,6 +132,30 @@ def use_tensor_cores(t: str, rows: int, d: int, device: int) -> bool:
         return True
     from ..runtime import cuda
     return int(cuda.context(device).arch.split("_")[1].rstrip("a")) >= 80
+
+
+MAX_CLUSTER_CHUNK = 2048     # longer chunks keep the split pass (see cluster_chunk)
+
+
+def cluster_chunk(length: int, heads: int, sm_count: int, device: int, step: int = 16 * MMA_WARPS) -> int | None:
+    """The chunk of attention_cluster_mma (one launch: a KV head's splits are the blocks of
+    one thread-block cluster, sm_90, which merge their results through distributed shared
+    memory) for `heads` (KV heads x batch): the smallest of MMA_CHUNKS that splits `length`
+    into at most MAX_CLUSTER and makes at most one block an SM - else None, the split pass
+    and the merge kernel. H100, us (bench/results/attention_ab.md; split pass + merge against
+    one launch): batch 1 at 512 keys 7.9 -> 5.4 (64 blocks), batch 2 at 4096 19.9 -> 18.1 (128
+    blocks of 512 keys), batch 4 at 4096 31.2 -> 29.6 (128 of 1024); but 256 blocks in clusters
+    of 8 (batch 4 at 4096, 512 keys each) took 35.2, and one block an SM over chunks of 4096
+    keys (batch 2 at 32768) 98.2 against 94.3: the split pass runs two blocks an SM there."""
+    if not A.simulating():
+        from ..runtime import cuda
+        if cuda.context(device).compute_capability < (9, 0):
+            return None
+    for c in sorted(MMA_CHUNKS):
+        splits = -(-length // c)
+        if c >= step and splits <= MAX_CLUSTER and splits * heads <= sm_count:
+            return c if c <= MAX_CLUSTER_CHUNK else None
+    return None
 
 
 def _sm_count(device: int) -> int:
@@ -166,6 +191,11 @@ def _plan(q, k_cache, v_cache, lengths, out, max_length) -> list:
     length = max_length or s
     tq = {"TQ": vq.dtype} if vq.dtype != t else {}
     if use_tensor_cores(t, hq // hkv * m, d, device):
+        one = cluster_chunk(length, hkv * batch, _sm_count(device), device)
+        if one is not None:
+            defines = {"T": t, "D": d, "G": hq // hkv, "M": m, "CHUNK": one, **tq}
+            return _clustered(q, k_cache, v_cache, lengths, out, outs, defines, -(-length // one), batch, length,
+                              hkv, s, d, device)
         chunk = choose_chunk(length, hkv * batch, _sm_count(device) * 15 // 8, 16 * MMA_WARPS, MMA_CHUNKS)
         defines = {"T": t, "D": d, "G": hq // hkv, "M": m, "CHUNK": chunk, **tq}
         split, _ = kernel("decode_attention_mma.ember", "attention_split_mma", defines, batch * length * m, device)
@@ -197,3 +227,22 @@ def _plan(q, k_cache, v_cache, lengths, out, max_length) -> list:
     return [Keep(part),
             split.prepare(q, k_cache, v_cache, lengths, part, hkv, s, splits, scale, grid=(splits, hkv, batch)),
             merged]
+
+
+def _clustered(q, k_cache, v_cache, lengths, out, outs, defines, splits, batch, length, hkv, s, d, device) -> list:
+    """decode_attention as one attention_cluster_mma launch (or its _q8 form): the splits of
+    a KV head are the blocks of one cluster, merged there."""
+    defines = {**defines, "SPLITS": splits}
+    size = batch * length * defines["M"]               # the bucket's size, as the split pass's
+    scale = 1.0 / math.sqrt(d) * math.log2(math.e)
+    if isinstance(out, Q8Activations):
+        kern, _ = kernel("decode_attention_mma.ember", "attention_cluster_mma_q8", defines, size, device,
+                         table_of="attention_cluster_mma")
+        args = (A.reinterpret(outs["out.aq"], "<u4", 4, writable=True),
+                A.reinterpret(outs["out.ads"], "<u4", 4, writable=True))
+    else:
+        to = outs["out"].dtype
+        kern, _ = kernel("decode_attention_mma.ember", "attention_cluster_mma",
+                         {**defines, **({"TO": to} if to != defines["T"] else {})}, size, device)
+        args = (out,)
+    return [kern.prepare(q, k_cache, v_cache, lengths, *args, hkv, s, scale, grid=(splits, hkv, batch))]

@@ -338,6 +338,26 @@ def attention_split_mma(shape: str, chunk: str = "") -> Workload:
                     defines, inputs, "part", {"part": np.zeros(ref.shape, np.float32)}, args, grid, ref, 1e-4, moved)
 
 
+def attention_cluster_mma(shape: str, chunk: str = "") -> Workload:
+    """kernels_src/decode_attention_mma.ember attention_cluster_mma at `BATCHxCONTEXTxM[xHKV]
+    cCHUNK`: decode attention in one launch, the CONTEXT / CHUNK splits of a KV head (at most
+    8) merged in their cluster; bf16 cache and output, f32 queries (TQ: the decoder layer's
+    rotated queries, ember.model.layer). The shipped buckets take the chunk ember.ops
+    chooses on a GPU of 132 SMs (ember.ops.attention.cluster_chunk). Checked: the output
+    against the f64 attention."""
+    from ..reference.attention import decode_attention
+    inputs, _, defines, args, grid, _ = _attention("attention_cluster_mma", shape, chunk, "bf16")
+    splits, hkv, batch = grid(None)
+    inputs["q"] = inputs["q"].astype(np.float32)
+    q, k, v = (inputs[n] for n in ("q", "k", "v"))
+    ref = decode_attention(*(a.astype(np.float64) for a in (q, k, v)), inputs["lengths"])
+    out = np.zeros(q.shape, k.dtype)
+    moved = k.nbytes + v.nbytes + q.nbytes + out.nbytes
+    return Workload(KERNELS_SRC / "decode_attention_mma.ember", "attention_cluster_mma", f"{shape} {chunk}",
+                    {**defines, "SPLITS": splits, "TQ": "f32"}, inputs, "out", {"out": out},
+                    ["q", "k", "v", "lengths", "out", hkv, args[6], args[8]], grid, ref, 4e-3, moved)
+
+
 def attention_split(shape: str, chunk: str = "") -> Workload:
     """kernels_src/decode_attention.ember attention_split - decode attention where the tensor
     cores do not apply (ember.ops: f32 caches, or more than 16 query rows a KV head) - at
@@ -458,6 +478,10 @@ WORKLOADS = {
                             ["1x512x1 c64", "2x512x1 c64", "4x512x1 c64", "8x512x1 c128", "1x4096x1 c128",
                              "2x4096x1 c256", "4x4096x1 c512", "8x4096x1 c1024", "1x32768x1 c1024",
                              "2x32768x1 c2048"]),
+    # the same in one launch where a KV head's splits fit a cluster (ember.ops on sm_90)
+    "attention_cluster_mma": (attention_cluster_mma, "decode_attention_mma.ember",
+                              ["1x512x1 c64", "2x512x1 c64", "4x512x1 c128", "8x512x1 c256", "1x4096x1 c512",
+                               "2x4096x1 c512", "4x4096x1 c1024", "8x4096x1 c2048"]),
     # the same at f32 caches (ember.ops's chunks for them: about one block an SM)
     "attention_split": (attention_split, "decode_attention.ember",
                         ["1x512x1 c32", "4x512x1 c64", "1x4096x1 c128", "4x4096x1 c512", "1x32768x1 c512"]),

@@ -182,6 +182,36 @@ def test_decode_attention_against_the_reference(dtype, tol, m):
     assert np.abs(f64(again) - ref).max() <= tol
 
 
+@pytest.mark.parametrize("max_cluster", [8, 0])
+@pytest.mark.parametrize("batch, s, m", [(8, 512, 1), (1, 700, 4), (4, 4096, 1)])
+def test_decode_attention_in_one_launch_and_split(batch, s, m, max_cluster, monkeypatch):
+    """A KV head's splits merged in their cluster (attention_cluster_mma, one launch: up to 8
+    splits), and the split pass with the merge kernel, into bf16 and into the Q8_1 of the
+    output projection: both against the f64 reference."""
+    from ember.ops import attention
+    from ember.reference.attention import decode_attention
+    monkeypatch.setattr(attention, "MAX_CLUSTER", max_cluster)
+    ops.plan.clear()
+    g = torch.Generator(device="cuda").manual_seed(batch * 7 + s)
+    q = torch.randn(batch, m, 32, 128, device="cuda", generator=g).float()
+    k, v = (torch.randn(batch, s, 8, 128, device="cuda", generator=g).to(torch.bfloat16) for _ in range(2))
+    lengths = torch.randint(m, s + 1, (batch,), device="cuda", generator=g, dtype=torch.int32)
+    lengths[0] = s
+    before = ops.plan.launched()
+    out = ops.decode_attention(q, k, v, lengths)
+    clustered = ops.plan.launched() - before == 1
+    assert clustered == bool(max_cluster)
+    ref = decode_attention(f64(q), f64(k), f64(v), lengths.cpu().numpy())
+    assert np.abs(f64(out) - ref).max() <= 2e-5
+    xq = ops.Q8Activations.empty(q, batch * m, 32 * 128)
+    ops.decode_attention(q, k, v, lengths, out=xq)
+    torch.cuda.synchronize()
+    want_q, want_ds = Q.split_q8_1(Q.quantize_q8_1(ref.reshape(batch * m, -1).astype(np.float32)))
+    got_q = xq.aq.cpu().numpy().view(np.int8).astype(int)
+    assert np.abs(got_q - want_q.view(np.int8).astype(int)).max() <= 1      # a rounding tie at most
+    ops.plan.clear()
+
+
 @pytest.mark.parametrize("dtype, tol", [(torch.float32, 1e-5), (torch.bfloat16, 2 ** -7)])
 def test_rope_append_then_attention(dtype, tol):
     """A decode step's front: rope_append writes the new k and v into the caches at their

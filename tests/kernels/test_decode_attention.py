@@ -110,3 +110,46 @@ def test_the_tensor_core_split_matches_the_reference(m, g, warps, stages):
     16 rows (G x M) a KV head; f32 queries on a bf16 cache as hi + lo parts: f32 accuracy."""
     out, ref = run_mma(2, m, 2, g, 64, 150, [150, m + 3], chunk=64, warps=warps, stages=stages, seed=m)
     assert np.abs(out - ref).max() <= 2e-5, np.abs(out - ref).max()
+
+
+def run_cluster(batch, m, hkv, g, d, s, lengths, chunk, splits, warps, stages=2, seed=0, t="bf16", tq="f32"):
+    """attention_cluster_mma and attention_cluster_mma_q8 (one launch each: the splits of a
+    KV head merged in their cluster), in the simulator: the f32 output, its Q8_1 form, the
+    inputs' f64 reference."""
+    rng = np.random.default_rng(seed)
+    hq = hkv * g
+    q = _io(tq, rng.standard_normal((batch, m, hq, d)))
+    k = _io(t, rng.standard_normal((batch, s, hkv, d)))
+    v = _io(t, rng.standard_normal((batch, s, hkv, d)))
+    lengths = np.array(lengths, np.int32)
+    defines = {"T": t, "D": d, "G": g, "M": m, "CHUNK": chunk, "SPLITS": splits, "WARPS": warps,
+               "STAGES": stages, "TQ": tq}
+    scale = 1 / math.sqrt(d) * math.log2(math.e)
+    mod = load(ember.compile(SRC / "decode_attention_mma.ember", defines={**defines, "TO": "f32"},
+                             kernels=["attention_cluster_mma"]), device="sim")
+    out = np.zeros(q.shape, np.float32)
+    mod.attention_cluster_mma(q, k, v, lengths, out, hkv, s, scale, grid=(splits, hkv, batch))
+    rows = batch * m
+    aq, ads = np.zeros(rows * hq * d // 4, np.uint32), np.zeros(rows * hq * d // 32, np.uint32)
+    mod = load(ember.compile(SRC / "decode_attention_mma.ember", defines=defines,
+                             kernels=["attention_cluster_mma_q8"]), device="sim")
+    mod.attention_cluster_mma_q8(q, k, v, lengths, aq, ads, hkv, s, scale, grid=(splits, hkv, batch))
+    ref = decode_attention(_values(tq, q), _values(t, k), _values(t, v), lengths)
+    return out, (aq, ads), ref
+
+
+@pytest.mark.parametrize("m, g, splits, warps", [(1, 4, 4, 2), (3, 2, 2, 1), (2, 8, 3, 2)])
+def test_the_cluster_merge_matches_the_reference(m, g, splits, warps):
+    """Each block's chunk as attention_split_mma does it, merged over the cluster's blocks
+    through distributed shared memory: sequences ending inside a chunk and leaving whole
+    blocks without a key, M queries with their causal limits, up to 16 rows a KV head, the
+    pieces of the output more (or fewer) than the cluster's warps; and the Q8_1 kernel's
+    output bit for bit quantize_q8_1 of the f32 one (the same merge, the same order)."""
+    from ember.reference import q4k as R
+    d = 64
+    out, (aq, ads), ref = run_cluster(2, m, 2, g, d, 40 * splits, [40 * splits - 7, m + 3], chunk=32 * warps * 2,
+                                      splits=splits, warps=warps, seed=m)
+    assert np.abs(out - ref).max() <= 2e-5, np.abs(out - ref).max()
+    want_q, want_ds = R.split_q8_1(R.quantize_q8_1(out.reshape(2 * m, -1)))
+    np.testing.assert_array_equal(aq, want_q)
+    np.testing.assert_array_equal(ads, want_ds)

@@ -46,7 +46,12 @@ def test_the_q4k_gemvs(m):
     assert np.abs(y8 - want).max() <= 1e-5 * np.abs(want).max()
 
 
-def test_decode_attention_into_f32_from_a_bf16_cache():
+@pytest.mark.parametrize("max_cluster", [8, 0])
+def test_decode_attention_into_f32_from_a_bf16_cache(max_cluster, monkeypatch):
+    """In one launch, a KV head's splits merged in their cluster (attention_cluster_mma), and
+    as the split pass and the merge kernel (where the splits do not fit a cluster)."""
+    from ember.ops import attention
+    monkeypatch.setattr(attention, "MAX_CLUSTER", max_cluster)
     rng = np.random.default_rng(4)
     q = rng.standard_normal((2, 1, 4, 64)).astype(np.float32)
     kc = rng.standard_normal((2, 70, 2, 64)).astype(BF16)
@@ -54,7 +59,9 @@ def test_decode_attention_into_f32_from_a_bf16_cache():
     lengths = np.array([70, 3], np.int32)
     out = np.zeros_like(q)
     with ops.on_simulator():
+        before = ops.plan.launched()
         ops.decode_attention(q, kc, vc, lengths, out=out)
+        assert ops.plan.launched() - before == (1 if max_cluster else 2)
     ref = decode_attention(q, kc.astype(np.float64), vc.astype(np.float64), lengths)
     assert np.abs(out - ref).max() <= 1e-5
 

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import ember
+import ember.ops as ops
 from ember.cli_support import UsageError
 from ember.sim import load
 from ember.tuning import tune_space
@@ -43,6 +44,7 @@ def run_in_sim(wl, config):
     ("attention_split", "1x100x2x1 c32", [{"WARPS": 2, "U": 1, "PREFETCH": False},
                                            {"WARPS": 4, "U": 4, "PREFETCH": True}]),
     ("attention_split_mma", "1x100x2x1 c64", [{"WARPS": 2, "STAGES": 2}, {"WARPS": 4, "STAGES": 3}]),
+    ("attention_cluster_mma", "2x100x2x1 c64", [{"WARPS": 2, "STAGES": 2}, {"WARPS": 4, "STAGES": 3}]),
     ("gemm_bf16", "70x40x96", [{"BM": 64, "BN": 64, "BK": 32, "STAGES": 2, "WARPS_M": 2, "WARPS_N": 2}]),
     ("gemm_wgmma", "20x72x136", [{"BN": 64, "STAGES": 2, "GROUP_M": 0, "CONSUMERS": 1, "BULK_STORE": False},
                                  {"BN": 16, "STAGES": 3, "GROUP_M": 8, "CONSUMERS": 2, "BULK_STORE": True}]),
@@ -103,6 +105,14 @@ def test_the_attention_buckets_take_the_chunks_ember_ops_takes_on_132_sms():
         batch, ctx, _ = (int(v) for v in dims.split("x"))
         assert int(chunk[1:]) == choose_chunk(ctx, 8 * batch, 132 * 15 // 8, 16 * MMA_WARPS, MMA_CHUNKS), bucket
         assert workload("attention_split_mma", "1x64x1 " + chunk).defines["CHUNK"] == int(chunk[1:])
+    # and attention_cluster_mma's: the chunk of the one-launch path, at most 8 splits
+    from ember.ops.attention import cluster_chunk
+    for bucket in buckets_of("attention_cluster_mma"):
+        dims, chunk = bucket.split(" ")
+        batch, ctx, _ = (int(v) for v in dims.split("x"))
+        with ops.on_simulator():
+            assert cluster_chunk(ctx, 8 * batch, 132, 0) == int(chunk[1:]), bucket
+        assert workload("attention_cluster_mma", bucket).defines["SPLITS"] == -(-ctx // int(chunk[1:])) <= 8
     # and attention_split's (f32 caches): about one block an SM, the step of its default warps
     from ember.ops.attention import WARPS, lanes_per_key
     lanes = lanes_per_key(4)
