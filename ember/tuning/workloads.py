@@ -340,21 +340,28 @@ def attention_split_mma(shape: str, chunk: str = "") -> Workload:
 
 def attention_cluster_mma(shape: str, chunk: str = "") -> Workload:
     """kernels_src/decode_attention_mma.ember attention_cluster_mma at `BATCHxCONTEXTxM[xHKV]
-    cCHUNK`: decode attention in one launch, the CONTEXT / CHUNK splits of a KV head (at most
-    8) merged in their cluster; bf16 cache and output, f32 queries (TQ: the decoder layer's
-    rotated queries, ember.model.layer). The shipped buckets take the chunk ember.ops
-    chooses on a GPU of 132 SMs (ember.ops.attention.cluster_chunk). Checked: the output
-    against the f64 attention."""
+    cCHUNK [f32]`: decode attention in one launch, the CONTEXT / CHUNK splits of a KV head (at
+    most 8) merged in their cluster; bf16 cache and output, bf16 queries or f32 ones (TQ:
+    the decoder layer's rotated queries, ember.model.layer - an entry serves only calls of
+    its own const values). The shipped buckets take the chunk ember.ops chooses on a GPU of
+    132 SMs (ember.ops.attention.cluster_chunk). Checked: the output against the f64
+    attention."""
     from ..reference.attention import decode_attention
+    chunk, _, queries = chunk.partition(" ")
+    if queries not in ("", "f32"):
+        raise ValueError(queries)
     inputs, _, defines, args, grid, _ = _attention("attention_cluster_mma", shape, chunk, "bf16")
     splits, hkv, batch = grid(None)
-    inputs["q"] = inputs["q"].astype(np.float32)
+    if queries == "f32":
+        inputs["q"] = inputs["q"].astype(np.float32)
+        defines = {**defines, "TQ": "f32"}
     q, k, v = (inputs[n] for n in ("q", "k", "v"))
     ref = decode_attention(*(a.astype(np.float64) for a in (q, k, v)), inputs["lengths"])
     out = np.zeros(q.shape, k.dtype)
     moved = k.nbytes + v.nbytes + q.nbytes + out.nbytes
-    return Workload(KERNELS_SRC / "decode_attention_mma.ember", "attention_cluster_mma", f"{shape} {chunk}",
-                    {**defines, "SPLITS": splits, "TQ": "f32"}, inputs, "out", {"out": out},
+    bucket = f"{shape} {chunk}" + (" f32" if queries == "f32" else "")
+    return Workload(KERNELS_SRC / "decode_attention_mma.ember", "attention_cluster_mma", bucket,
+                    {**defines, "SPLITS": splits}, inputs, "out", {"out": out},
                     ["q", "k", "v", "lengths", "out", hkv, args[6], args[8]], grid, ref, 4e-3, moved)
 
 
@@ -480,8 +487,9 @@ WORKLOADS = {
                              "2x32768x1 c2048"]),
     # the same in one launch where a KV head's splits fit a cluster (ember.ops on sm_90)
     "attention_cluster_mma": (attention_cluster_mma, "decode_attention_mma.ember",
-                              ["1x512x1 c64", "2x512x1 c64", "4x512x1 c128", "8x512x1 c256", "1x4096x1 c512",
-                               "2x4096x1 c512", "4x4096x1 c1024", "8x4096x1 c2048"]),
+                              [f"{b} {q}".strip() for q in ("", "f32") for b in
+                               ("1x512x1 c64", "2x512x1 c64", "4x512x1 c128", "8x512x1 c256", "1x4096x1 c512",
+                                "2x4096x1 c512", "4x4096x1 c1024", "8x4096x1 c2048")]),
     # the same at f32 caches (ember.ops's chunks for them: about one block an SM)
     "attention_split": (attention_split, "decode_attention.ember",
                         ["1x512x1 c32", "4x512x1 c64", "1x4096x1 c128", "4x4096x1 c512", "1x32768x1 c512"]),

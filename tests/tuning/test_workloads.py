@@ -108,7 +108,7 @@ def test_the_attention_buckets_take_the_chunks_ember_ops_takes_on_132_sms():
     # and attention_cluster_mma's: the chunk of the one-launch path, at most 8 splits
     from ember.ops.attention import cluster_chunk
     for bucket in buckets_of("attention_cluster_mma"):
-        dims, chunk = bucket.split(" ")
+        dims, chunk = bucket.split(" ")[:2]
         batch, ctx, _ = (int(v) for v in dims.split("x"))
         with ops.on_simulator():
             assert cluster_chunk(ctx, 8 * batch, 132, 0) == int(chunk[1:]), bucket
