@@ -112,7 +112,7 @@ CODES: dict[str, tuple[str, str]] = {
               'expression depends on runtime values.'),
     'E0402': ('invalid block size',
               'A block size of 0, more than 1024/1024/64 in a dimension, or more than 1024 threads; '
-              'or an empty array.'),
+              'a cluster of more than 16 blocks; or an empty array.'),
     'E0403': ('constant evaluation failed',
               'Constant folding failed (division by zero, a float constant with an integer-only '
               'operator, ...).'),

@@ -10,6 +10,7 @@ kernel was compiled for (`block(...)`) is passed for the caller.
 
 from __future__ import annotations
 
+import math
 import re
 
 _C_SCALARS = {"i8": "int8_t", "i16": "int16_t", "i32": "int32_t", "i64": "int64_t",
@@ -45,7 +46,9 @@ typedef struct ember_param {
    shared array sized at launch (`shared row: [f32; cols];`) adds the value of parameter
    number sized_shared_param (-1: none) times sized_shared_elem_bytes to each launch's. A
    kernel declared `cluster(x, y, z)` runs in clusters of that many blocks ({1, 1, 1}: none;
-   compiled in, so cuLaunchKernel takes it): its grid must be a multiple of it. A kernel with
+   compiled in, so cuLaunchKernel takes it): its grid must be a multiple of it; past 8 blocks
+   (up to 16, non-portable) the kernel must first be allowed it:
+   CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, as its typed launcher does. A kernel with
    programmatic set waits for the kernel before it on the stream (griddep_wait, sm_90) before
    it touches global memory, as the compiler proved: its typed launcher makes it a
    programmatic dependent launch (cuLaunchKernelEx with
@@ -190,6 +193,11 @@ def _launchers(prefix: str, kernels: list) -> list:
             out += [f"    CUresult r = cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, "
                     f"(int){shared});",
                     "    if (r != CUDA_SUCCESS) return r;"]
+        if math.prod(getattr(k, "cluster", None) or (1,)) > 8:
+            out += ["    {",
+                    "        CUresult rc = cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1);",
+                    "        if (rc != CUDA_SUCCESS) return rc;",
+                    "    }"]
         plain = (f"    return cuLaunchKernel(f, grid_x, grid_y, grid_z, {block}, {shared}, stream, "
                  f"{'params' if k.params else 'NULL'}, NULL);")
         if getattr(k, "programmatic", False):

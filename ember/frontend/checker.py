@@ -372,8 +372,9 @@ class Checker:
         return tuple(dims)
 
     def cluster_dims(self, k: A.KernelDef):
-        """`cluster(x, y, z)`: blocks run in clusters of that shape (sm_90), at most 8 blocks
-        (the portable cluster size)."""
+        """`cluster(x, y, z)`: blocks run in clusters of that shape (sm_90), at most 16 blocks
+        (8 is the portable cluster size; past it the runtime and the header's launcher opt
+        the kernel in, and a GPU that cannot refuses the launch)."""
         if k.cluster is None:
             return None
         if self.target.sm < 90:
@@ -386,9 +387,9 @@ class Checker:
         if tuple(dims) == (1, 1, 1):
             return None          # a cluster of one block is every block's: a kernel parameterised by
                                  # its cluster size compiles as before when the size is 1
-        if dims[0] * dims[1] * dims[2] > 8:
-            self.diags.error("E0402", f"a cluster of {dims[0]}x{dims[1]}x{dims[2]} blocks exceeds the 8 blocks every "
-                             "sm_90 GPU runs together", k.cluster[0].span.to(k.cluster[-1].span))
+        if dims[0] * dims[1] * dims[2] > 16:
+            self.diags.error("E0402", f"a cluster of {dims[0]}x{dims[1]}x{dims[2]} blocks exceeds the 16 blocks an "
+                             "sm_90 GPU runs together at most (8 on every one)", k.cluster[0].span.to(k.cluster[-1].span))
             return None
         return tuple(dims)
 

@@ -120,7 +120,8 @@ MMA_WARPS = 4                # attention_split_mma's default warps a block (16 k
                              # buckets are batch x context x M at the chunks chosen here
 MMA_CHUNKS = (4096, 2048, 1024) + CHUNKS
 TENSOR_CORES = True          # attention_split_mma where it applies (False: always attention_split)
-MAX_CLUSTER = 8              # splits a cluster merges (attention_cluster_mma; 0: always the merge kernel)
+MAX_CLUSTER = 8              # splits a cluster merges (attention_cluster_mma: the kernel takes up to 16,
+                             # but 16 was not faster - cluster_chunk; 0: always the merge kernel)
 
 
 def use_tensor_cores(t: str, rows: int, d: int, device: int) -> bool:
@@ -146,7 +147,11 @@ def cluster_chunk(length: int, heads: int, sm_count: int, device: int, step: int
     one launch): batch 1 at 512 keys 7.9 -> 5.4 (64 blocks), batch 2 at 4096 19.9 -> 18.1 (128
     blocks of 512 keys), batch 4 at 4096 31.2 -> 29.6 (128 of 1024); but 256 blocks in clusters
     of 8 (batch 4 at 4096, 512 keys each) took 35.2, and one block an SM over chunks of 4096
-    keys (batch 2 at 32768) 98.2 against 94.3: the split pass runs two blocks an SM there."""
+    keys (batch 2 at 32768) 98.2 against 94.3: the split pass runs two blocks an SM there.
+    Clusters of 16 (non-portable) at batch 1, us against the same run's 8 and split + merge:
+    4096 keys 12.9-13.2 (16 splits of 256) against 11.3-11.7 (8 of 512); 8192 keys 19.2
+    against 21.2 and 20.0; 16384 keys 31.5 against 36.8 and 31.0; 32768 keys 54.5 (16 of
+    2048) against 53.2 (split + merge) - no gain where the split pass is near the ceiling."""
     if not A.simulating():
         from ..runtime import cuda
         if cuda.context(device).compute_capability < (9, 0):

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import math
 import threading
 
 import numpy as np
@@ -344,6 +345,12 @@ class Kernel:
             d = _driver()
             attr = d.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
             _check(d.cuKernelSetAttribute(attr, opt_in, self.function.handle, module.ctx.ordinal))
+        if math.prod(getattr(info, "cluster", None) or (1,)) > 8:
+            # a cluster past the portable 8 blocks (up to 16 on an H100 or H200) runs only
+            # where the kernel opts in
+            d = _driver()
+            attr = d.CUfunction_attribute.CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED
+            _check(d.cuKernelSetAttribute(attr, 1, self.function.handle, module.ctx.ordinal))
 
     def __call__(self, *args, grid, block=None, stream=None, sync: bool | None = None):
         """Launch. Buffers: DeviceArray, any DLPack / __cuda_array_interface__ CUDA array

@@ -53,7 +53,8 @@ typedef unsigned long long CUdeviceptr;
 #define CUDA_SUCCESS 0
 #define CUDA_ERROR_INVALID_VALUE 1
 #define CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES 8
-static unsigned seen_block[3], seen_shared, seen_attribute;
+#define CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED 16
+static unsigned seen_block[3], seen_shared, seen_attribute, seen_non_portable;
 static void **seen_params;
 static CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                                unsigned bz, unsigned shared, CUstream s, void **params, void **extra) {
@@ -64,6 +65,7 @@ static CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned 
 static CUresult cuFuncSetAttribute(CUfunction f, int attribute, int value) {
     (void)f;
     if (attribute == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) seen_attribute = (unsigned)value;
+    if (attribute == CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED) seen_non_portable = (unsigned)value;
     return 0;
 }
 static CUresult cuModuleLoadData(CUmodule *m, const void *image) { (void)m; return image ? 0 : 1; }
@@ -187,6 +189,44 @@ def test_tensor_map_parameters_in_the_header(tmp_path, monkeypatch, capsys):
     (tmp_path / "fake_cuda.h").write_text(FAKE_CUDA)
     (tmp_path / "host.c").write_text(TMA_HOST)
     assert main(["compile", "t.ember", "--arch", "sm_90", "--emit", "header", "--image", "ptx", "-o", "t.h"]) == 0
+    subprocess.run([CC, "-std=c11", "-Wall", "-Wextra", "-Werror", "-pedantic", "host.c", "-o", "host"],
+                   check=True, capture_output=True)
+    assert subprocess.run(["./host"]).returncode == 0
+
+
+CLUSTER_KERNEL = """
+kernel wide(y: *mut global u32) block(32) cluster(16) {
+    y[block_idx.x] = cluster_rank;
+}
+kernel narrow(y: *mut global u32) block(32) cluster(8) {
+    y[block_idx.x] = cluster_rank;
+}
+"""
+
+CLUSTER_HOST = """
+#include "fake_cuda.h"
+#include "c.h"
+
+int main(void) {
+    if (c_kernels[0].cluster[0] != 16 || c_kernels[1].cluster[0] != 8) return 10;
+    if (c_launch_narrow(0, 8, 1, 1, 0, 1000) != 0 || seen_non_portable != 0) return 11;
+    if (c_launch_wide(0, 16, 1, 1, 0, 1000) != 0 || seen_non_portable != 1) return 12;
+    return 0;
+}
+"""
+
+
+def test_a_cluster_past_the_portable_size_is_allowed_by_its_launcher(tmp_path, monkeypatch, capsys):
+    """cluster(16) (non-portable: up to 16 blocks on an H100 or H200) has its typed launcher
+    opt the kernel in first (CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED); a kernel
+    of 8 blocks launches as before."""
+    if CC is None:
+        pytest.skip("no C compiler")
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "c.ember").write_text(CLUSTER_KERNEL)
+    (tmp_path / "fake_cuda.h").write_text(FAKE_CUDA)
+    (tmp_path / "host.c").write_text(CLUSTER_HOST)
+    assert main(["compile", "c.ember", "--arch", "sm_90", "--emit", "header", "--image", "ptx", "-o", "c.h"]) == 0
     subprocess.run([CC, "-std=c11", "-Wall", "-Wextra", "-Werror", "-pedantic", "host.c", "-o", "host"],
                    check=True, capture_output=True)
     assert subprocess.run(["./host"]).returncode == 0

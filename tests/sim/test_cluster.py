@@ -9,7 +9,7 @@ import ember
 from ember.abi import LaunchError
 from ember.diagnostics import CompileError
 from ember.sim.errors import SimError
-from tests.sim.cluster_programs import RING, ring_reference
+from tests.sim.cluster_programs import RING, ring, ring_reference
 
 
 def _run(src, blocks, *arrays):
@@ -17,11 +17,13 @@ def _run(src, blocks, *arrays):
     ember.runtime.load(prog, device="sim").k(*arrays, grid=blocks)
 
 
-def test_blocks_of_a_cluster_read_and_write_each_others_arrays():
-    out, sums = np.zeros(8 * 64, np.uint32), np.zeros(2 * 64, np.uint32)
-    _run(RING, 8, out, sums)
-    want_out, want_sums = ring_reference(8)
-    np.testing.assert_array_equal(out.reshape(8, 64), want_out)
+@pytest.mark.parametrize("n", [4, 16])
+def test_blocks_of_a_cluster_read_and_write_each_others_arrays(n):
+    """Clusters of 4 blocks, and of 16 (past the portable 8: sm_90's largest)."""
+    out, sums = np.zeros(2 * n * 64, np.uint32), np.zeros(2 * 64, np.uint32)
+    _run(ring(n), 2 * n, out, sums)
+    want_out, want_sums = ring_reference(2 * n, n)
+    np.testing.assert_array_equal(out.reshape(2 * n, 64), want_out)
     np.testing.assert_array_equal(sums.reshape(2, 64), want_sums)
 
 
@@ -55,7 +57,7 @@ def test_the_grid_is_a_multiple_of_the_cluster():
 
 @pytest.mark.parametrize("src, arch, message", [
     (RING, "sm_80", "clusters need sm_90 or newer; the target is sm_80"),
-    (RING.replace("cluster(4)", "cluster(4, 3)"), "sm_90", "a cluster of 4x3x1 blocks exceeds the 8 blocks"),
+    (RING.replace("cluster(4)", "cluster(4, 5)"), "sm_90", "a cluster of 4x5x1 blocks exceeds the 16 blocks"),
     (RING.replace("cluster(4)", "cluster(0)"), "sm_90", "cluster dimensions must be positive"),
     ("kernel k(o: *mut global u32) block(32) { o[0] = cluster_rank; }", "sm_80",
      "`cluster_rank` needs sm_90 or newer"),
