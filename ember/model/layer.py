@@ -21,7 +21,8 @@ RMSNorm, as the add of the last layer into `finish`):
     q4k_gemv          qkv = x Wqkv^T (q, k and v weights concatenated: one GEMV)
     rope_append       q rotated (f32), k rotated and v copied into the bf16 caches
     decode_attention  the Q8_1 of its output: one launch on sm_90 where a KV head's splits fit
-                      a cluster (up to 8: attention_cluster_mma_q8), else split + merge
+                      a cluster (up to 8: attention_cluster_mma_q8) and the GPU's tables do not
+                      measure split + merge faster, else split + merge
     q4k_gemv          delta = o Wo^T
     add_rms_norm_q8   h = h_alt + delta; digits (or Q8_1) of rms_norm(h) * ffn_norm
     swiglu_q4k        g = silu(x Wgate^T) * (x Wup^T)

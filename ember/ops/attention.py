@@ -7,7 +7,7 @@ import math
 
 from . import args as A
 from .gemv import QK_K, Q8Activations
-from .kernels import kernel
+from .kernels import kernel, tuned_us
 from .plan import Keep, run
 
 DTYPES = ("bf16", "f16", "f32")
@@ -197,12 +197,12 @@ def _plan(q, k_cache, v_cache, lengths, out, max_length) -> list:
     tq = {"TQ": vq.dtype} if vq.dtype != t else {}
     if use_tensor_cores(t, hq // hkv * m, d, device):
         one = cluster_chunk(length, hkv * batch, _sm_count(device), device)
-        if one is not None:
-            defines = {"T": t, "D": d, "G": hq // hkv, "M": m, "CHUNK": one, **tq}
-            return _clustered(q, k_cache, v_cache, lengths, out, outs, defines, -(-length // one), batch, length,
-                              hkv, s, d, device)
         chunk = choose_chunk(length, hkv * batch, _sm_count(device) * 15 // 8, 16 * MMA_WARPS, MMA_CHUNKS)
         defines = {"T": t, "D": d, "G": hq // hkv, "M": m, "CHUNK": chunk, **tq}
+        if one is not None and not _split_measured_faster(defines, one, length, batch * length * m, device):
+            defines = {**defines, "CHUNK": one}
+            return _clustered(q, k_cache, v_cache, lengths, out, outs, defines, -(-length // one), batch, length,
+                              hkv, s, d, device)
         split, _ = kernel("decode_attention_mma.ember", "attention_split_mma", defines, batch * length * m, device)
     else:
         lanes = lanes_per_key(hq // hkv * m)
@@ -232,6 +232,22 @@ def _plan(q, k_cache, v_cache, lengths, out, max_length) -> list:
     return [Keep(part),
             split.prepare(q, k_cache, v_cache, lengths, part, hkv, s, splits, scale, grid=(splits, hkv, batch)),
             merged]
+
+
+MERGE_US = 2.5               # what the merge kernel adds to the split pass (bench attention, us:
+                             # 2.3-3.0 on an H100, 2.6 on an H200 at 512 to 4096 keys)
+
+
+def _split_measured_faster(split_defines: dict, one: int, length: int, size: int, device: int) -> bool:
+    """Whether this GPU's tuned tables measured the split pass (at its own chunk) plus the
+    merge faster than the one launch (at chunk `one`): the rule of cluster_chunk holds on the
+    H100 but not everywhere on the H200 (batch 4 at 4096 keys: 25.6 us in one launch against
+    21.6 + the merge split). Without both entries (another GPU, other const values, the
+    simulator) the rule stands."""
+    split = tuned_us("attention_split_mma", split_defines, size, device)
+    clustered = tuned_us("attention_cluster_mma", {**split_defines, "CHUNK": one, "SPLITS": -(-length // one)},
+                         size, device)
+    return split is not None and clustered is not None and split + MERGE_US < clustered
 
 
 def _clustered(q, k_cache, v_cache, lengths, out, outs, defines, splits, batch, length, hkv, s, d, device) -> list:

@@ -89,6 +89,28 @@ def fastest(names: tuple, defines: dict, size: int, device: int, otherwise: int)
     return _fastest(names, values_key(defines), size, device, otherwise)
 
 
+def tuned_us(name: str, defines: dict, size: int, device: int) -> float | None:
+    """What the current table of kernel `name` measured on this GPU for these const values at
+    a bucket of this `size` (us), or None: no such entry, another GPU, a stale or missing
+    table, the simulator."""
+    from .args import simulating
+    if simulating():
+        return None
+    return _tuned_us(name, values_key(defines), size, device)
+
+
+@functools.lru_cache(maxsize=None)
+def _tuned_us(name: str, defines: tuple, size: int, device: int) -> float | None:
+    from ..runtime import cuda
+    ctx = cuda.context(device)
+    table = _current_table(name, None)
+    entry = pick_entry(table, T.device_key(ctx.name, ctx.arch), dict(defines), size)
+    if entry is None:
+        return None
+    bucket = next(b for b, e in table["devices"][T.device_key(ctx.name, ctx.arch)].items() if e is entry)
+    return entry["us"] if _size(bucket) == size else None
+
+
 @functools.lru_cache(maxsize=None)
 def _fastest(names: tuple, defines: tuple, size: int, device: int, otherwise: int) -> int:
     from ..runtime import cuda

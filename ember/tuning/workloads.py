@@ -328,14 +328,23 @@ def _attention(kernel: str, shape: str, chunk: str, dtype: str) -> tuple:
 
 def attention_split_mma(shape: str, chunk: str = "") -> Workload:
     """kernels_src/decode_attention_mma.ember attention_split_mma at `BATCHxCONTEXTxM[xHKV]
-    cCHUNK` (_attention), bf16 cache and queries. The shipped buckets take the chunk
+    cCHUNK [f32]` (_attention), bf16 cache and queries (f32 ones with `f32`: TQ, the decoder
+    layer's, whose values are the bf16 ones widened). The shipped buckets take the chunk
     ember.ops chooses on a GPU of 132 SMs (the H100's and the H200's:
     tests/tuning/test_workloads.py checks it), so that ember.ops finds their entries (an
     entry's CHUNK is one of its const values). Checked: the partial results against their
     f64 values."""
+    chunk, _, queries = chunk.partition(" ")
+    if queries not in ("", "f32"):
+        raise ValueError(queries)
     inputs, ref, defines, args, grid, moved = _attention("attention_split_mma", shape, chunk, "bf16")
-    return Workload(KERNELS_SRC / "decode_attention_mma.ember", "attention_split_mma", f"{shape} {chunk}",
-                    defines, inputs, "part", {"part": np.zeros(ref.shape, np.float32)}, args, grid, ref, 1e-4, moved)
+    if queries:                                 # the decoder layer's f32 queries (TQ): the same partials
+        inputs["q"] = inputs["q"].astype(np.float32)
+        defines = {**defines, "TQ": "f32"}
+        moved += inputs["q"].nbytes // 2
+    return Workload(KERNELS_SRC / "decode_attention_mma.ember", "attention_split_mma",
+                    f"{shape} {chunk}" + (" f32" if queries else ""), defines, inputs, "part",
+                    {"part": np.zeros(ref.shape, np.float32)}, args, grid, ref, 1e-4, moved)
 
 
 def attention_cluster_mma(shape: str, chunk: str = "") -> Workload:
@@ -482,9 +491,10 @@ WORKLOADS = {
     "q6k_gemv": (q6k_gemv, "q6k_gemv.ember", ["1x4096x14336", "1x14336x4096", "8x4096x14336"]),
     # the decoder layer's attention (ember.ops.decode_attention): batch x context x queries
     "attention_split_mma": (attention_split_mma, "decode_attention_mma.ember",
-                            ["1x512x1 c64", "2x512x1 c64", "4x512x1 c64", "8x512x1 c128", "1x4096x1 c128",
-                             "2x4096x1 c256", "4x4096x1 c512", "8x4096x1 c1024", "1x32768x1 c1024",
-                             "2x32768x1 c2048"]),
+                            [f"{b} {q}".strip() for q in ("", "f32") for b in
+                             ("1x512x1 c64", "2x512x1 c64", "4x512x1 c64", "8x512x1 c128", "1x4096x1 c128",
+                              "2x4096x1 c256", "4x4096x1 c512", "8x4096x1 c1024", "1x32768x1 c1024",
+                              "2x32768x1 c2048")]),
     # the same in one launch where a KV head's splits fit a cluster (ember.ops on sm_90)
     "attention_cluster_mma": (attention_cluster_mma, "decode_attention_mma.ember",
                               [f"{b} {q}".strip() for q in ("", "f32") for b in

@@ -66,6 +66,26 @@ def test_decode_attention_into_f32_from_a_bf16_cache(max_cluster, monkeypatch):
     assert np.abs(out - ref).max() <= 1e-5
 
 
+@pytest.mark.parametrize("split_us, one_us, launches", [(10.0, 20.0, 2), (10.0, 11.0, 1)])
+def test_the_tables_may_overrule_the_one_launch(split_us, one_us, launches, monkeypatch):
+    """Where this GPU's tables measured the split pass plus the merge faster than the one
+    launch (an H200 at batch 4, 4096 keys), decode_attention splits."""
+    from ember.ops import attention
+    times = {"attention_split_mma": split_us, "attention_cluster_mma": one_us}
+    monkeypatch.setattr(attention, "tuned_us", lambda name, defines, size, device: times[name])
+    rng = np.random.default_rng(4)
+    q = rng.standard_normal((2, 1, 4, 64)).astype(np.float32)
+    kc, vc = (rng.standard_normal((2, 70, 2, 64)).astype(BF16) for _ in range(2))
+    lengths = np.array([70, 3], np.int32)
+    out = np.zeros_like(q)
+    with ops.on_simulator():
+        before = ops.plan.launched()
+        ops.decode_attention(q, kc, vc, lengths, out=out)
+        assert ops.plan.launched() - before == launches
+    ref = decode_attention(q, kc.astype(np.float64), vc.astype(np.float64), lengths)
+    assert np.abs(out - ref).max() <= 1e-5
+
+
 def test_digit_activations_give_f32_accurate_products():
     """quantize_digits, and add_rms_norm_q8 into digits, feed q4k_gemv and swiglu_q4k's
     digits kernels: within the f32 rounding of the exact products (Q8_1 is 100x off)."""

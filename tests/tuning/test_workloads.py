@@ -101,7 +101,7 @@ def test_the_attention_buckets_take_the_chunks_ember_ops_takes_on_132_sms():
     the tables are made on (H100 and H200: 132 SMs)."""
     from ember.ops.attention import MMA_CHUNKS, MMA_WARPS, choose_chunk
     for bucket in buckets_of("attention_split_mma"):
-        dims, chunk = bucket.split(" ")
+        dims, chunk = bucket.split(" ")[:2]
         batch, ctx, _ = (int(v) for v in dims.split("x"))
         assert int(chunk[1:]) == choose_chunk(ctx, 8 * batch, 132 * 15 // 8, 16 * MMA_WARPS, MMA_CHUNKS), bucket
         assert workload("attention_split_mma", "1x64x1 " + chunk).defines["CHUNK"] == int(chunk[1:])
