@@ -3,7 +3,11 @@ values, nearest in size; none when the values differ (the defaults are used). Wh
 kernels doing the same work runs: the one faster in both tables' entries of the same
 bucket, else the caller's rule."""
 
+import pytest
+
+import ember.ops as ops
 from ember.ops.kernels import _size, fastest_of, pick_entry
+from ember.tuning.pick import values_key
 
 
 def entry(defines, config):
@@ -68,24 +72,34 @@ def test_the_rule_where_the_tables_cannot_compare():
     assert fastest_of([dp4a, imma], "GPU sm_90", {"M": 4}, 4 * 4096 * 14336, 1) == 1     # not these values
 
 
-def test_the_attention_calls_of_the_layer_find_their_shipped_entries():
-    """decode_attention's split on tensor cores: the call's const values (its chunk) and size
-    (batch x context x M) meet the shipped table's entry of the same shape on both GPUs."""
-    from ember.ops.attention import MMA_CHUNKS, MMA_WARPS, choose_chunk
+@pytest.mark.parametrize("queries", ["", " f32"])
+def test_the_attention_calls_of_the_layer_find_their_shipped_entries(queries):
+    """decode_attention on tensor cores, the split pass and the one launch, with bf16 queries
+    and with f32 ones (TQ: the decoder layer's): the call's const values (its chunk, its
+    splits) and size (batch x context x M) meet the shipped tables' entries of the same
+    shape on both GPUs - and so the tables can compare the two (_split_measured_faster)."""
+    from ember.ops.attention import MMA_CHUNKS, MMA_WARPS, choose_chunk, cluster_chunk
     from ember.ops.kernels import _current_table
-    table = _current_table("attention_split_mma", None)
-    assert table is not None
+    split_table = _current_table("attention_split_mma", None)
+    one_table = _current_table("attention_cluster_mma", None)
+    assert split_table is not None and one_table is not None
+    tq = {"TQ": "f32"} if queries else {}
     for device in ("NVIDIA H100 80GB HBM3 sm_90", "NVIDIA H200 sm_90"):
-        for batch, ctx in ((1, 512), (8, 512), (1, 4096), (4, 4096), (2, 32768)):
+        for batch, ctx in ((1, 512), (8, 512), (1, 4096), (4, 4096), (8, 4096), (2, 32768)):
             chunk = choose_chunk(ctx, 8 * batch, 132 * 15 // 8, 16 * MMA_WARPS, MMA_CHUNKS)
-            defines = {"T": "bf16", "D": 128, "G": 4, "M": 1, "CHUNK": chunk}
-            got = pick_entry(table, device, defines, batch * ctx)
+            defines = {"T": "bf16", "D": 128, "G": 4, "M": 1, "CHUNK": chunk, **tq}
+            got = pick_entry(split_table, device, defines, batch * ctx)
             # batch 8 at 512 keys and batch 1 at 4096 are the same work (256 blocks of 128 keys):
             # either entry serves both
-            same = [e for b, e in table["devices"][device].items()
-                    if b.endswith(f" c{chunk}") and _size(b) == batch * ctx]
-            assert table["devices"][device][f"{batch}x{ctx}x1 c{chunk}"] in same
+            same = [e for b, e in split_table["devices"][device].items()
+                    if values_key(e["defines"]) == values_key(defines) and _size(b) == batch * ctx]
+            assert split_table["devices"][device][f"{batch}x{ctx}x1 c{chunk}{queries}"] in same
             assert any(got is e for e in same), (device, batch, ctx)
+            with ops.on_simulator():
+                one = cluster_chunk(ctx, 8 * batch, 132, 0)
+            if one is not None:
+                entry = pick_entry(one_table, device, {**defines, "CHUNK": one, "SPLITS": -(-ctx // one)}, batch * ctx)
+                assert entry is one_table["devices"][device][f"{batch}x{ctx}x1 c{one}{queries}"], (device, batch, ctx)
 
 
 def test_the_attention_calls_on_f32_caches_find_their_shipped_entries():
