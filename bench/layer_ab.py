@@ -10,7 +10,8 @@ with Q8_1 ones. floor: the layer's weight bytes plus the K and V bytes its atten
 reads, at the copy ceiling measured in the same run. torch: the same layer with bf16 dense
 weights (F.rms_norm, F.linear, RoPE in torch ops, the cache written by index, SDPA with
 enable_gqa), eager and as a CUDA graph; and SDPA alone against ember.ops.decode_attention
-alone (same data, CUDA graphs of 100 calls). launches: kernel launches a layer (counted by
+alone as `python -m bench attention` times them (bench.attention_ab.run_shape: caches
+rotated beyond the L2, bf16 queries, CUDA graphs of 100 calls). launches: kernel launches a layer (counted by
 ember.ops). Ember's layer is timed with programmatic dependent launches (ember.ops' default on
 sm_90) and, for comparison, with plain launches. Writes layer_ab.json / .md / .svg (layer_ab_h200.* on an H200)."""
 
@@ -100,6 +101,8 @@ def torch_stack_pairs(y0, y1):
 def run_shape(weights, batch: int, ctx: int, copy_tbps: float, quick: bool) -> dict:
     import torch
 
+    from bench.attention_ab import run_shape as attention_alone
+
     g = torch.Generator(device="cuda").manual_seed(batch * 7919 + ctx)
     replays = 3 if quick else 20
     q8_us = _ember_layer(weights, batch, ctx, g, replays, "q8_1")[0]
@@ -111,9 +114,10 @@ def run_shape(weights, batch: int, ctx: int, copy_tbps: float, quick: bool) -> d
                                           weights[0].w_gate, weights[0].w_up, weights[0].w_down))
     kv_bytes = 2 * batch * ctx * KV_HEADS * D * 2
     floor_us = (w_bytes + kv_bytes) / (copy_tbps * 1e12) * 1e6
-    attn_e, attn_t = _attention_alone(dec.layers[0], dec.lengths, batch, ctx, g, quick)
     del dec, graph
     torch.cuda.empty_cache()
+    attn = attention_alone(batch, ctx, quick)
+    attn_e, attn_t = attn["ember_us"], attn["torch_sdpa_us"]
     eager_us, graph_us = _torch_layer(batch, ctx, g, quick)
     return {"batch": batch, "context": ctx, "ember_us": round(ember_us, 2), "ember_q8_1_us": round(q8_us, 2),
             "ember_without_pdl_us": round(plain_us, 2),
@@ -154,24 +158,6 @@ def _ember_layer_with(weights, batch: int, ctx: int, g, replays: int, activation
     return _time(graph.replay, replays) / LAYERS, launches, dec, graph
 
 
-def _attention_alone(layer, lengths, batch: int, ctx: int, g, quick: bool) -> tuple:
-    """us of ember.ops.decode_attention and of torch SDPA on the same cache (its own layout)."""
-    import torch
-    import torch.nn.functional as F
-
-    from ember import ops
-    from bench.gpu_timing import time_torch_graph
-    q = torch.randn(batch, 1, HEADS, D, device="cuda", dtype=torch.bfloat16, generator=g)
-    out = torch.empty_like(q)
-    tk, tv = layer.k_cache.transpose(1, 2).contiguous(), layer.v_cache.transpose(1, 2).contiguous()
-    tq = q.transpose(1, 2).contiguous()
-    kw = {"rounds": 3, "iters": 10} if quick else {}
-    e = time_torch_graph(lambda: ops.decode_attention(q, layer.k_cache, layer.v_cache, lengths, out=out,
-                                                      max_length=ctx), **kw)["median_us"]
-    t = time_torch_graph(lambda: F.scaled_dot_product_attention(tq, tk, tv, enable_gqa=True), **kw)["median_us"]
-    return e, t
-
-
 def _torch_layer(batch: int, ctx: int, g, quick: bool) -> tuple:
     """us per layer of TORCH_LAYERS bf16 layers, eager and as a CUDA graph."""
     import torch
@@ -204,7 +190,8 @@ def markdown(result: dict) -> str:
              f"weights ({TORCH_LAYERS} layers), eager and graph; Ember's kernels are programmatic dependent "
              "launches (each launched while the kernel before it finishes, waiting for it at its start; "
              "'plain launches': the same digits layer without); attention alone: ember.ops.decode_attention and "
-             "torch SDPA (graphs of 100 calls, median of 5). Every sequence at the full context, one new token "
+             "torch SDPA as `python -m bench attention` times them (bf16 queries, caches rotated beyond the L2, "
+             "graphs of 100 calls, median of 5). Every sequence at the full context, one new token "
              "each. " + SASS_NOTE, "",
              "| batch | context | Ember us/layer | Ember Q8_1 us | Ember plain launches | floor us | of floor | launches "
              "| torch eager | torch graph | Ember attn us | SDPA us | attn / SDPA |",
