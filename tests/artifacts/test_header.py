@@ -182,16 +182,23 @@ int main(void) {
 def test_tensor_map_parameters_in_the_header(tmp_path, monkeypatch, capsys):
     """A host program reads what to encode (box innermost first, swizzle) and passes the
     CUtensorMap by address to the typed launcher, as cuLaunchKernel takes a 128-byte value."""
+    assert _c_host_with_header(tmp_path, monkeypatch, "t", TMA_KERNEL, TMA_HOST) == 0
+
+
+def _c_host_with_header(tmp_path, monkeypatch, name: str, kernels: str, host: str) -> int:
+    """`ember compile NAME.ember --emit header` (sm_90, a PTX image), then the C host program
+    built against it and the fake <cuda.h> (strict C11) and run: its exit status."""
     if CC is None:
         pytest.skip("no C compiler")
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "t.ember").write_text(TMA_KERNEL)
+    (tmp_path / f"{name}.ember").write_text(kernels)
     (tmp_path / "fake_cuda.h").write_text(FAKE_CUDA)
-    (tmp_path / "host.c").write_text(TMA_HOST)
-    assert main(["compile", "t.ember", "--arch", "sm_90", "--emit", "header", "--image", "ptx", "-o", "t.h"]) == 0
+    (tmp_path / "host.c").write_text(host)
+    assert main(["compile", f"{name}.ember", "--arch", "sm_90", "--emit", "header", "--image", "ptx",
+                 "-o", f"{name}.h"]) == 0
     subprocess.run([CC, "-std=c11", "-Wall", "-Wextra", "-Werror", "-pedantic", "host.c", "-o", "host"],
                    check=True, capture_output=True)
-    assert subprocess.run(["./host"]).returncode == 0
+    return subprocess.run(["./host"]).returncode
 
 
 CLUSTER_KERNEL = """
@@ -220,16 +227,7 @@ def test_a_cluster_past_the_portable_size_is_allowed_by_its_launcher(tmp_path, m
     """cluster(16) (non-portable: up to 16 blocks on an H100 or H200) has its typed launcher
     opt the kernel in first (CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED); a kernel
     of 8 blocks launches as before."""
-    if CC is None:
-        pytest.skip("no C compiler")
-    monkeypatch.chdir(tmp_path)
-    (tmp_path / "c.ember").write_text(CLUSTER_KERNEL)
-    (tmp_path / "fake_cuda.h").write_text(FAKE_CUDA)
-    (tmp_path / "host.c").write_text(CLUSTER_HOST)
-    assert main(["compile", "c.ember", "--arch", "sm_90", "--emit", "header", "--image", "ptx", "-o", "c.h"]) == 0
-    subprocess.run([CC, "-std=c11", "-Wall", "-Wextra", "-Werror", "-pedantic", "host.c", "-o", "host"],
-                   check=True, capture_output=True)
-    assert subprocess.run(["./host"]).returncode == 0
+    assert _c_host_with_header(tmp_path, monkeypatch, "c", CLUSTER_KERNEL, CLUSTER_HOST) == 0
 
 
 PDL_KERNEL = """
