@@ -195,7 +195,8 @@ def _launchers(prefix: str, kernels: list) -> list:
                     "    if (r != CUDA_SUCCESS) return r;"]
         if math.prod(getattr(k, "cluster", None) or (1,)) > 8:
             out += ["    {",
-                    "        CUresult rc = cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1);",
+                    "        CUresult rc = cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, "
+                    "1);",
                     "        if (rc != CUDA_SUCCESS) return rc;",
                     "    }"]
         plain = (f"    return cuLaunchKernel(f, grid_x, grid_y, grid_z, {block}, {shared}, stream, "

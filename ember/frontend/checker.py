@@ -389,7 +389,8 @@ class Checker:
                                  # its cluster size compiles as before when the size is 1
         if dims[0] * dims[1] * dims[2] > 16:
             self.diags.error("E0402", f"a cluster of {dims[0]}x{dims[1]}x{dims[2]} blocks exceeds the 16 blocks an "
-                             "sm_90 GPU runs together at most (8 on every one)", k.cluster[0].span.to(k.cluster[-1].span))
+                             "sm_90 GPU runs together at most (8 on every one)",
+                             k.cluster[0].span.to(k.cluster[-1].span))
             return None
         return tuple(dims)
 

@@ -1,5 +1,7 @@
 """ember.ops.decode_attention: the M newest queries of each sequence against its KV cache,
-grouped-query, split over the sequence and merged (kernels_src/decode_attention.ember)."""
+grouped-query, split over the sequence and merged - in one launch where a KV head's splits
+fit a thread-block cluster (kernels_src/decode_attention_mma.ember), else by a merge kernel
+(kernels_src/decode_attention.ember)."""
 
 from __future__ import annotations
 
@@ -23,7 +25,8 @@ def decode_attention(q, k_cache, v_cache, lengths, *, out=None, max_length: int 
     (HQ * D a multiple of 256, B * M <= 8), made by the merge itself. The
     sequence is split into chunks over max_length (default S, the cache's length: pass the
     longest length in use to launch fewer empty blocks), the chunk chosen so that the splits
-    fill the GPU (choose_chunk). Returns out, like q."""
+    fill the GPU (choose_chunk), or on sm_90 so that a KV head's splits are one cluster's
+    blocks, merged there in the same launch (cluster_chunk). Returns out, like q."""
     op = "decode_attention"
     if out is None:
         vq = _inputs(q, k_cache, v_cache, lengths, max_length)[0]
@@ -242,7 +245,7 @@ def _split_measured_faster(split_defines: dict, one: int, length: int, size: int
     """Whether this GPU's tuned tables measured the split pass (at its own chunk) plus the
     merge faster than the one launch (at chunk `one`): the rule of cluster_chunk holds on the
     H100 but not everywhere on the H200 (batch 4 at 4096 keys: 25.6 us in one launch against
-    21.6 + the merge split). Without both entries (another GPU, other const values, the
+    21.6 for the split pass, and the merge). Without both entries (another GPU, other const values, the
     simulator) the rule stands."""
     split = tuned_us("attention_split_mma", split_defines, size, device)
     clustered = tuned_us("attention_cluster_mma", {**split_defines, "CHUNK": one, "SPLITS": -(-length // one)},

@@ -350,9 +350,9 @@ def attention_split_mma(shape: str, chunk: str = "") -> Workload:
 def attention_cluster_mma(shape: str, chunk: str = "") -> Workload:
     """kernels_src/decode_attention_mma.ember attention_cluster_mma at `BATCHxCONTEXTxM[xHKV]
     cCHUNK [f32]`: decode attention in one launch, the CONTEXT / CHUNK splits of a KV head (up
-    to 16; ember.ops takes at most 8) merged in their cluster; bf16 cache and output, bf16 queries or f32 ones (TQ:
-    the decoder layer's rotated queries, ember.model.layer - an entry serves only calls of
-    its own const values). The shipped buckets take the chunk ember.ops chooses on a GPU of
+    to 16; ember.ops takes at most 8) merged in their cluster; bf16 cache and output, bf16
+    queries or f32 ones (TQ: the decoder layer's rotated queries, ember.model.layer - an
+    entry serves only calls of its own const values). The shipped buckets take the chunk ember.ops chooses on a GPU of
     132 SMs (ember.ops.attention.cluster_chunk). Checked: the output against the f64
     attention."""
     from ..reference.attention import decode_attention
