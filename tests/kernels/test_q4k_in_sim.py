@@ -227,17 +227,18 @@ def test_q4k_digits_gemv_extreme_digits_do_not_overflow():
     assert (np.abs(y - want) <= f32_tolerance(w, xhat) + 1e-6 * np.abs(want)).all()
 
 
-@pytest.mark.parametrize("m", [1, 3])
-def test_the_swiglu_gemv_on_digit_activations(m):
+@pytest.mark.parametrize("m, k, unroll", [(1, 512, 1), (3, 512, 1), (1, 1280, 2), (2, 2560, 4)])
+def test_the_swiglu_gemv_on_digit_activations(m, k, unroll):
     """q4k_digits_swiglu.ember: silu(W_gate x) * (W_up x) from quantize_digits's buffers,
     within the f32 rounding bound of the exact f64 products (where Q8_1 would be off by
-    its quantisation)."""
-    rng, wg, x = inputs(40 + m, 6, 512, m)
-    wu = R.random_q4k(rng, 6, 512)
+    its quantisation); UNROLL steps of loads at once, 5 and 10 super-blocks leaving a lane's
+    last steps past the end."""
+    rng, wg, x = inputs(40 + m, 6, k, m)
+    wu = R.random_q4k(rng, 6, k)
     aq, ds = R.split_digits(*R.quantize_digits(x))
     y = np.zeros((m, 6), np.float32)
-    mod = load(ember.compile(SRC / "q4k_digits_swiglu.ember", defines={"M": m, "WARPS": 2}))
-    mod.q4k_digits_swiglu(wg.view(np.uint32), wu.view(np.uint32), aq, ds, y, 6, 512, grid=(3,))
+    mod = load(ember.compile(SRC / "q4k_digits_swiglu.ember", defines={"M": m, "WARPS": 2, "UNROLL": unroll}))
+    mod.q4k_digits_swiglu(wg.view(np.uint32), wu.view(np.uint32), aq, ds, y, 6, k, grid=(3,))
     g, u = R.gemv(wg, x), R.gemv(wu, x)
     want = g / (1 + np.exp(-g)) * u
     tol = 1e-5 * (np.abs(g) + 1) * (np.abs(u) + 1) + f32_tolerance(wg, x) * np.abs(u) + f32_tolerance(wu, x) * np.abs(g)
