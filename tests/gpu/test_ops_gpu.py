@@ -186,8 +186,8 @@ def test_decode_attention_against_the_reference(dtype, tol, m):
 @pytest.mark.parametrize("batch, s, m", [(8, 512, 1), (1, 700, 4), (4, 4096, 1)])
 def test_decode_attention_in_one_launch_and_split(batch, s, m, max_cluster, monkeypatch):
     """A KV head's splits merged in their cluster (attention_cluster_mma, one launch: up to 8
-    splits), and the split pass with the merge kernel, into bf16 and into the Q8_1 of the
-    output projection: both against the f64 reference."""
+    splits), and the split pass with the merge kernel, into f32 (f32 queries on a bf16 cache)
+    and into the Q8_1 of the output projection: both against the f64 reference."""
     from ember.ops import attention
     from ember.reference.attention import decode_attention
     monkeypatch.setattr(attention, "MAX_CLUSTER", max_cluster)
@@ -207,7 +207,7 @@ def test_decode_attention_in_one_launch_and_split(batch, s, m, max_cluster, monk
     xq = ops.Q8Activations.empty(q, batch * m, 32 * 128)
     ops.decode_attention(q, k, v, lengths, out=xq)
     torch.cuda.synchronize()
-    want_q, want_ds = Q.split_q8_1(Q.quantize_q8_1(ref.reshape(batch * m, -1).astype(np.float32)))
+    want_q, _ = Q.split_q8_1(Q.quantize_q8_1(ref.reshape(batch * m, -1).astype(np.float32)))
     got_q = xq.aq.cpu().numpy().view(np.int8).astype(int)
     assert np.abs(got_q - want_q.view(np.int8).astype(int)).max() <= 1      # a rounding tie at most
     ops.plan.clear()

@@ -46,24 +46,30 @@ def test_the_q4k_gemvs(m):
     assert np.abs(y8 - want).max() <= 1e-5 * np.abs(want).max()
 
 
+def _attention_launches() -> int:
+    """ember.ops.decode_attention into f32 from a bf16 cache, in the simulator, checked
+    against the f64 reference: the launches it took."""
+    rng = np.random.default_rng(4)
+    q = rng.standard_normal((2, 1, 4, 64)).astype(np.float32)
+    kc, vc = (rng.standard_normal((2, 70, 2, 64)).astype(BF16) for _ in range(2))
+    lengths = np.array([70, 3], np.int32)
+    out = np.zeros_like(q)
+    with ops.on_simulator():
+        before = ops.plan.launched()
+        ops.decode_attention(q, kc, vc, lengths, out=out)
+        launches = ops.plan.launched() - before
+    ref = decode_attention(q, kc.astype(np.float64), vc.astype(np.float64), lengths)
+    assert np.abs(out - ref).max() <= 1e-5
+    return launches
+
+
 @pytest.mark.parametrize("max_cluster", [8, 0])
 def test_decode_attention_into_f32_from_a_bf16_cache(max_cluster, monkeypatch):
     """In one launch, a KV head's splits merged in their cluster (attention_cluster_mma), and
     as the split pass and the merge kernel (where the splits do not fit a cluster)."""
     from ember.ops import attention
     monkeypatch.setattr(attention, "MAX_CLUSTER", max_cluster)
-    rng = np.random.default_rng(4)
-    q = rng.standard_normal((2, 1, 4, 64)).astype(np.float32)
-    kc = rng.standard_normal((2, 70, 2, 64)).astype(BF16)
-    vc = rng.standard_normal((2, 70, 2, 64)).astype(BF16)
-    lengths = np.array([70, 3], np.int32)
-    out = np.zeros_like(q)
-    with ops.on_simulator():
-        before = ops.plan.launched()
-        ops.decode_attention(q, kc, vc, lengths, out=out)
-        assert ops.plan.launched() - before == (1 if max_cluster else 2)
-    ref = decode_attention(q, kc.astype(np.float64), vc.astype(np.float64), lengths)
-    assert np.abs(out - ref).max() <= 1e-5
+    assert _attention_launches() == (1 if max_cluster else 2)
 
 
 @pytest.mark.parametrize("split_us, one_us, launches", [(10.0, 20.0, 2), (10.0, 11.0, 1)])
@@ -73,17 +79,7 @@ def test_the_tables_may_overrule_the_one_launch(split_us, one_us, launches, monk
     from ember.ops import attention
     times = {"attention_split_mma": split_us, "attention_cluster_mma": one_us}
     monkeypatch.setattr(attention, "tuned_us", lambda name, defines, size, device: times[name])
-    rng = np.random.default_rng(4)
-    q = rng.standard_normal((2, 1, 4, 64)).astype(np.float32)
-    kc, vc = (rng.standard_normal((2, 70, 2, 64)).astype(BF16) for _ in range(2))
-    lengths = np.array([70, 3], np.int32)
-    out = np.zeros_like(q)
-    with ops.on_simulator():
-        before = ops.plan.launched()
-        ops.decode_attention(q, kc, vc, lengths, out=out)
-        assert ops.plan.launched() - before == launches
-    ref = decode_attention(q, kc.astype(np.float64), vc.astype(np.float64), lengths)
-    assert np.abs(out - ref).max() <= 1e-5
+    assert _attention_launches() == launches
 
 
 def test_digit_activations_give_f32_accurate_products():
