@@ -2,7 +2,8 @@
 batch holds whole clusters; a block's rank is its place in its cluster (x fastest); a
 cluster barrier is a barrier of each of its blocks that also orders the accesses of every
 block of the cluster before it against those after it (ember.sim.ordering: each block
-then knows the others' accesses of the epochs that ended); an access to another block's
+then knows the others' accesses of the epochs that ended, and what they had acquired from
+other clusters - as the PTX memory model's causality order is transitive); an access to another block's
 shared array is to that block's copy of it (its row of the array's memory), race-checked
 as an access by the thread that makes it."""
 
@@ -50,7 +51,11 @@ def barrier(m, op, mask) -> None:
             waiting = int(blocks[np.argmax(arrived[blocks])])
             raise SimError("S0005", f"divergent cluster barrier: {m.who(waiting * m.T)}'s block waits here, but "
                            f"block {m.who(missing * m.T).split(' of ')[-1]} of its cluster does not reach it", op)
+        # each block's writes of the epochs that ended, and what each block had learned
+        # (acquired from other clusters): the barrier's release and acquire are cumulative
         facts = {("b", int(m.block_lin[b * m.T])): int(m.epoch[b]) for b in blocks.tolist()}
+        for b in blocks.tolist():
+            merge(facts, m.ordering.block_facts.get(b, {}))
         for b in blocks.tolist():
             merge(m.ordering.block_facts.setdefault(b, {}), facts)
     m.ordering.any = True

@@ -35,6 +35,24 @@ def test_the_last_block_merges(variant):
         assert int(count.to_host()[0]) == 0
 
 
+def test_the_last_cluster_merges():
+    from ember.runtime import cuda
+    from ember.runtime.cuda import DeviceArray
+    if cuda.context().compute_capability < (9, 0):
+        pytest.skip("thread-block clusters need sm_90")
+    clusters = 512
+    x = np.random.default_rng(14).standard_normal(clusters * 2 * 64).astype(np.float32)
+    mod = _module(P.LAST_CLUSTER, 0, "last_cluster.ember")
+    dx, partial = DeviceArray.from_host(x), DeviceArray.from_host(np.zeros_like(x))
+    count, out = DeviceArray.from_host(np.zeros(1, np.uint32)), DeviceArray.from_host(np.zeros(64, np.float32))
+    ref = (2 * x.astype(np.float64)).reshape(-1, 64).sum(axis=0)
+    for i in range(20):
+        dx.copy_from_host(x * (i + 1))
+        mod.columns(dx, partial, count, out, grid=clusters * 2)
+        np.testing.assert_allclose(out.to_host(), ref * (i + 1), rtol=1e-4, atol=1e-2)
+        assert int(count.to_host()[0]) == 0
+
+
 def test_a_lock_and_a_handoff():
     x = np.random.default_rng(12).standard_normal(512).astype(np.float32)
     acc = np.zeros(1, np.float32)

@@ -50,6 +50,49 @@ kernel total<const VARIANT: u32 = 0>(x: *global f32, partial: *mut global f32, c
 """
 LAST_BLOCK_READ_LINE = LAST_BLOCK.splitlines().index("            t += partial[b];") + 1
 
+# The last cluster merges (decode_attention_mma.ember's cluster_settle): every thread of
+# every block writes its partial, a cluster barrier, rank 0's thread 0 takes the ticket and
+# tells the cluster's blocks through their shared `last`, a cluster barrier, and in the last
+# cluster rank 1 - a block that took no ticket, and learned of the others' writes only from
+# rank 0 through the barrier - reads them all. VARIANT 0: fences at gpu scope around the
+# ticket; 1: no fence; 2: fences at cluster scope.
+LAST_CLUSTER = """
+kernel columns<const VARIANT: u32 = 0>(x: *global f32, partial: *mut global f32, count: *mut global u32,
+                                       out: *mut global f32) block(64) cluster(2) {
+    shared last: [u32; 1];
+    partial[block_idx.x * 64u32 + thread_idx.x] = x[block_idx.x * 64u32 + thread_idx.x] * 2.0;
+    cluster_barrier();
+    if cluster_rank == 0u32 && thread_idx.x == 0u32 {
+        var ticket = 0u32;
+        if VARIANT == 0u32 {
+            fence(acq_rel, gpu);
+            ticket = atomic_add(count, 0, 1u32);
+            fence(acq_rel, gpu);
+        } else if VARIANT == 1u32 {
+            ticket = atomic_add(count, 0, 1u32);
+        } else {
+            fence(acq_rel, cluster);
+            ticket = atomic_add(count, 0, 1u32);
+            fence(acq_rel, cluster);
+        }
+        let mine = select(ticket == grid_dim.x / 2u32 - 1u32, 1u32, 0u32);
+        if mine == 1u32 { atomic_store(count, 0, 0u32); }
+        dsmem_store(last, 0u32, 0u32, mine);
+        dsmem_store(last, 0u32, 1u32, mine);
+    }
+    cluster_barrier();
+    if last[0] == 1u32 && cluster_rank == 1u32 {
+        var t = 0.0;
+        for b in 0u32..grid_dim.x {
+            t += partial[b * 64u32 + thread_idx.x];
+        }
+        out[thread_idx.x] = t;
+    }
+}
+"""
+LAST_CLUSTER_READ_LINE = LAST_CLUSTER.splitlines().index("            t += partial[b * 64u32 + thread_idx.x];") + 1
+
+
 # A lock around a read-modify-write of plain memory. VARIANT 0: acquire to take it,
 # release to give it back; 1: both relaxed.
 LOCK = """

@@ -58,6 +58,37 @@ def test_a_cta_scoped_fence_does_not_reach_other_blocks(max_lanes):
     assert any("had `cta` scope, which reaches only the threads of one block" in n for n in d.notes), d.notes
 
 
+def _last_cluster(variant: int, max_lanes: int, clusters: int = 5):
+    x = np.random.default_rng(variant).standard_normal(clusters * 2 * 64).astype(np.float32)
+    partial = np.zeros_like(x)
+    count = np.zeros(1, np.uint32)
+    out = np.zeros(64, np.float32)
+    prog = ember.compile(P.LAST_CLUSTER, name="last_cluster.ember", arch="sm_90", defines={"VARIANT": variant},
+                         stop_after="ir-opt")
+    ember.runtime.load(prog, device="sim").columns(x, partial, count, out, grid=clusters * 2, max_lanes=max_lanes)
+    return x, out, count
+
+
+@pytest.mark.parametrize("max_lanes", BATCHINGS)
+def test_a_cluster_barrier_passes_on_what_its_blocks_acquired(max_lanes):
+    """The last cluster merges: rank 1 reads the partials that rank 0's thread 0 acquired
+    with the last ticket, learning of them only through the cluster barrier after it (the
+    barrier's release and acquire are cumulative, as the PTX memory model's causality order
+    is transitive)."""
+    x, out, count = _last_cluster(0, max_lanes)
+    np.testing.assert_allclose(out, (2 * x.astype(np.float64)).reshape(-1, 64).sum(axis=0), rtol=1e-5, atol=1e-4)
+    assert count[0] == 0
+
+
+@pytest.mark.parametrize("variant", [1, 2], ids=["no-fence", "cluster-scope"])
+def test_the_last_clusters_read_needs_a_gpu_scoped_release_and_acquire(variant):
+    with pytest.raises(SimError) as err:
+        _last_cluster(variant, 1 << 15)
+    d = err.value.diagnostic
+    assert d.code == "S0004" and "data race on buffer `partial`" in d.message
+    assert d.span.line_col[0] == P.LAST_CLUSTER_READ_LINE
+
+
 def test_cta_scoped_atomics_of_different_blocks_are_reported():
     src = """kernel k(count: *mut global u32) block(32) {
         if thread_idx.x == 0u32 { atomic_add(count, 0, 1u32, relaxed, SCOPE); }
