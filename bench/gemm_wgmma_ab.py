@@ -38,12 +38,13 @@ def _gemm(arch: str, defines: dict | None = None, sass_path: str = "nvjitlink"):
     from ember.runtime import cuda
     prog = ember.compile(ROOT / "kernels_src" / "gemm_wgmma.ember", arch=arch, defines=defines or {}, cache=False)
     kernel = cuda.load(prog, sass_path=sass_path).gemm_wgmma
-    bn, bm = prog.kernels["gemm_wgmma"].consts["BN"], prog.kernels["gemm_wgmma"].consts["BM"]
+    consts = prog.kernels["gemm_wgmma"].consts
+    bn, bm, swap = consts["BN"], consts["BM"], consts["SWAP"]
     import torch
     sms = torch.cuda.get_device_properties(cuda.context().ordinal).multi_processor_count
 
     def prepare(a, w, c, m, n, k):
-        tiles = -(-m // bm) * -(-n // bn)
+        tiles = -(-(n if swap else m) // bm) * -(-(m if swap else n) // bn)      # SWAP tiles c^T
         return kernel.prepare(a, w, c, m, n, k, grid=(min(sms, tiles),))
     return prepare
 

@@ -26,8 +26,26 @@ CONFIGS = {"default": {},
            "swap C1 BN16 S16": {"C_T": True, "CONSUMERS": 1, "BN": 16, "STAGES": 16},
            "swap C1 BN16 S20": {"C_T": True, "CONSUMERS": 1, "BN": 16, "STAGES": 20},
            "swap C2 BN16 S10": {"C_T": True, "CONSUMERS": 2, "BN": 16, "STAGES": 10},
-           "swap C1 BN8 S16": {"C_T": True, "CONSUMERS": 1, "BN": 8, "STAGES": 16}}
+           "swap C1 BN8 S16": {"C_T": True, "CONSUMERS": 1, "BN": 8, "STAGES": 16},
+           # the swap inside the kernel, from the forward's arguments: what the tuned table may choose
+           "SWAP C1 BN16 S16": {"SWAP": True, "CONSUMERS": 1, "BN": 16, "STAGES": 16}}
+TUNED = ("the tuned table's configuration for this GPU at the bucket nearest the shape "
+         "(kernels_src/tuned/gemm_wgmma.json), through its SASS path")
 ROTATE_BYTES = 200e6            # the weights each side cycles through: four times the L2
+
+
+def _tuned(m: int, n: int, k: int) -> tuple:
+    """(configuration, SASS path) of the tuned table's entry for this GPU nearest m x n x k,
+    or the defaults through nvJitLink."""
+    from ember.ops.kernels import pick_entry
+    from ember.runtime import cuda
+    from ember.tuning import table as T
+    from ember.tuning.workloads import source_of
+    table = T.read(T.table_path("gemm_wgmma"))
+    ctx = cuda.context()
+    entry = pick_entry(table if T.current(table, source_of("gemm_wgmma")) else None,
+                       T.device_key(ctx.name, ctx.arch), {}, m * n * k)
+    return ({}, "nvjitlink") if entry is None else (dict(entry["config"]), T.entry_sass_path(table, entry))
 
 
 def _rotating(fns: list):
@@ -90,12 +108,16 @@ def main(out_dir: str, quick: bool = False) -> int:
     # the same bytes moved as a shape's weights (half read, half written), rotating past the L2
     same_bytes = {n * k: copy_ceiling(n * k, rotate_bytes=ROTATE_BYTES)["TBps"] for (_, n, k) in SHAPES}
     prepared = {name: _gemm("sm_90a", d) for name, d in CONFIGS.items()}
-    rows = [run_shape(prepared, m, n, k, copy_tbps, quick) for (m, n, k) in (SHAPES[:3] if quick else SHAPES)]
+    rows = []
+    for (m, n, k) in (SHAPES[:3] if quick else SHAPES):
+        config, path = _tuned(m, n, k)
+        rows.append(run_shape({**prepared, "tuned": _gemm("sm_90a", config, path)}, m, n, k, copy_tbps, quick))
+        rows[-1]["tuned"] = {"config": config, "sass_path": path}
     for r in rows:
         r["same_bytes_copy_TBps"] = same_bytes[r["n"] * r["k"]]
     result = {"benchmark": "gemm_wgmma_decode", "date": datetime.date.today().isoformat(),
               "device": torch.cuda.get_device_name(), "arch": arch, "torch": torch.__version__, "sass": "nvJitLink",
-              "copy_TBps": copy_tbps, "configs": CONFIGS, "rows": rows}
+              "copy_TBps": copy_tbps, "configs": {**CONFIGS, "tuned": TUNED}, "rows": rows}
     name = for_device("gemm_wgmma_decode", result["device"])
     save(out_dir, name, result, markdown(result))
     save_svg(out_dir, name, plot(result))
@@ -122,6 +144,10 @@ def markdown(result: dict) -> str:
     worst = max(r["sides"][s]["max_rel_err"] for r in result["rows"] for s in result["configs"])
     lines += ["", f"Every configuration's output bitwise equal to the default's at every shape: {same}. "
                   f"Largest error against the f64 product (normwise): {worst:.1e}."]
+    if all("tuned" in r for r in result["rows"]):
+        lines += ["", "The tuned side's configuration per shape: " + "; ".join(
+            f"{r['m']} x {r['n']} x {r['k']}: {r['tuned']['config'] or 'the defaults'} ({r['tuned']['sass_path']})"
+            for r in result["rows"]) + "."]
     return "\n".join(lines) + "\n"
 
 

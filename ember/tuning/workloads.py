@@ -443,7 +443,8 @@ def gemm_wgmma(shape: str) -> Workload:
 
     def grid(c):            # persistent: a block an SM (of the first GPU; the simulator: a block a tile)
         from ..runtime import cuda
-        tiles = -(-m // (64 * c["CONSUMERS"])) * -(-n // c["BN"])
+        rm, rn = (n, m) if c.get("SWAP") else (m, n)          # SWAP tiles c^T
+        tiles = -(-rm // (64 * c["CONSUMERS"])) * -(-rn // c["BN"])
         return (min(cuda.context().sm_count, tiles) if cuda.available() else tiles,)
     return Workload(KERNELS_SRC / "gemm_wgmma.ember", "gemm_wgmma", shape, {},
                     {"a": bf16_bits(a), "b": bf16_bits(w)}, "c", {"c": np.zeros((m, n), np.float32)},

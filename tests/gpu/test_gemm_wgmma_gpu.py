@@ -131,7 +131,7 @@ def test_ping_pong_backward_products_give_the_default_bits():
 @pytest.mark.parametrize("m, n, k", [(1, 4096, 4096), (13, 14336, 4096), (16, 4096, 14336), (40, 1000, 4104)])
 def test_the_swapped_decode_call_gives_the_default_bits(gemm, m, n, k):
     """y^T = w x^T with C_T (the decode configuration of the kernel's header) stores y with
-    the defaults' bits."""
+    the defaults' bits; so does SWAP from the forward's arguments."""
     import torch
     from ember.runtime import cuda
     g = torch.Generator(device="cuda").manual_seed(m * n)
@@ -142,4 +142,11 @@ def test_the_swapped_decode_call_gives_the_default_bits(gemm, m, n, k):
     y = torch.full((m, n), float("nan"), device="cuda")
     sms = torch.cuda.get_device_properties(cuda.context().ordinal).multi_processor_count
     mod.gemm_wgmma(w, a, y, n, m, k, grid=(min(sms, -(-n // 64) * -(-m // 16)),))
-    assert torch.equal(y, gemm(a, w))
+    want = gemm(a, w)
+    assert torch.equal(y, want)
+    # the same swap inside the kernel (SWAP), from the forward's own arguments
+    mod = cuda.load(ember.compile(SRC, arch="sm_90a", defines={"SWAP": True, "CONSUMERS": 1, "BN": 16, "STAGES": 16},
+                                  cache=False))
+    y.fill_(float("nan"))
+    mod.gemm_wgmma(a, w, y, m, n, k, grid=(min(sms, -(-n // 64) * -(-m // 16)),))
+    assert torch.equal(y, want)

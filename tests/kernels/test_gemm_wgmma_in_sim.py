@@ -212,6 +212,21 @@ def test_swapped_operands_store_y_with_the_default_bits(gemm, m):
     assert np.array_equal(y.reshape(m, n), run(gemm, a, w))
 
 
+@pytest.mark.parametrize("m", [1, 20])
+def test_the_swap_inside_the_kernel_keeps_the_forwards_call_and_bits(gemm, m):
+    """SWAP: the same product as the swapped call above, from the forward's own arguments (a =
+    x, b = w, c = y, M, N, K), so that a tuned table can choose it for decode shapes - the
+    defaults' bits, y [M, N] as stored by the defaults."""
+    n, k = 136, 200
+    rng = np.random.default_rng(m + 1)
+    a, w = bf16_values(rng.standard_normal((m, k))), bf16_values(rng.standard_normal((n, k)))
+    swap = load(ember.compile(SRC, arch="sm_90a", defines={"SWAP": True, "BN": 16, "STAGES": 6, "CONSUMERS": 1},
+                              cache=False)).gemm_wgmma
+    y = np.full(m * n, np.nan, np.float32)
+    swap(bf16_bits(a), bf16_bits(w), y, m, n, k, grid=(3,))
+    assert np.array_equal(y.reshape(m, n), run(gemm, a, w))
+
+
 def test_a_transposed_b_keeps_64_column_blocks():
     """B_MN reads 64-column blocks of a transposed B: a narrower tile is refused by the
     kernel's static_assert, which the tuner reads as a constraint."""

@@ -46,8 +46,12 @@ def run_in_sim(wl, config):
     ("attention_split_mma", "1x100x2x1 c64", [{"WARPS": 2, "STAGES": 2}, {"WARPS": 4, "STAGES": 3}]),
     ("attention_cluster_mma", "2x100x2x1 c64", [{"WARPS": 2, "STAGES": 2}, {"WARPS": 4, "STAGES": 3}]),
     ("gemm_bf16", "70x40x96", [{"BM": 64, "BN": 64, "BK": 32, "STAGES": 2, "WARPS_M": 2, "WARPS_N": 2}]),
-    ("gemm_wgmma", "20x72x136", [{"BN": 64, "STAGES": 2, "GROUP_M": 0, "CONSUMERS": 1, "BULK_STORE": False},
-                                 {"BN": 16, "STAGES": 3, "GROUP_M": 8, "CONSUMERS": 2, "BULK_STORE": True}]),
+    ("gemm_wgmma", "20x72x136", [{"BN": 64, "STAGES": 2, "GROUP_M": 0, "CONSUMERS": 1, "BULK_STORE": False,
+                                  "SWAP": False},
+                                 {"BN": 16, "STAGES": 3, "GROUP_M": 8, "CONSUMERS": 2, "BULK_STORE": True,
+                                  "SWAP": False},
+                                 {"BN": 16, "STAGES": 3, "GROUP_M": 0, "CONSUMERS": 1, "BULK_STORE": False,
+                                  "SWAP": True}]),
 ])
 def test_correct_configurations_pass_the_check(kernel, shape, configs):
     wl = workload(kernel, shape)
