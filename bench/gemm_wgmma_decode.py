@@ -35,16 +35,19 @@ ROTATE_BYTES = 200e6            # the weights each side cycles through: four tim
 
 
 def _tuned(m: int, n: int, k: int) -> tuple:
-    """(configuration, SASS path) of the tuned table's entry for this GPU nearest m x n x k,
-    or the defaults through nvJitLink."""
+    """(configuration, SASS path) of the tuned table's entry for this GPU at the bucket m x n x
+    k, else at the bucket nearest its size, or the defaults through nvJitLink."""
     from ember.ops.kernels import pick_entry
     from ember.runtime import cuda
     from ember.tuning import table as T
     from ember.tuning.workloads import source_of
     table = T.read(T.table_path("gemm_wgmma"))
     ctx = cuda.context()
-    entry = pick_entry(table if T.current(table, source_of("gemm_wgmma")) else None,
-                       T.device_key(ctx.name, ctx.arch), {}, m * n * k)
+    key = T.device_key(ctx.name, ctx.arch)
+    fresh = T.current(table, source_of("gemm_wgmma"))
+    exact = table["devices"].get(key, {}).get(f"{m}x{n}x{k}") if fresh else None
+    entry = exact if exact and exact.get("config") is not None else pick_entry(table if fresh else None, key, {},
+                                                                                m * n * k)
     return ({}, "nvjitlink") if entry is None else (dict(entry["config"]), T.entry_sass_path(table, entry))
 
 

@@ -8,7 +8,7 @@ import os
 import sys
 from pathlib import Path
 
-from ..cli_support import EXIT_OK, UsageError
+from ..cli_support import EXIT_ERRORS, EXIT_OK, UsageError
 
 
 def add_arguments(p) -> None:
@@ -56,13 +56,28 @@ def run(args) -> int:
     old = T.read(out) if out.is_file() else None
     out.parent.mkdir(parents=True, exist_ok=True)
     T.write(out, T.merge(old, new))
-    for dev, buckets in new["devices"].items():
-        for bucket, e in buckets.items():
-            chosen = " ".join(f"{k}={v}" for k, v in (e["config"] or {}).items()) or "nothing correct"
-            chosen += f" through {e['sass_path']}" if e["config"] is not None else ""
-            extra = f", {len(e['wrong'])} WRONG" if e["wrong"] else ""
-            default = f"{e['default_us']} us" if e["default_us"] is not None else "does not check here"
-            print(f"{args.kernel} {bucket} on {dev}: {chosen} {e['us']} us (default {default}; "
-                  f"{e['tried']} tried, {e['pruned']} pruned{extra})")
+    lines, chose_all = summary(args.kernel, new)
+    print("\n".join(lines))
     print(f"wrote {out}")
-    return EXIT_OK
+    return EXIT_OK if chose_all else EXIT_ERRORS
+
+
+def summary(kernel: str, table: dict) -> tuple[list, bool]:
+    """A line per device and bucket of a table `tune` made, and whether every bucket found a
+    correct configuration (one where none passed the reference check is an error: its entry
+    records what was tried and what was wrong, and no configuration)."""
+    lines, chose_all = [], True
+    for dev, buckets in table["devices"].items():
+        for bucket, e in buckets.items():
+            counts = f"{e['tried']} tried, {e['pruned']} pruned" + (f", {len(e['wrong'])} WRONG" if e["wrong"] else "")
+            if e["config"] is None:
+                chose_all = False
+                failed = f", {len(e['failed'])} failed to build or run" if e["failed"] else ""
+                worst = max((w["error"] for w in e["wrong"]), default=None)
+                lines.append(f"{kernel} {bucket} on {dev}: no configuration passed the reference check ({counts}"
+                             f"{failed}" + (f"; errors up to {worst:.3g}" if worst is not None else "") + ")")
+                continue
+            chosen = " ".join(f"{k}={v}" for k, v in e["config"].items()) + f" through {e['sass_path']}"
+            default = f"{e['default_us']} us" if e.get("default_us") is not None else "does not check here"
+            lines.append(f"{kernel} {bucket} on {dev}: {chosen} {e['us']} us (default {default}; {counts})")
+    return lines, chose_all

@@ -1,4 +1,5 @@
-"""`ember tune` where no GPU is needed: --list, and the usage errors."""
+"""`ember tune` where no GPU is needed: --list, the usage errors, and what it says of a
+bucket where no configuration passed the reference check."""
 
 import pytest
 
@@ -28,3 +29,24 @@ def test_without_a_gpu_it_says_so(capsys):
         pytest.skip("a GPU is present: tests/gpu/test_tune_gpu.py runs the tuner")
     code, _, err = run(capsys, "tune", "q4k_gemv")
     assert code == 2 and "needs a CUDA GPU" in err and "ember tune-space" in err
+
+
+def test_a_bucket_where_nothing_passed_the_check_is_an_error(capsys, tmp_path, monkeypatch):
+    """Every configuration wrong (as gemm_wgmma's was at K = 14336 under a tolerance too tight
+    for its depth): the summary says so, with the errors, and the exit status is 1 - not an
+    internal error, and not 0."""
+    from ember.runtime import cuda
+    from ember.tuning import runner
+    wrong = [{"config": {"BN": 16}, "error": 1.96e-05, "sass_path": "nvjitlink"}]
+    table = {"kernel": "gemm_wgmma", "devices": {"GPU sm_90": {"1x4096x14336": {
+        "config": None, "sass_path": None, "us": None, "runner_up": None, "tried": 1, "pruned": 0, "wrong": wrong,
+        "failed": [], "defines": {}}}}}
+    monkeypatch.setattr(cuda, "available", lambda: True)
+    monkeypatch.setattr(cuda, "device_count", lambda: 1)
+    monkeypatch.setattr(runner, "tune", lambda *a, **k: table)
+    monkeypatch.setattr("ember.tuning.table.merge", lambda old, new: new)
+    monkeypatch.setattr("ember.tuning.table.write", lambda path, t: path.write_text("{}"))
+    code, out, _ = run(capsys, "tune", "gemm_wgmma", "-o", str(tmp_path / "t.json"))
+    assert code == 1
+    assert ("gemm_wgmma 1x4096x14336 on GPU sm_90: no configuration passed the reference check (1 tried, 0 pruned, "
+            "1 WRONG; errors up to 1.96e-05)") in out
