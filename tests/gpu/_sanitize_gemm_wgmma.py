@@ -2,7 +2,8 @@ import torch, ember
 from ember.runtime import cuda
 SRC = "kernels_src/gemm_wgmma.ember"
 for d in ({}, {"B_MN": True}, {"A_MN": True, "B_MN": True}, {"O": "bf16"}, {"CONSUMERS": 1, "BN": 32, "STAGES": 8},
-          {"C_T": True, "CONSUMERS": 1, "BN": 16, "STAGES": 16}, {"BULK_STORE": True},
+          {"C_T": True, "CONSUMERS": 1, "BN": 16, "STAGES": 16}, {"SWAP": True, "CONSUMERS": 1, "BN": 16, "STAGES": 16},
+          {"BULK_STORE": True},
           {"PINGPONG": True, "BN": 128, "STAGES": 6, "BULK_STORE": True},
           {"PINGPONG": True, "BN": 128, "STAGES": 6, "A_MN": True, "B_MN": True}):
     mod = cuda.load(ember.compile(SRC, arch="sm_90a", defines=d, cache=False))
