@@ -82,14 +82,15 @@ def test_a_merge_of_more_splits_than_it_loads_at_once():
     assert np.abs(out - ref).max() <= 1e-5
 
 
-def run_mma(batch, m, hkv, g, d, s, lengths, chunk, warps, stages=3, seed=0, t="bf16", tq="f32"):
+def run_mma(batch, m, hkv, g, d, s, lengths, chunk, warps, stages=3, seed=0, t="bf16", tq="f32", chains=1):
     """attention_split_mma (decode_attention_mma.ember) then attention_merge, in the simulator."""
     rng = np.random.default_rng(seed)
     q = _io(tq, rng.standard_normal((batch, m, hkv * g, d)))
     k = _io(t, rng.standard_normal((batch, s, hkv, d)))
     v = _io(t, rng.standard_normal((batch, s, hkv, d)))
     lengths = np.array(lengths, np.int32)
-    defines = {"T": t, "D": d, "G": g, "M": m, "CHUNK": chunk, "WARPS": warps, "STAGES": stages, "TQ": tq}
+    defines = {"T": t, "D": d, "G": g, "M": m, "CHUNK": chunk, "WARPS": warps, "STAGES": stages, "TQ": tq,
+               "CHAINS": chains}
     mod = load(ember.compile(SRC / "decode_attention_mma.ember", defines=defines), device="sim")
     merge = load(ember.compile(SRC / "decode_attention.ember", defines={"T": t, "D": d, "M": m, "TO": "f32"},
                                kernels=["attention_merge"]), device="sim").attention_merge
@@ -103,16 +104,20 @@ def run_mma(batch, m, hkv, g, d, s, lengths, chunk, warps, stages=3, seed=0, t="
     return out, ref
 
 
-@pytest.mark.parametrize("m, g, warps, stages", [(1, 4, 2, 3), (2, 4, 2, 2), (3, 2, 1, 4), (4, 4, 2, 3)])
-def test_the_tensor_core_split_matches_the_reference(m, g, warps, stages):
+@pytest.mark.parametrize("m, g, warps, stages, chains",
+                         [(1, 4, 2, 3, 1), (2, 4, 2, 2, 2), (3, 2, 1, 4, 4), (4, 4, 2, 3, 1)])
+def test_the_tensor_core_split_matches_the_reference(m, g, warps, stages, chains):
     """Tiles of 16 x WARPS keys through a ring of STAGES, sequences ending inside a tile and
     inside a warp's 16 keys, splits with no key, M queries each with its causal limit, up to
-    16 rows (G x M) a KV head; f32 queries on a bf16 cache as hi + lo parts: f32 accuracy."""
-    out, ref = run_mma(2, m, 2, g, 64, 150, [150, m + 3], chunk=64, warps=warps, stages=stages, seed=m)
+    16 rows (G x M) a KV head; f32 queries on a bf16 cache as hi + lo parts: f32 accuracy
+    (the scores summed in 1, 2 or 4 chains of mma)."""
+    out, ref = run_mma(2, m, 2, g, 64, 150, [150, m + 3], chunk=64, warps=warps, stages=stages, seed=m,
+                       chains=chains)
     assert np.abs(out - ref).max() <= 2e-5, np.abs(out - ref).max()
 
 
-def run_cluster(batch, m, hkv, g, d, s, lengths, chunk, splits, warps, stages=2, seed=0, t="bf16", tq="f32"):
+def run_cluster(batch, m, hkv, g, d, s, lengths, chunk, splits, warps, stages=2, seed=0, t="bf16", tq="f32",
+                chains=1):
     """attention_cluster_mma and attention_cluster_mma_q8 (one launch each: the splits of a
     KV head merged in their cluster), in the simulator: the f32 output, its Q8_1 form, the
     inputs' f64 reference."""
@@ -123,7 +128,7 @@ def run_cluster(batch, m, hkv, g, d, s, lengths, chunk, splits, warps, stages=2,
     v = _io(t, rng.standard_normal((batch, s, hkv, d)))
     lengths = np.array(lengths, np.int32)
     defines = {"T": t, "D": d, "G": g, "M": m, "CHUNK": chunk, "SPLITS": splits, "WARPS": warps,
-               "STAGES": stages, "TQ": tq}
+               "STAGES": stages, "TQ": tq, "CHAINS": chains}
     scale = 1 / math.sqrt(d) * math.log2(math.e)
     mod = load(ember.compile(SRC / "decode_attention_mma.ember", defines={**defines, "TO": "f32"},
                              kernels=["attention_cluster_mma"]), device="sim")
@@ -138,8 +143,8 @@ def run_cluster(batch, m, hkv, g, d, s, lengths, chunk, splits, warps, stages=2,
     return out, (aq, ads), ref
 
 
-@pytest.mark.parametrize("m, g, splits, warps", [(1, 4, 4, 2), (3, 2, 2, 1), (2, 8, 3, 2)])
-def test_the_cluster_merge_matches_the_reference(m, g, splits, warps):
+@pytest.mark.parametrize("m, g, splits, warps, chains", [(1, 4, 4, 2, 2), (3, 2, 2, 1, 1), (2, 8, 3, 2, 4)])
+def test_the_cluster_merge_matches_the_reference(m, g, splits, warps, chains):
     """Each block's chunk as attention_split_mma does it, merged over the cluster's blocks
     through distributed shared memory: sequences ending inside a chunk and leaving whole
     blocks without a key, M queries with their causal limits, up to 16 rows a KV head, the
@@ -148,7 +153,7 @@ def test_the_cluster_merge_matches_the_reference(m, g, splits, warps):
     from ember.reference import q4k as R
     d = 64
     out, (aq, ads), ref = run_cluster(2, m, 2, g, d, 40 * splits, [40 * splits - 7, m + 3], chunk=32 * warps * 2,
-                                      splits=splits, warps=warps, seed=m)
+                                      splits=splits, warps=warps, seed=m, chains=chains)
     assert np.abs(out - ref).max() <= 2e-5, np.abs(out - ref).max()
     want_q, want_ds = R.split_q8_1(R.quantize_q8_1(out.reshape(2 * m, -1)))
     np.testing.assert_array_equal(aq, want_q)

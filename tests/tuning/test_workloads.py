@@ -43,8 +43,10 @@ def run_in_sim(wl, config):
     ("add_rmsnorm_q8", "2x512", [{"BLOCK": 256}, {"BLOCK": 512}]),     # its default BLOCK (1024) does not fit
     ("attention_split", "1x100x2x1 c32", [{"WARPS": 2, "U": 1, "PREFETCH": False},
                                            {"WARPS": 4, "U": 4, "PREFETCH": True}]),
-    ("attention_split_mma", "1x100x2x1 c64", [{"WARPS": 2, "STAGES": 2}, {"WARPS": 4, "STAGES": 3}]),
-    ("attention_cluster_mma", "2x100x2x1 c64", [{"WARPS": 2, "STAGES": 2}, {"WARPS": 4, "STAGES": 3}]),
+    ("attention_split_mma", "1x100x2x1 c64", [{"WARPS": 2, "STAGES": 2, "CHAINS": 1},
+                                              {"WARPS": 4, "STAGES": 3, "CHAINS": 4}]),
+    ("attention_cluster_mma", "2x100x2x1 c64", [{"WARPS": 2, "STAGES": 2, "CHAINS": 2},
+                                                {"WARPS": 4, "STAGES": 3, "CHAINS": 1}]),
     ("gemm_bf16", "70x40x96", [{"BM": 64, "BN": 64, "BK": 32, "STAGES": 2, "WARPS_M": 2, "WARPS_N": 2}]),
     ("gemm_wgmma", "20x72x136", [{"BN": 64, "STAGES": 2, "GROUP_M": 0, "CONSUMERS": 1, "BULK_STORE": False,
                                   "SWAP": False},
