@@ -25,6 +25,10 @@ def add_arguments(p) -> None:
     p.add_argument("--quick", action="store_true",
                    help="time 3 rounds of 20 launches instead of 5 of 100 (a first look, not for tables you ship)")
     p.add_argument("--list", action="store_true", help="list the kernels `ember tune` can tune, with their buckets")
+    p.add_argument("--restamp", action="store_true",
+                   help="no GPU needed: keep KERNEL's table (-o TABLE) after an edit of its source that left the code "
+                        "it measured unchanged - every entry's configuration must compile to the PTX it was measured "
+                        "with (its recorded hash); on a current table, record the hashes entries lack")
 
 
 def run(args) -> int:
@@ -36,6 +40,8 @@ def run(args) -> int:
         return EXIT_OK
     if not args.kernel:
         raise UsageError("name a KERNEL to tune (ember tune --list names them)")
+    if args.restamp:
+        return _restamp(args)
     if args.jobs < 1:
         raise UsageError(f"-j must be at least 1, got {args.jobs}")
     shapes = args.shape or None
@@ -60,6 +66,24 @@ def run(args) -> int:
     print("\n".join(lines))
     print(f"wrote {out}")
     return EXIT_OK if chose_all else EXIT_ERRORS
+
+
+def _restamp(args) -> int:
+    from . import table as T
+    from .restamp import restamp
+    from .workloads import source_of
+    if args.shape or args.device or args.quick:
+        raise UsageError("--restamp measures nothing: it takes no --shape, --device or --quick")
+    source = source_of(args.kernel)
+    path = Path(args.output) if args.output else source.parent / "tuned" / f"{args.kernel}.json"
+    if not path.is_file():
+        raise UsageError(f"--restamp: no table {path} (`ember tune {args.kernel}` makes it)")
+    result = restamp(args.kernel, T.read(path), source)
+    print("\n".join(result.lines))
+    if result.table is not None:
+        T.write(path, result.table)
+        print(f"wrote {path}")
+    return EXIT_OK if result.ok else EXIT_ERRORS
 
 
 def summary(kernel: str, table: dict) -> tuple[list, bool]:

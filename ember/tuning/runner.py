@@ -204,7 +204,9 @@ def tune_bucket(kernel: str, shape: str, device: int = 0, workers: int = 1, prog
         best, _ = choose([r for r in results if r["sass_path"] == path])
         if best is not None:
             best_by_path[path] = {"config": best["config"], "us": round(best["us"], 3)}
+    from .restamp import ptx_sha256
     return {**entry, "config": chosen["config"], "sass_path": chosen["sass_path"], "us": round(chosen["us"], 3),
+            "arch": arch, "ptx_sha256": ptx_sha256(wl.source, arch, {**wl.defines, **chosen["config"]}, kernel),
             "TBps": round(wl.moved_bytes / (chosen["us"] * 1e-6) / 1e12, 3),
             "runner_up": ({"config": runner_up["config"], "sass_path": runner_up["sass_path"],
                            "us": round(runner_up["us"], 3)} if runner_up else None),

@@ -450,7 +450,7 @@ def gemm_wgmma(shape: str) -> Workload:
                     {"a": bf16_bits(a), "b": bf16_bits(w)}, "c", {"c": np.zeros((m, n), np.float32)},
                     ["a", "b", "c", m, n, k], grid,
                     np.asarray(a, np.float64) @ np.asarray(w, np.float64).T, _depth_tolerance(k),
-                    2 * (m + n) * k + 4 * m * n, arch="sm_90a")
+                    2 * (m + n) * k + 4 * m * n, arch=TARGETS["gemm_wgmma"])
 
 
 def _depth_tolerance(k: int) -> float:
@@ -519,6 +519,15 @@ WORKLOADS = {
     "gemm_wgmma": (gemm_wgmma, "gemm_wgmma.ember", ["4096x4096x4096", "2048x14336x4096", "16x4096x4096",
                                                     "1x14336x4096", "1x4096x4096", "1x4096x14336"]),
 }
+
+
+# kernels tuned for a target other than the device's own (wgmma needs sm_90a's features)
+TARGETS = {"gemm_wgmma": "sm_90a"}
+
+
+def tuning_arch(kernel: str, device_arch: str) -> str:
+    """The target `ember tune` compiles `kernel` for on a GPU of `device_arch`."""
+    return TARGETS.get(kernel, device_arch)
 
 
 def source_of(kernel: str) -> Path:

@@ -22,6 +22,11 @@ def test_tune_bucket_checks_times_and_chooses_an_admissible_configuration():
     assert e["us"] == min(b["us"] for b in e["best_by_path"].values())
     assert e["best_by_path"][e["sass_path"]] == {"config": e["config"], "us": e["us"]}
     assert set(e["toolchain"]) == {"nvjitlink", "driver"}      # what made each path's SASS
+    # the PTX it measured, for `ember tune --restamp`
+    from ember.runtime import cuda
+    from ember.tuning.restamp import ptx_sha256
+    assert e["arch"] == cuda.context().arch
+    assert e["ptx_sha256"] == ptx_sha256(W.source_of("q4k_gemv"), e["arch"], {"M": 1, **e["config"]}, "q4k_gemv")
 
 
 def test_the_driver_path_loads_the_ptx_and_computes_the_same_bits():

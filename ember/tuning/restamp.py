@@ -1,0 +1,85 @@
+"""`ember tune KERNEL --restamp`: keep a tuned table whose kernel source was edited without
+changing the code it measured.
+
+A table is tied to a hash of its kernel's source and imports (ember.tuning.table), so any
+edit - a comment, a function the kernel does not call - makes it stale, and the runtime
+refuses it. Each entry also records the sha256 of the PTX its configuration compiled to
+when it was measured (`ptx_sha256`, with the target `arch`). Restamping recompiles every
+entry's configuration from the source as it is now: where every one gives the PTX it was
+measured with, the measurements still describe the kernel, and the table takes the new
+source hash; where any differs (or was recorded before the hashes were), the table stays
+stale and the entries are named - retune those. On a table that is current it records the
+hashes of entries that lack them, so that a later edit can be restamped. No GPU is needed:
+PTX is the same bytes on any machine (docs/determinism.md)."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from ..records import record
+
+
+def ptx_sha256(source, arch: str, defines: dict, kernel: str) -> str:
+    """sha256 of the PTX of `kernel` in `source` for `arch` with these const values (through
+    the compile cache)."""
+    import ember
+    program = ember.compile(Path(source), arch=arch, defines=dict(defines), kernels=[kernel])
+    return hashlib.sha256(program.ptx.encode("utf-8")).hexdigest()
+
+
+@record
+class Restamp:
+    """What restamping a table found: `table`, the table to write (None: leave it as it is);
+    `lines`, a line per finding; `ok`, whether the table is (now) current."""
+
+    table: object
+    lines: list
+    ok: bool
+
+
+def restamp(kernel: str, table: dict, source) -> Restamp:
+    """Restamp `table` of `kernel` (made from `source`, kernels_src/SOURCE) - see above."""
+    from . import table as T
+    from .workloads import tuning_arch
+    now = T.source_hash(source)
+    fresh = table.get("source_hash") == now and table.get("format", 1) >= T.FORMAT
+    devices = {d: {b: dict(e) for b, e in buckets.items()} for d, buckets in table.get("devices", {}).items()}
+    lines, changed, unknown, recorded = [], [], [], 0
+    for device, buckets in devices.items():
+        for bucket, e in buckets.items():
+            if e.get("config") is None:
+                continue
+            arch = e.get("arch") or tuning_arch(kernel, device.rsplit(" ", 1)[-1])
+            digest = ptx_sha256(source, arch, {**e.get("defines", {}), **e["config"]}, kernel)
+            where = f"{device}, {bucket}"
+            if e.get("ptx_sha256") is None:
+                if fresh:
+                    e["arch"], e["ptx_sha256"] = arch, digest
+                    recorded += 1
+                else:
+                    unknown.append(where)
+            elif e["ptx_sha256"] != digest:
+                changed.append(where)
+    name = Path(source).name
+    if fresh:
+        if changed:
+            lines.append(f"{kernel}: the table is current, but {len(changed)} entr{'y' if len(changed) == 1 else 'ies'} "
+                         f"now compile{'s' if len(changed) == 1 else ''} to other PTX than was measured (another "
+                         f"compiler?): " + "; ".join(changed))
+        lines.append(f"{kernel}: the table is current; PTX hashes recorded for {recorded} entr"
+                     f"{'y' if recorded == 1 else 'ies'}" if recorded else f"{kernel}: the table is current")
+        return Restamp({**table, "devices": devices} if recorded else None, lines, True)
+    for where in changed:
+        lines.append(f"{kernel}: {where}: the configuration now compiles to other PTX than was measured")
+    for where in unknown:
+        lines.append(f"{kernel}: {where}: no PTX hash recorded (tuned before they were): cannot be checked")
+    if changed or unknown:
+        lines.append(f"{kernel}: not restamped: {name} (or a file it imports) changed the code of "
+                     f"{len(changed) + len(unknown)} entr{'y' if len(changed) + len(unknown) == 1 else 'ies'}; "
+                     f"rerun `ember tune {kernel}`")
+        return Restamp(None, lines, False)
+    count = sum(1 for b in devices.values() for e in b.values() if e.get("config") is not None)
+    lines.append(f"{kernel}: restamped: every entry ({count}) compiles to the PTX it was measured with from "
+                 f"{name} as it is now")
+    return Restamp({**table, "source_hash": now, "format": T.FORMAT}, lines, True)
