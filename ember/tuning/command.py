@@ -32,6 +32,17 @@ def add_arguments(p) -> None:
 
 
 def run(args) -> int:
+    """The command; a kernel source that does not compile is reported as the compiler
+    reports it (exit 1), not as an internal error."""
+    from ..diagnostics import CompileError
+    try:
+        return _run(args)
+    except CompileError as e:
+        print(e.diagnostics.render(), file=sys.stderr)
+        return EXIT_ERRORS
+
+
+def _run(args) -> int:
     from . import table as T
     from .workloads import WORKLOADS, source_of
     if args.list:

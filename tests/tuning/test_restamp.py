@@ -85,6 +85,18 @@ def test_the_command_restamps_a_shipped_table_without_a_gpu(capsys, tmp_path):
     assert code == 2 and "no table" in err
 
 
+def test_a_source_that_does_not_compile_is_reported_where_it_fails(capsys, tmp_path, monkeypatch):
+    """Exit 1 with the compiler's located diagnostic - not an internal error."""
+    from ember.tuning import workloads
+    broken = tmp_path / "rmsnorm.ember"
+    broken.write_text(workloads.source_of("rmsnorm_rows").read_text().replace("kernel rmsnorm_rows<", "kernel <", 1))
+    copy = tmp_path / "t.json"
+    copy.write_text(T.table_path("rmsnorm_rows").read_text())
+    monkeypatch.setattr(workloads, "source_of", lambda kernel: broken)
+    code, _, err = run(capsys, "tune", "rmsnorm_rows", "--restamp", "-o", str(copy))
+    assert code == 1 and "rmsnorm.ember:" in err and "error[E0001]" in err and "internal" not in err
+
+
 @pytest.mark.parametrize("path", sorted(T.table_path("rmsnorm_rows").parent.glob("*.json")), ids=lambda p: p.stem)
 def test_shipped_entries_carry_their_ptx_hash(path):
     """So that an edit of a kernel's comments can be restamped rather than retuned."""
