@@ -62,7 +62,7 @@ def entry(seed: int, program: Program, outputs: dict) -> dict:
 
 def program_of(e: dict) -> Program:
     return Program(e["source"], e["block"], e["grid"], e["slots"], e["input_seed"],
-                   [tuple(a) for a in e["approx"]], list(e["types"]))
+                   [tuple(a) for a in e["approx"]], list(e["types"]), list(e.get("zeroed", [])))
 
 
 def write(path, entries: list) -> None:

@@ -81,6 +81,7 @@ class Program:
     input_seed: int
     approx: list = field(default_factory=list)   # (fast fn, arg slot, result slot) in out_f32
     types: list = field(default_factory=list)    # the element types the program computes in
+    zeroed: list = field(default_factory=list)   # elements of out_u32 that start at 0 (counters)
 
     @property
     def threads(self) -> int:
@@ -95,6 +96,7 @@ class Program:
         ins = [_input_values(t, n, bits) for t in NUMERIC]
         outs = [bits.raw(n * self.slots).astype(NP_TYPES[t] if t not in FLOATS else _BITS_TYPE[t]).view(
             NP_TYPES[t]) for t in NUMERIC]
+        outs[NUMERIC.index("u32")][list(self.zeroed)] = 0
         return ins + outs + [int(bits.raw(1)[0] % 24), int(bits.raw(1)[0] % 2001) - 1000]
 
     def output_names(self) -> list:
@@ -236,14 +238,20 @@ class Generator(Features, GenericFeatures, TensorCoreFeatures):
         self.later_collectives(collective_end, collective_scope)
         if self.chance(10):     # the wait before anything touches memory (drawn last too): a programmatic kernel
             self.lines.insert(3, "    griddep_wait();")
+            collective_end += 1
         if self.chance(10):     # a prefetch into L2 first, before any wait (drawn last too): no access
             self.lines.insert(3, f"    prefetch_l2(in_u32, u64((gid * {self.integer(1, 97)}u32) % {self.length}u32));")
+            collective_end += 1
+        if not cluster and self.grid == 2 and self.chance(20):     # two clusters, the last merging (drawn last too)
+            self.grid = 4
+            self.drawn_last(collective_end, collective_scope, self.collective_last_cluster)
+            cluster = " cluster(2)"
         slots = max(self.slots_used, 1)
         body = "\n".join(self.lines).replace("SLOTS", str(slots))
         head = (f"kernel fuzz({', '.join(self.param_list())}, n: u32, s: i32) block({self.block}){cluster}{bounds} {{")
         helpers = "".join(h + "\n" for h in sorted(self.imports) + self.helpers)
         return Program(helpers + head + "\n" + body + "\n}\n", self.block, self.grid, slots, seed, self.approx,
-                       [t for t in self.types])
+                       [t for t in self.types], list(self.zeroed))
 
     def emit(self, line: str) -> None:
         self.lines.append("    " * self.indent + line)

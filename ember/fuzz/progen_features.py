@@ -14,7 +14,10 @@ programs of their kind (ember.fuzz.progen mixes these into its Generator):
   slot, where every scope is correct);
 - blocks in clusters of two: relaxed atomics of both blocks on one counter at `cluster`
   scope (the simulator once held that scope to one block) and distributed shared memory
-  read across cluster barriers.
+  read across cluster barriers;
+- two such clusters, the last to finish merging what both wrote: a block that learns of
+  the other cluster's writes only through its cluster barrier (the simulator once passed
+  on there only its cluster's own writes, and reported a race that was none).
 
 Every program stays valid with one defined result (in bounds, race free, no NaN bits
 deciding a result), so any difference between two runs is a bug.
@@ -40,6 +43,7 @@ class Features:
 
     def setup_features(self) -> None:
         self.aligned = self.chance(40)      # in_T/out_T declared align(16)
+        self.zeroed: list[int] = []         # out_u32 elements that start at 0 (Program.zeroed)
         self.helpers: list[str] = []        # device functions, emitted before the kernel
         self.imports: set[str] = set()      # import lines, emitted first
         self.shared_bytes = 0
@@ -265,6 +269,42 @@ class Features:
         self.emit("cluster_barrier();")
         self.store("u32", self.scopes[-1][-1].name)
         self.store("u32", f"out_u32[{at}]")
+
+    def collective_last_cluster(self) -> None:
+        """Two clusters of two blocks (the kernel gets `cluster(2)`, the grid is 4), the last
+        to finish merging, as decode_attention_mma.ember's cluster_settle does: every thread
+        writes a partial to a slot of its own; after a cluster barrier rank 0's thread 0
+        releases its cluster's partials with a ticket of a counter (thread 0's slot, 0 at the
+        start) and tells both blocks through distributed shared memory whether it took the
+        last; after a second cluster barrier rank 1's threads of the last cluster - which
+        learn of the other cluster's writes only through that barrier - sum every block's
+        partials of their column into block 0's slots."""
+        flag, t, mine, total, b = (self.fresh(p) for p in ("last", "ticket", "mine", "sum", "b"))
+        part, result, counter = (self.new_slot(reserve=True) for _ in range(3))
+        self.zeroed.append(counter)                              # thread 0's slot: element `counter`
+        self.emit(f"shared {flag}: [u32; 1];")
+        self.emit(f"out_u32[slot + {part}u32] = {self.expr('u32', 1)};")
+        self.emit("cluster_barrier();")
+        self.emit("if cluster_rank == 0u32 && tid == 0u32 {")
+        self.indent += 1
+        self.emit("fence(acq_rel, gpu);")
+        self.emit(f"let {t} = atomic_add(out_u32, {counter}u32, 1u32);")
+        self.emit(f"let {mine} = select({t} == grid_dim.x / 2u32 - 1u32, 1u32, 0u32);")
+        self.emit("fence(acq_rel, gpu);")
+        self.emit(f"dsmem_store({flag}, 0u32, 0u32, {mine});")
+        self.emit(f"dsmem_store({flag}, 0u32, 1u32, {mine});")
+        self.indent -= 1
+        self.emit("}")
+        self.emit("cluster_barrier();")
+        self.emit(f"if {flag}[0] == 1u32 && cluster_rank == 1u32 {{")
+        self.indent += 1
+        self.emit(f"var {total} = 0u32;")
+        self.emit(f"for {b} in 0u32..grid_dim.x {{")
+        self.emit(f"    {total} += out_u32[({b} * {self.block}u32 + tid) * SLOTS + {part}u32];")
+        self.emit("}")
+        self.emit(f"out_u32[tid * SLOTS + {result}u32] = {total};")
+        self.indent -= 1
+        self.emit("}")
 
     def collective_warp_exchange(self) -> None:
         """Values exchanged within each warp through shared memory, ordered by warp_barrier()

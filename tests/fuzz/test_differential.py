@@ -114,6 +114,47 @@ def test_a_ring_refilled_before_every_read_of_it_is_done_is_caught():
     assert caught == 4
 
 
+def _last_cluster_programs(count: int) -> list:
+    return [p for p in (from_seed(s) for s in range(200)) if "atomic_add(out_u32" in p.source
+            and "cluster_rank == 1u32" in p.source][:count]
+
+
+def test_the_last_cluster_programs_agree_before_and_after_every_pass():
+    """Two clusters of two blocks, the last to finish merging both clusters' writes (its
+    counter starts at 0: Program.zeroed)."""
+    programs = _last_cluster_programs(3)
+    assert len(programs) == 3 and all(p.grid == 4 and p.zeroed for p in programs)
+    for p in programs:
+        report = check(p, ptx=False)
+        assert report.ok, report.describe()
+
+
+def test_a_cluster_barrier_that_passes_on_only_its_own_writes_is_caught(monkeypatch):
+    """The simulator's cluster barrier as it was: each block learned the others' writes of
+    the epochs that ended, but not what they had acquired from other clusters - so rank 1
+    of the last cluster, which learns of the other cluster's writes only through its
+    barrier, was reported racing with them. The reference run of every such program says
+    so."""
+    from ember.sim import cluster
+    from ember.sim.ordering import merge
+
+    def old_barrier(m, op, mask):
+        m.barrier(op, mask)
+        arrived = mask.reshape(m.nb, m.T).any(axis=1)
+        key = cluster.block_of_rank(m, op, np.zeros(m.lanes, dtype=np.int64), np.zeros(m.lanes, dtype=bool))
+        leader = key.reshape(m.nb, m.T)[:, 0]
+        for first in np.unique(leader[arrived]).tolist():
+            blocks = np.nonzero(leader == first)[0]
+            facts = {("b", int(m.block_lin[b * m.T])): int(m.epoch[b]) for b in blocks.tolist()}
+            for b in blocks.tolist():
+                merge(m.ordering.block_facts.setdefault(b, {}), facts)
+        m.ordering.any = True
+    monkeypatch.setattr(cluster, "barrier", old_barrier)
+    for p in _last_cluster_programs(3):
+        with pytest.raises(GeneratorBug, match="S0004"):
+            check(p, each_pass=False, pipeline=False, ptx=False)
+
+
 def test_programs_that_wait_first_are_programmatic_and_an_unsound_proof_is_caught(monkeypatch):
     """Now and then a program waits (griddep_wait) before it touches memory: the compiler's
     proof passes it, and every pass keeps it so (the simulator would report a global access
