@@ -236,16 +236,7 @@ class Generator(Features, GenericFeatures, TensorCoreFeatures):
             self.drawn_last(collective_end, collective_scope, self.collective_cluster)
             cluster = " cluster(2)"
         self.later_collectives(collective_end, collective_scope)
-        if self.chance(10):     # the wait before anything touches memory (drawn last too): a programmatic kernel
-            self.lines.insert(3, "    griddep_wait();")
-            collective_end += 1
-        if self.chance(10):     # a prefetch into L2 first, before any wait (drawn last too): no access
-            self.lines.insert(3, f"    prefetch_l2(in_u32, u64((gid * {self.integer(1, 97)}u32) % {self.length}u32));")
-            collective_end += 1
-        if not cluster and self.grid == 2 and self.chance(20):     # two clusters, the last merging (drawn last too)
-            self.grid = 4
-            self.drawn_last(collective_end, collective_scope, self.collective_last_cluster)
-            cluster = " cluster(2)"
+        cluster = self.latest_draws(collective_end, collective_scope, cluster)
         slots = max(self.slots_used, 1)
         body = "\n".join(self.lines).replace("SLOTS", str(slots))
         head = (f"kernel fuzz({', '.join(self.param_list())}, n: u32, s: i32) block({self.block}){cluster}{bounds} {{")

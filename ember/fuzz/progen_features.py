@@ -232,6 +232,21 @@ class Features:
             if self.chance(percent):
                 self.drawn_last(at, scope, fn)
 
+    def latest_draws(self, at: int, scope: list, cluster: str) -> str:
+        """What the generator draws after everything else, in the order it was added (so the
+        programs of earlier seeds keep their bodies); the kernel's cluster words after it."""
+        if self.chance(10):     # the wait before anything touches memory: a programmatic kernel
+            self.lines.insert(3, "    griddep_wait();")
+            at += 1
+        if self.chance(10):     # a prefetch into L2 first, before any wait: no access
+            self.lines.insert(3, f"    prefetch_l2(in_u32, u64((gid * {self.integer(1, 97)}u32) % {self.length}u32));")
+            at += 1
+        if not cluster and self.grid == 2 and self.chance(20):     # two clusters, the last merging
+            self.grid = 4
+            self.drawn_last(at, scope, self.collective_last_cluster)
+            cluster = " cluster(2)"
+        return cluster
+
     def collective_grid_dependency(self) -> None:
         """griddep_wait() or griddep_launch_dependents(): no-ops for a kernel launched alone,
         which must still compile, validate and stop no pass."""

@@ -198,32 +198,24 @@ def test_narrow_tiles_and_deep_rings_give_the_default_bits(gemm):
         assert np.array_equal(run(narrow, a, w, blocks=3, bn=bn), want)
 
 
+@pytest.mark.parametrize("swap", ["C_T", "SWAP"])
 @pytest.mark.parametrize("m", [1, 5, 20])
-def test_swapped_operands_store_y_with_the_default_bits(gemm, m):
+def test_swapped_operands_store_y_with_the_default_bits(gemm, m, swap):
     """The decode call: y^T = w x^T with the weights in the 64-row operand, x's rows in a
-    16-column tile, and C_T storing y [M, N] - the defaults' bits (M > 16: several tiles)."""
+    16-column tile, y [M, N] stored - the defaults' bits (M > 16: several tiles). C_T: the
+    caller exchanges the operands (a = w, b = x, N, M, K) and c is stored transposed; SWAP:
+    the kernel does both itself from the forward's own arguments, so that a tuned table can
+    choose it for decode shapes."""
     n, k = 136, 200
     rng = np.random.default_rng(m)
     a, w = bf16_values(rng.standard_normal((m, k))), bf16_values(rng.standard_normal((n, k)))
-    swapped = load(ember.compile(SRC, arch="sm_90a", defines={"C_T": True, "BN": 16, "STAGES": 6, "CONSUMERS": 1},
-                                 cache=False)).gemm_wgmma
+    kernel = load(ember.compile(SRC, arch="sm_90a", defines={swap: True, "BN": 16, "STAGES": 6, "CONSUMERS": 1},
+                                cache=False)).gemm_wgmma
     y = np.full(m * n, np.nan, np.float32)
-    swapped(bf16_bits(w), bf16_bits(a), y, n, m, k, grid=(3,))
-    assert np.array_equal(y.reshape(m, n), run(gemm, a, w))
-
-
-@pytest.mark.parametrize("m", [1, 20])
-def test_the_swap_inside_the_kernel_keeps_the_forwards_call_and_bits(gemm, m):
-    """SWAP: the same product as the swapped call above, from the forward's own arguments (a =
-    x, b = w, c = y, M, N, K), so that a tuned table can choose it for decode shapes - the
-    defaults' bits, y [M, N] as stored by the defaults."""
-    n, k = 136, 200
-    rng = np.random.default_rng(m + 1)
-    a, w = bf16_values(rng.standard_normal((m, k))), bf16_values(rng.standard_normal((n, k)))
-    swap = load(ember.compile(SRC, arch="sm_90a", defines={"SWAP": True, "BN": 16, "STAGES": 6, "CONSUMERS": 1},
-                              cache=False)).gemm_wgmma
-    y = np.full(m * n, np.nan, np.float32)
-    swap(bf16_bits(a), bf16_bits(w), y, m, n, k, grid=(3,))
+    if swap == "C_T":
+        kernel(bf16_bits(w), bf16_bits(a), y, n, m, k, grid=(3,))
+    else:
+        kernel(bf16_bits(a), bf16_bits(w), y, m, n, k, grid=(3,))
     assert np.array_equal(y.reshape(m, n), run(gemm, a, w))
 
 
