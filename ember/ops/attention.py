@@ -221,7 +221,7 @@ def _plan(q, k_cache, v_cache, lengths, out, max_length) -> list:
                               f"makes {splits} splits of {chunk} keys; the merge takes at most {MAX_SPLITS} "
                               f"(contexts up to {MAX_SPLITS * chunk} keys)")
     part = A.empty_like(vq, (batch, splits, hq, m, d + 2), "f32")
-    scale = 1.0 / math.sqrt(d) * math.log2(math.e)            # softmax in base 2
+    scale = _scale(d)
     if isinstance(out, Q8Activations):
         merge, _ = kernel("decode_attention.ember", "attention_merge_q8", {"T": t, "D": d, "M": m}, 1, device)
         merged = merge.prepare(part, A.reinterpret(outs["out.aq"], "<u4", 4, writable=True),
@@ -235,6 +235,11 @@ def _plan(q, k_cache, v_cache, lengths, out, max_length) -> list:
     return [Keep(part),
             split.prepare(q, k_cache, v_cache, lengths, part, hkv, s, splits, scale, grid=(splits, hkv, batch)),
             merged]
+
+
+def _scale(d: int) -> float:
+    """The scores' scale the kernels take: 1 / sqrt(D), times log2 e (softmax in base 2)."""
+    return 1.0 / math.sqrt(d) * math.log2(math.e)
 
 
 MERGE_US = 2.5               # what the merge kernel adds to the split pass (bench attention, us:
@@ -258,7 +263,7 @@ def _clustered(q, k_cache, v_cache, lengths, out, outs, defines, splits, batch, 
     a KV head are the blocks of one cluster, merged there."""
     defines = {**defines, "SPLITS": splits}
     size = batch * length * defines["M"]               # the bucket's size, as the split pass's
-    scale = 1.0 / math.sqrt(d) * math.log2(math.e)
+    scale = _scale(d)
     if isinstance(out, Q8Activations):
         kern, _ = kernel("decode_attention_mma.ember", "attention_cluster_mma_q8", defines, size, device,
                          table_of="attention_cluster_mma")

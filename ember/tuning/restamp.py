@@ -64,11 +64,10 @@ def restamp(kernel: str, table: dict, source) -> Restamp:
     name = Path(source).name
     if fresh:
         if changed:
-            lines.append(f"{kernel}: the table is current, but {len(changed)} entr{'y' if len(changed) == 1 else 'ies'} "
-                         f"now compile{'s' if len(changed) == 1 else ''} to other PTX than was measured (another "
-                         f"compiler?): " + "; ".join(changed))
-        lines.append(f"{kernel}: the table is current; PTX hashes recorded for {recorded} entr"
-                     f"{'y' if recorded == 1 else 'ies'}" if recorded else f"{kernel}: the table is current")
+            lines.append(f"{kernel}: the table is current, but {_entries(len(changed))} now compile to other "
+                         f"PTX than was measured (another compiler?): " + "; ".join(changed))
+        lines.append(f"{kernel}: the table is current; PTX hashes recorded for {_entries(recorded)}"
+                     if recorded else f"{kernel}: the table is current")
         return Restamp({**table, "devices": devices} if recorded else None, lines, True)
     for where in changed:
         lines.append(f"{kernel}: {where}: the configuration now compiles to other PTX than was measured")
@@ -76,10 +75,14 @@ def restamp(kernel: str, table: dict, source) -> Restamp:
         lines.append(f"{kernel}: {where}: no PTX hash recorded (tuned before they were): cannot be checked")
     if changed or unknown:
         lines.append(f"{kernel}: not restamped: {name} (or a file it imports) changed the code of "
-                     f"{len(changed) + len(unknown)} entr{'y' if len(changed) + len(unknown) == 1 else 'ies'}; "
+                     f"{_entries(len(changed) + len(unknown))}; "
                      f"rerun `ember tune {kernel}`")
         return Restamp(None, lines, False)
     count = sum(1 for b in devices.values() for e in b.values() if e.get("config") is not None)
     lines.append(f"{kernel}: restamped: every entry ({count}) compiles to the PTX it was measured with from "
                  f"{name} as it is now")
     return Restamp({**table, "source_hash": now, "format": T.FORMAT}, lines, True)
+
+
+def _entries(n: int) -> str:
+    return f"{n} entr{'y' if n == 1 else 'ies'}"
