@@ -18,10 +18,13 @@ SASS_NOTE = ("SASS: Ember's and the hand-written PTX's through nvJitLink (the ru
 def for_device(name: str, device: str) -> str:
     """A result's file name for the GPU it was measured on: the H100's plain, others' with a
     suffix (layer_ab_h200), so that a run on another GPU does not replace the H100's figures."""
-    return f"{name}_h200" if "H200" in device else name
+    return f"{name}_h200" if "H200" in device and not name.endswith("_h200") else name
 
 
 def save(out_dir: str, name: str, result: dict, markdown: str) -> None:
+    """`name`.json and .md (with the device's suffix, for_device: every benchmark's result
+    names the GPU it was measured on)."""
+    name = for_device(name, str(result.get("device", "")))
     os.makedirs(out_dir, exist_ok=True)
     Path(out_dir, f"{name}.json").write_text(json.dumps(result, indent=2) + "\n")
     Path(out_dir, f"{name}.md").write_text(markdown)
