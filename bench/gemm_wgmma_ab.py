@@ -1,6 +1,7 @@
 """The Hopper GEMM on the GPU (`python -m bench hopper`): kernels_src/gemm_wgmma.ember (wgmma +
 TMA, warp-specialised, persistent; c = a w^T, f32 accumulate and output) against the
-mma.sync GEMM (kernels_src/gemm_bf16.ember), cuBLAS (torch.mm, bf16 out) and a Triton
+mma.sync GEMM (kernels_src/gemm_bf16.ember), cuBLAS (torch.mm: bf16 out, and f32 out - the
+f32 sides' peer - with out_dtype) and a Triton
 matmul on wgmma (bench.gemm_ab's, 128x128x64, 8 warps, 3 stages), TFLOP/s of CUDA-graph
 timing with every shape's sides in interleaved rounds (bench.gemm_ab._in_rounds); parity
 of every side against f64 on sampled rows; the batch-invariance contract on the GPU (each
@@ -77,8 +78,9 @@ def _backward(torch, quick: bool) -> list:
         w = torch.randn(n, k, device="cuda", generator=g).to(torch.bfloat16)
         dy = torch.randn(m, n, device="cuda", generator=g).to(torch.bfloat16)
         for product, a, b, (pm, pn, pk), peer, ref in (
-                ("dx", dy, w, (m, k, n), lambda: torch.mm(dy, w), lambda: dy[:8].double() @ w.double()),
-                ("dw", dy, x, (n, k, m), lambda: torch.mm(dy.t(), x), lambda: dy[:, :8].double().t() @ x.double())):
+                ("dx", dy, w, (m, k, n), lambda **f32: torch.mm(dy, w, **f32), lambda: dy[:8].double() @ w.double()),
+                ("dw", dy, x, (n, k, m), lambda **f32: torch.mm(dy.t(), x, **f32),
+                 lambda: dy[:, :8].double().t() @ x.double())):
             c, cs = torch.empty(pm, pn, device="cuda"), torch.empty(pm, pn, device="cuda")
             ct = torch.empty(pm, pn, device="cuda")
             cb = torch.empty(pm, pn, device="cuda", dtype=torch.bfloat16)
@@ -87,14 +89,15 @@ def _backward(torch, quick: bool) -> list:
                      "wgmma_tuned": ember_on_torch_stream(tuned[product](a, b, ct, pm, pn, pk)),
                      "mma_sync": ember_on_torch_stream(sync[product].prepare(
                          a, b, cs, pm, pn, pk, grid=((pn + 127) // 128, (pm + 127) // 128))),
-                     "cublas": peer}
+                     "cublas": peer, "cublas_f32": lambda: peer(out_dtype=torch.float32)}
             flops = 2.0 * m * n * k
             t = _in_rounds(sides, 10)
             want = ref()
             row = {"product": product, "m": m, "n": n, "k": k,
                    **{side: round(flops / us / 1e6, 1) for side, us in t.items()},
-                   "wgmma_vs_cublas": round(t["cublas"] / t["wgmma"], 3),
-                   "tuned_vs_cublas": round(t["cublas"] / t["wgmma_tuned"], 3), "tuned_same_bits": bool(torch.equal(c, ct)),
+                   # each output type against cuBLAS's of the same type
+                   "wgmma_vs_cublas": round(t["cublas_f32"] / t["wgmma"], 3),
+                   "tuned_vs_cublas": round(t["cublas_f32"] / t["wgmma_tuned"], 3), "tuned_same_bits": bool(torch.equal(c, ct)),
                    "bf16_is_f32_rounded": bool(torch.equal(cb, c.to(torch.bfloat16))),
                    "err": float((c[:8].double() - want).abs().max() / want.abs().max())}
             out.append(row)
@@ -158,23 +161,25 @@ def main(out_dir: str, quick: bool = False) -> int:
                  "mma_sync": ember_on_torch_stream(sync.prepare(a, w, outs["mma_sync"], m, n, k,
                                                                 grid=((n + 127) // 128, (m + 127) // 128))),
                  "cublas": lambda: torch.mm(a, w.t()),
+                 "cublas_f32": lambda: torch.mm(a, w.t(), out_dtype=torch.float32),
                  "triton": lambda: triton_mm(a, w, outs["triton"], m, n, k)}
         flops = 2.0 * m * n * k
         row = {"m": m, "n": n, "k": k}
         pick = torch.randint(0, m, (min(m, 8),), device="cuda", generator=g)
         ref = a[pick].double() @ w.double().t()
         for name, fn in sides.items():
-            fn()
+            res = fn()                      # cuBLAS's sides return their output
             torch.cuda.synchronize()
-            got = outs[name][pick].double() if name in outs else torch.mm(a, w.t())[pick].double()
+            got = (outs[name] if name in outs else res)[pick].double()
             if name == "wgmma_bf16":        # the f32 sums rounded once: the f32 side's, rounded
                 assert torch.equal(outs[name], outs["wgmma"].to(torch.bfloat16))
             row[name] = {"max_rel_err": float((got - ref).abs().max() / ref.abs().max())}
         for name, t in _in_rounds(sides, 10 if flops > 1e12 else 100).items():
             row[name].update({"us": round(t, 2), "tflops": round(flops / t / 1e6, 1)})
-        row["wgmma_vs_cublas"] = round(row["cublas"]["us"] / row["wgmma"]["us"], 3)
+        # each output type against cuBLAS's of the same type
+        row["wgmma_vs_cublas"] = round(row["cublas_f32"]["us"] / row["wgmma"]["us"], 3)
         row["wgmma_bf16_vs_cublas"] = round(row["cublas"]["us"] / row["wgmma_bf16"]["us"], 3)
-        row["tuned_vs_cublas"] = round(row["cublas"]["us"] / row["wgmma_tuned"]["us"], 3)
+        row["tuned_vs_cublas"] = round(row["cublas_f32"]["us"] / row["wgmma_tuned"]["us"], 3)
         row["tuned_same_bits"] = bool(torch.equal(outs["wgmma"], outs["wgmma_tuned"]))
         row["time_vs_hand"] = round(row["wgmma"]["us"] / row["hand"]["us"], 3)
         row["bitwise_hand"] = bool(torch.equal(outs["wgmma"], outs["hand"]))
@@ -199,19 +204,22 @@ def main(out_dir: str, quick: bool = False) -> int:
                       "2 consumer warpgroups, persistent grid, f32 out; bf16 out: O = bf16, whose epilogue by default stages rows for the copy engine (BULK_STORE); tuned: the tuned table's configuration "
                       f"and SASS path for this GPU's 4096^3 bucket, {tuned[0]} through {tuned[1]}); hand: kernels_src/baselines/gemm_wgmma.ptx "
                       "(the same tile, K order and launch); mma_sync: kernels_src/gemm_bf16.ember "
-                      "(defaults, f32 out); cublas: torch.mm bf16 (bf16 out); triton: 128x128x64, 8 warps, "
+                      "(defaults, f32 out); cublas: torch.mm bf16 (bf16 out; cuBLAS f32: out_dtype=torch.float32, the "
+                      "f32 sides' peer: each ratio sets an output type against cuBLAS's of the same type); "
+                      "triton: 128x128x64, 8 warps, "
                       "3 stages, wgmma (f32 out)"}
     lines = ["# Hopper GEMM (bf16 in, f32 accumulate): Ember wgmma + TMA vs Ember mma.sync vs cuBLAS vs Triton", "",
              f"{result['date']}, {result['device']} ({arch}), torch {torch.__version__}, Ember's PTX through "
              f"nvJitLink (the tuned side: {tuned[1]}); one run, CUDA graphs, every shape's sides in interleaved rounds (the median round). "
              + result["note"] + ".", "",
              "| M | N | K | wgmma TFLOP/s | wgmma bf16 out | wgmma tuned | hand PTX TFLOP/s | "
-             "mma.sync TFLOP/s | cuBLAS TFLOP/s | Triton TFLOP/s | wgmma / cuBLAS (f32 out, bf16 out, tuned) | "
-             "time / hand | = hand bitwise | max rel err (wgmma / cuBLAS) |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "mma.sync TFLOP/s | cuBLAS TFLOP/s | cuBLAS f32 out | Triton TFLOP/s | "
+             "wgmma / cuBLAS (f32 out, bf16 out, tuned) | time / hand | = hand bitwise | max rel err (wgmma / cuBLAS) |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     lines += [f"| {r['m']} | {r['n']} | {r['k']} | {r['wgmma']['tflops']} | {r['wgmma_bf16']['tflops']} | "
               f"{r['wgmma_tuned']['tflops']} | "
-              f"{r['hand']['tflops']} | {r['mma_sync']['tflops']} | {r['cublas']['tflops']} | {r['triton']['tflops']} | "
+              f"{r['hand']['tflops']} | {r['mma_sync']['tflops']} | {r['cublas']['tflops']} | "
+              f"{r['cublas_f32']['tflops']} | {r['triton']['tflops']} | "
               f"{r['wgmma_vs_cublas']:.2f}, {r['wgmma_bf16_vs_cublas']:.2f}, {r['tuned_vs_cublas']:.2f} | "
               f"{r['time_vs_hand']:.2f} | "
               f"{r['bitwise_hand']} | "
@@ -228,10 +236,11 @@ def main(out_dir: str, quick: bool = False) -> int:
                    "interleaved rounds; `of forward`: TFLOP/s over the forward's at the same layer shape, f32 out "
                    "and bf16 out (the table above, the same run):"), "",
               "| product | M | N | K | wgmma TFLOP/s | wgmma bf16 out | wgmma tuned | mma.sync TFLOP/s | cuBLAS TFLOP/s | "
-              "wgmma / cuBLAS (default, bf16 out, tuned) | of forward (f32, bf16 out) | max rel err |",
-              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+              "cuBLAS f32 out | wgmma / cuBLAS (default, bf16 out, tuned) | of forward (f32, bf16 out) | max rel err |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     lines += [f"| {r['product']} | {r['m']} | {r['n']} | {r['k']} | {r['wgmma']} | {r['wgmma_bf16']} | {r['wgmma_tuned']} | "
-              f"{r['mma_sync']} | {r['cublas']} | {r['wgmma_vs_cublas']:.2f}, {r['wgmma_bf16'] / r['cublas']:.2f}, "
+              f"{r['mma_sync']} | {r['cublas']} | {r['cublas_f32']} | {r['wgmma_vs_cublas']:.2f}, "
+              f"{r['wgmma_bf16'] / r['cublas']:.2f}, "
               f"{r['tuned_vs_cublas']:.2f} | {of_forward(r, 'wgmma', 'wgmma')}, {of_forward(r, 'wgmma_bf16', 'wgmma_bf16')} | "
               f"{r['err']:.1e} |" for r in backward]
     lines += ["", "Configurations at 4096^3 (`-D`):", "", "| defines | TFLOP/s |", "|---|---|"]
@@ -252,7 +261,7 @@ def plot(result: dict) -> str:
     from bench.report import bar_chart_svg
     groups = [(f"M {r['m']}, N {r['n']}, K {r['k']}",
                [(side, r[side]["tflops"] / r["cublas"]["tflops"])
-                for side in ("wgmma", "wgmma_bf16", "wgmma_tuned", "hand", "mma_sync", "triton")])
+                for side in ("wgmma", "wgmma_bf16", "wgmma_tuned", "hand", "mma_sync", "cublas_f32", "triton")])
               for r in result["rows"]]
     return bar_chart_svg(f"bf16 GEMM on Hopper, {result['device']}, {result['date']}: TFLOP/s / cuBLAS's", groups,
                          "cuBLAS = 1, dashed", 1.0)
