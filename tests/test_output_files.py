@@ -1,6 +1,7 @@
-"""ember.output_files: outputs are written through to what is not a regular file (devices,
-FIFOs, symbolic links), replaced atomically when they are regular files, and never
-written over an input."""
+"""ember.output_files: outputs are written through to the null device, FIFOs and terminals,
+replaced atomically when they are regular files, and never written over an input, through
+a symbolic link (but the caller's own descriptors: /dev/stdout, /proc/self/fd/N) or into
+another device."""
 
 import os
 import stat
@@ -10,8 +11,8 @@ import threading
 
 import pytest
 
-from ember.cli_support import CommandError, UsageError
-from ember.output_files import OutputIsInput, check_not_input, same_file, write_output
+from ember.cli_support import UsageError
+from ember.output_files import OutputIsInput, OutputNotOurs, check_not_input, same_file, write_output
 
 SRC = "kernel scale(x: *mut global f32, k: f32) block(32) { x[thread_idx.x] = x[thread_idx.x] * k; }\n"
 
@@ -35,10 +36,25 @@ def test_dev_null_stays_a_device():
 
 
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full")
-def test_dev_full_reports_the_error_and_stays_a_device():
-    with pytest.raises(CommandError, match="No space left"):
+def test_another_device_is_refused_and_stays_a_device():
+    """Only the null device and terminals take an output: /dev/full (as /dev/sda or
+    /dev/mem would be) is refused before it is opened."""
+    with pytest.raises(OutputNotOurs, match="/dev/full: it is a device"):
         write_output("/dev/full", "PTX")
     assert stat.S_ISCHR(os.lstat("/dev/full").st_mode)
+    assert isinstance(OutputNotOurs("x"), UsageError)
+
+
+def test_the_callers_own_descriptors_are_written_through():
+    """/proc/self/fd/N (and /dev/stdout, /dev/fd/N: links to the same) is a descriptor the
+    caller opened - a pipe here - so it is written through, link or not."""
+    r, w = os.pipe()
+    try:
+        write_output(f"/proc/self/fd/{w}", "to the pipe")
+        assert os.read(r, 100) == b"to the pipe"
+    finally:
+        os.close(r)
+        os.close(w)
 
 
 def test_a_fifo_is_written_through(tmp_path):
@@ -52,16 +68,25 @@ def test_a_fifo_is_written_through(tmp_path):
     assert got == [b"through the pipe"] and stat.S_ISFIFO(os.lstat(fifo).st_mode)
 
 
-def test_a_symlink_is_written_through(tmp_path):
-    (tmp_path / "real.ptx").write_text("old")
+def test_a_symlink_is_refused_and_its_target_untouched(tmp_path):
+    """A link's target is a path nobody gave Ember (run as root, `-o k.ptx` with k.ptx a link
+    to /etc/passwd replaced the passwd file with PTX, 2026-11-27): refused, the link and its
+    target as they were; a dangling link's target is not created."""
+    (tmp_path / "real.ptx").write_text("not Ember's")
     link = tmp_path / "link.ptx"
     link.symlink_to("real.ptx")
-    write_output(str(link), "new")
-    assert link.is_symlink() and (tmp_path / "real.ptx").read_text() == "new"
+    with pytest.raises(OutputNotOurs, match="link.ptx: it is a symbolic link \\(to real.ptx\\)"):
+        write_output(str(link), "new")
+    assert link.is_symlink() and (tmp_path / "real.ptx").read_text() == "not Ember's"
     dangling = tmp_path / "dangling.ptx"
     dangling.symlink_to("made.ptx")
-    write_output(str(dangling), "made")
-    assert dangling.is_symlink() and (tmp_path / "made.ptx").read_text() == "made"
+    with pytest.raises(OutputNotOurs, match="symbolic link"):
+        write_output(str(dangling), "made")
+    assert dangling.is_symlink() and not (tmp_path / "made.ptx").exists()
+    (tmp_path / "dir").mkdir()
+    (tmp_path / "dirlink").symlink_to("dir")          # a link among the directories is a path as given
+    write_output(str(tmp_path / "dirlink" / "o.ptx"), "in dir")
+    assert (tmp_path / "dir" / "o.ptx").read_text() == "in dir"
 
 
 def test_the_input_is_refused(tmp_path):
@@ -83,7 +108,7 @@ def test_a_directory_is_a_usage_error(tmp_path):
         write_output(str(tmp_path), "PTX")
 
 
-def test_the_command_writes_through_and_refuses_its_input(tmp_path):
+def test_the_command_writes_through_and_refuses_its_input_and_links(tmp_path):
     (tmp_path / "k.ember").write_text(SRC)
     r = _ember("compile", "k.ember", "-o", "k.ember", cwd=tmp_path)
     assert r.returncode == 2 and "refusing to overwrite" in r.stderr
@@ -98,6 +123,14 @@ def test_the_command_writes_through_and_refuses_its_input(tmp_path):
     assert stat.S_ISCHR(os.lstat("/dev/null").st_mode)
     r = _ember("compile", "k.ember", "-o", "k.ptx", "-MD", "-MF", "k.ember", cwd=tmp_path)
     assert r.returncode == 2 and "dependency file" in r.stderr
+    (tmp_path / "decoy").write_text("not Ember's")
+    (tmp_path / "link.ptx").symlink_to("decoy")
+    for args in (["-o", "link.ptx"], ["-o", "k.ptx", "-MD", "-MF", "link.ptx"], ["-o", "k.ptx", "--manifest", "link.ptx"]):
+        r = _ember("compile", "k.ember", *args, cwd=tmp_path)
+        assert r.returncode == 2 and "link.ptx: it is a symbolic link" in r.stderr, r.stderr
+        assert (tmp_path / "decoy").read_text() == "not Ember's"
+    r = _ember("compile", "k.ember", "-o", "/dev/stdout", cwd=tmp_path)    # the shell's redirection
+    assert r.returncode == 0 and ".entry scale" in r.stdout
 
 
 def test_a_closed_standard_output_ends_quietly(tmp_path):

@@ -8,7 +8,7 @@ import os
 import sys
 
 from ..cli_support import UsageError, stem
-from ..output_files import check_not_input
+from ..output_files import check_output
 from .job import BUILD_EMITS, EXTENSIONS, STAGE_EMITS, Job, run_job
 
 
@@ -147,6 +147,8 @@ def run(args) -> int:
     _check_depfile_options(args, jobs)
     if args.manifest and args.emit in STAGE_EMITS:
         raise UsageError(f"--manifest describes built outputs (--emit {', '.join(BUILD_EMITS)}), not --emit {args.emit}")
+    if args.manifest:           # every output path checked before any is written
+        check_output(args.manifest, args.files, "the manifest")
     serial = args.jobs == 1 or len(jobs) == 1 or any("-" in (j.output, j.depfile) for j in jobs) or \
         args.print_after_all or args.time_passes or args.time_stages
     if not serial and options["cache_dir"] is not None:
@@ -264,7 +266,7 @@ def _plan(args, matrix: list, varying: list, options: dict) -> list:
             raise UsageError(f"{seen[out][0]} and {f} would both be written to {out}; "
                              "compile them separately, or with -o naming different files")
         seen[out] = (f, v)
-        check_not_input(out, [f])
+        check_output(out, [f])
         jobs.append(Job(f, v, out, options, stdin if f == "-" else None, _depfile_name(args, f, out, name)))
     return jobs
 
@@ -295,7 +297,7 @@ def _check_depfile_options(args, jobs: list) -> None:
         raise UsageError("--verify-diagnostics writes no output to have dependencies")
     for job in jobs:
         if job.depfile is not None:
-            check_not_input(job.depfile, [job.source], "the dependency file")
+            check_output(job.depfile, [job.source], "the dependency file")
             if job.output != "-" and os.path.realpath(job.depfile) == os.path.realpath(job.output) and \
                     (not os.path.exists(job.output) or os.path.isfile(job.output)):
                 raise UsageError(f"the dependency file and the output are both {job.output}")

@@ -57,9 +57,12 @@ class Case:
     links: dict = field(default_factory=dict)    # name -> target: symbolic links made in the directory
 
 
-# Output paths that must be written through or refused, never replaced: a device, a link
-# (its target gets the bytes), the input itself. Checked after every case (`_damage`).
+# Output paths that must be written through or refused, never replaced: a device, links
+# (refused: their targets are paths nobody gave Ember - a decoy file, and a name that must
+# not come to exist), the input itself. Checked after every case (`_damage`).
 SPECIAL_OUTPUTS = ["/dev/null", "link.ptx", "k.ember", "dangling.ptx"]
+DECOY = ("target.ptx", "not Ember's: a link's target\n")
+DANGLING_TARGET = "gone.ptx"
 
 
 def seed_programs() -> list[str]:
@@ -232,7 +235,7 @@ def make_case(seed: int, programs: list[str]) -> Case:
             argv.append("sub/k.ember")
         if r.random() < 0.1:
             argv[1] = "-"
-    links = {"link.ptx": "target.ptx", "dangling.ptx": "nowhere/../gone.ptx"}
+    links = {"link.ptx": DECOY[0], "dangling.ptx": DANGLING_TARGET}
     return Case(seed, argv, files, stdin=text if "-" in argv else "", links=links)
 
 
@@ -255,6 +258,7 @@ def run_case(case: Case) -> tuple[int, str | None]:
             p.write_bytes(text.encode("utf-8", "surrogateescape"))
         for name, target in case.links.items():
             os.symlink(target, Path(d) / name)
+        (Path(d) / DECOY[0]).write_text(DECOY[1])
         old_cwd = os.getcwd()
         err, out = io.StringIO(), io.StringIO()
         old_stdin = sys.stdin
@@ -294,7 +298,11 @@ def _damage(case: Case, d: Path) -> str | None:
         return "/dev/null is no longer a character device"
     for name in case.links:
         if not (d / name).is_symlink():
-            return f"the symbolic link {name} was replaced instead of written through"
+            return f"the symbolic link {name} was replaced"
+    if (d / DECOY[0]).read_text() != DECOY[1]:
+        return f"{DECOY[0]}, a link's target, was written through the link"
+    if (d / DANGLING_TARGET).exists():
+        return f"{DANGLING_TARGET}, a dangling link's target, was created through the link"
     inputs = {case.argv[1]} | ({"sub/k.ember"} & set(case.argv))      # the compile's sources (not `-`)
     for name, text in case.files.items():
         if name in inputs and (d / name).read_bytes() != text.encode("utf-8", "surrogateescape"):

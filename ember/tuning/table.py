@@ -101,18 +101,25 @@ class Tuned:
 
 
 def read(path) -> dict:
-    with open(path, encoding="utf-8") as f:
-        return json.load(f)
+    """A table as JSON; a file that is not one (not JSON, not an object with its kernel and
+    devices) is a CommandError naming it, not a traceback."""
+    from ..cli_support import CommandError
+    try:
+        with open(path, encoding="utf-8") as f:
+            table = json.load(f)
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise CommandError(f"{path} is not a tuned table: {e}") from None
+    if not isinstance(table, dict) or not isinstance(table.get("devices"), dict) or "kernel" not in table:
+        raise CommandError(f"{path} is not a tuned table: no kernel and devices")
+    return table
 
 
 def write(path, table: dict) -> None:
-    """Sorted keys and a trailing newline: the same measurements give the same bytes."""
-    import os
-    text = json.dumps(table, indent=1, sort_keys=True) + "\n"
-    tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(tmp, path)
+    """Sorted keys and a trailing newline: the same measurements give the same bytes.
+    Written as every output of Ember's (ember.output_files: atomically, never through a
+    symbolic link or into a device)."""
+    from ..output_files import write_output
+    write_output(str(path), json.dumps(table, indent=1, sort_keys=True) + "\n")
 
 
 def merge(old: dict | None, new: dict) -> dict:

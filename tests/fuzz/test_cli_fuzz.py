@@ -46,17 +46,40 @@ def test_mutations_make_deep_and_long_programs():
     assert "fz3" in m.fan_out(src)
 
 
+def _links_written(monkeypatch):
+    """Ember's outputs as they were until 2026-11-27: a symbolic link taken for the file it
+    names (run as root, `-o k.ptx` with k.ptx a link to /etc/passwd replaced the passwd)."""
+    from ember import output_files
+    from ember.artifacts import command
+    checked = output_files.check_output
+
+    def links_followed(path, inputs=(), what="the output"):
+        return "replace" if os.path.islink(path) else checked(path, inputs, what)
+    monkeypatch.setattr(output_files, "check_output", links_followed)
+    monkeypatch.setattr(command, "check_output", links_followed)
+    return output_files
+
+
+def _case(out: str):
+    src = "kernel k(x: *mut global u32) block(32) { x[0] = 7; }"
+    return cli_fuzz.Case(0, ["compile", "k.ember", "-o", out], {"k.ember": src},
+                         links={"link.ptx": cli_fuzz.DECOY[0], "dangling.ptx": cli_fuzz.DANGLING_TARGET})
+
+
+def test_the_fuzzer_reports_a_write_through_a_link(monkeypatch):
+    """It can fail: the bytes written to a link's target, or a dangling link's target made."""
+    _links_written(monkeypatch)
+    assert "a link's target, was written through the link" in cli_fuzz.run_case(_case("link.ptx"))[1]
+    assert "a dangling link's target, was created" in cli_fuzz.run_case(_case("dangling.ptx"))[1]
+
+
 def test_the_fuzzer_reports_a_replaced_link(monkeypatch):
     """It can fail: an output written by renaming over the path as given (the link itself)."""
-    from ember import output_files
+    output_files = _links_written(monkeypatch)
 
     def naive(real, raw, shown):
         with open(shown + ".tmp", "wb") as f:
             f.write(raw)
         os.replace(shown + ".tmp", shown)
     monkeypatch.setattr(output_files, "_replace", naive)
-    src = "kernel k(x: *mut global u32) block(32) { x[0] = 7; }"
-    case = cli_fuzz.Case(0, ["compile", "k.ember", "-o", "link.ptx"], {"k.ember": src},
-                         links={"link.ptx": "target.ptx"})
-    code, problem = cli_fuzz.run_case(case)
-    assert "link.ptx was replaced" in problem
+    assert "link.ptx was replaced" in cli_fuzz.run_case(_case("link.ptx"))[1]

@@ -157,3 +157,22 @@ def test_every_shipped_configuration_compiles_as_the_tools_spell_it():
                               cache=False, **({"arch": arch} if arch else {}))
     assert len({k for k, _ in seen}) == len(list(source_of("q4k_gemv").parent.glob("tuned/*.json")))
     assert set(k for k, _ in seen) <= set(WORKLOADS)
+
+
+def test_a_table_is_written_as_ember_writes_outputs_and_a_non_table_is_named(tmp_path):
+    """T.write goes through ember.output_files (a link is refused, its target untouched), and
+    T.read of a file that is no table is an error naming it (`ember tune K --restamp -o FILE`
+    on it exited 70 with a JSON traceback's message)."""
+    from ember.cli_support import CommandError
+    from ember.output_files import OutputNotOurs
+    decoy = tmp_path / "decoy.json"
+    decoy.write_text("not a table")
+    (tmp_path / "t.json").symlink_to("decoy.json")
+    with pytest.raises(OutputNotOurs, match="symbolic link"):
+        T.write(tmp_path / "t.json", T.new_table("q4k_gemv", source_of("q4k_gemv")))
+    assert decoy.read_text() == "not a table"
+    with pytest.raises(CommandError, match="decoy.json is not a tuned table"):
+        T.read(decoy)
+    decoy.write_text("[1, 2]")
+    with pytest.raises(CommandError, match="no kernel and devices"):
+        T.read(decoy)
