@@ -24,13 +24,48 @@ class UsageError(CommandError):
     status = EXIT_USAGE
 
 
+# A source past this many characters is refused: `ember compile /dev/zero` (or a pipe that
+# never ends) would otherwise read until memory runs out
+MAX_SOURCE_CHARS = 64 << 20
+
+
+def is_null_or_terminal(st: os.stat_result) -> bool:
+    """The null device or a terminal (Linux's tty majors: 4, 5 and the pseudo-terminals'
+    136-143): the character devices a command may read a source from or write an output to
+    (they end, and they keep nothing) - not /dev/zero, /dev/urandom, /dev/mem, a disk."""
+    import stat
+    if not stat.S_ISCHR(st.st_mode):
+        return False
+    try:
+        if st.st_rdev == os.stat(os.devnull).st_rdev:
+            return True
+    except OSError:
+        pass
+    major = os.major(st.st_rdev)
+    return major in (4, 5) or 136 <= major <= 143
+
+
+def read_capped(f, name: str) -> str:
+    """All of `f`'s text, refused (a usage error) past MAX_SOURCE_CHARS."""
+    text = f.read(MAX_SOURCE_CHARS + 1)
+    if len(text) > MAX_SOURCE_CHARS:
+        raise UsageError(f"{name} holds more than {MAX_SOURCE_CHARS >> 20} Mi characters: not an Ember source")
+    return text
+
+
 def read_source(path: str):
+    """A source named on the command line (`-`: standard input): a regular file, a pipe or a
+    terminal, at most MAX_SOURCE_CHARS; a device that never ends (/dev/zero) is refused."""
+    import stat
     from .source import SourceFile
     if path == "-":
-        return SourceFile("<stdin>", sys.stdin.read())
+        return SourceFile("<stdin>", read_capped(sys.stdin, "standard input"))
     try:
+        st = os.stat(path)
+        if (stat.S_ISCHR(st.st_mode) and not is_null_or_terminal(st)) or stat.S_ISBLK(st.st_mode):
+            raise UsageError(f"{path} is a device, not a source file")
         with open(path, encoding="utf-8") as f:
-            return SourceFile(path, f.read(), os.path.abspath(path))
+            return SourceFile(path, read_capped(f, path), os.path.abspath(path))
     except FileNotFoundError:
         raise UsageError(f"no such file: {path}") from None
     except IsADirectoryError:

@@ -26,7 +26,7 @@ import re
 import stat
 import sys
 
-from .cli_support import CommandError, UsageError
+from .cli_support import CommandError, UsageError, is_null_or_terminal
 
 
 class OutputError(CommandError):
@@ -47,20 +47,6 @@ _FD_ALIAS = re.compile(r"/dev/(stdout|stderr|fd/\d+)|/proc/(self|\d+)/fd/\d+")
 
 def _is_fd_alias(path: str) -> bool:
     return _FD_ALIAS.fullmatch(os.path.abspath(path)) is not None
-
-
-def _is_sink_device(st: os.stat_result) -> bool:
-    """The null device or a terminal (Linux's tty majors: 4, 5 and the pseudo-terminals'
-    136-143): character devices that take an output's bytes and keep nothing."""
-    if not stat.S_ISCHR(st.st_mode):
-        return False
-    try:
-        if st.st_rdev == os.stat(os.devnull).st_rdev:
-            return True
-    except OSError:
-        pass
-    major = os.major(st.st_rdev)
-    return major in (4, 5) or 136 <= major <= 143
 
 
 def same_file(a: str, b: str) -> bool:
@@ -104,7 +90,7 @@ def check_output(path: str, inputs=(), what: str = "the output") -> str:
                             f"writes only files of its own - give the path of the file itself")
     if stat.S_ISDIR(st.st_mode):
         raise UsageError(f"cannot write {path}: it is a directory")
-    if stat.S_ISFIFO(st.st_mode) or stat.S_ISSOCK(st.st_mode) or _is_sink_device(st):
+    if stat.S_ISFIFO(st.st_mode) or stat.S_ISSOCK(st.st_mode) or is_null_or_terminal(st):
         return "through"
     raise OutputNotOurs(f"cannot write {path}: it is a device; Ember writes only regular files, pipes, "
                         f"terminals and the null device")

@@ -377,3 +377,19 @@ def test_ember_run_takes_bf16_buffers(tmp_path, capsys):
     np.save(tmp_path / "in.npy", np.arange(32).astype(ml_dtypes.bfloat16))
     code, out, err = run(capsys, "run", str(f), "--grid", "1", f"x={tmp_path / 'in.npy'}")
     assert code == 0 and "x: (32,) bf16 [0 2 4 6" in out
+
+
+def test_a_source_that_never_ends_is_refused(tmp_path):
+    """/dev/zero and /dev/urandom as the source, or on standard input, read until memory ran
+    out (MemoryError, exit 70): a device is refused, and a pipe past 64 Mi characters."""
+    import subprocess
+    import sys
+    for dev in ("/dev/zero", "/dev/urandom"):
+        r = subprocess.run([sys.executable, "-m", "ember", "compile", dev, "-o", "o.ptx"], cwd=tmp_path,
+                           capture_output=True, text=True)
+        assert r.returncode == 2 and f"{dev} is a device, not a source file" in r.stderr
+    with open("/dev/zero", "rb") as zero:
+        r = subprocess.run([sys.executable, "-m", "ember", "compile", "-", "-o", "o.ptx"], cwd=tmp_path, stdin=zero,
+                           capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and "standard input holds more than 64 Mi characters" in r.stderr
+    assert not (tmp_path / "o.ptx").exists()

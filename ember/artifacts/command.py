@@ -7,7 +7,7 @@ import gc
 import os
 import sys
 
-from ..cli_support import UsageError, stem
+from ..cli_support import UsageError, read_capped, stem
 from ..output_files import check_output
 from .job import BUILD_EMITS, EXTENSIONS, STAGE_EMITS, Job, run_job
 
@@ -238,7 +238,7 @@ def _kernel_names(items: list | None) -> list | None:
 def _plan(args, matrix: list, varying: list, options: dict) -> list:
     from .variants import suffix
     ext = EXTENSIONS[args.emit]
-    stdin = sys.stdin.read() if "-" in args.files else None
+    stdin = read_capped(sys.stdin, "standard input") if "-" in args.files else None
     names = [(f, v, stem(f) + suffix(v, varying) + ext) for f in args.files for v in matrix]
     # several outputs, or -o naming a directory (an existing one, or one ending in /): -o is a directory
     several = len(names) > 1 or (args.output not in (None, "-") and (

@@ -235,6 +235,8 @@ def make_case(seed: int, programs: list[str]) -> Case:
             argv.append("sub/k.ember")
         if r.random() < 0.1:
             argv[1] = "-"
+        elif r.random() < 0.03:
+            argv[1] = "/dev/zero"       # a source that never ends: refused, never read until memory runs out
     links = {"link.ptx": DECOY[0], "dangling.ptx": DANGLING_TARGET}
     return Case(seed, argv, files, stdin=text if "-" in argv else "", links=links)
 
