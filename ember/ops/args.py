@@ -193,12 +193,25 @@ def no_overlap(op: str, a: str, va: DeviceView, b: str, vb: DeviceView) -> None:
 
 
 def positive_float(op: str, name: str, value) -> float:
+    """A number the kernels take as an f32 (eps, RoPE's base): finite and positive there too
+    - 1e308 overflows an f32 and 1e-50 becomes 0 in it. Not a string ("1e-5" is not a
+    number to a kernel library) and not a bool."""
+    import struct
+    if isinstance(value, (str, bytes, bool)) or type(value).__name__ in ("bool", "bool_"):      # numpy's too
+        raise ArgumentError(op, name, f"must be a number, not {type(value).__name__}")
     try:
         f = float(value)
     except (TypeError, ValueError):
         raise ArgumentError(op, name, f"must be a number, not {type(value).__name__}") from None
     if not (math.isfinite(f) and f > 0.0):
         raise ArgumentError(op, name, f"must be finite and positive, got {value!r}")
+    try:
+        f32 = struct.unpack("f", struct.pack("f", f))[0]
+    except OverflowError:
+        f32 = math.inf
+    if not (math.isfinite(f32) and f32 > 0.0):
+        raise ArgumentError(op, name, f"must be finite and positive as an f32 (the kernels' type: "
+                                      f"1.4e-45 to 3.4e38), got {value!r}")
     return f
 
 

@@ -43,6 +43,12 @@ def test_rms_norm_names_each_bad_argument():
     for eps in (0.0, -1e-5, float("nan"), float("inf")):
         raises("eps", "finite and positive", ops.rms_norm, x, w, eps)
     raises("eps", "must be a number", ops.rms_norm, x, w, "small")
+    # a string that reads as a number and a bool are not numbers either; an f32 is the
+    # kernel's: 1e308 overflows it and 1e-50 becomes 0 in it
+    raises("eps", "must be a number, not str", ops.rms_norm, x, w, "1e-5")
+    raises("eps", "must be a number, not bool", ops.rms_norm, x, w, True)
+    for eps in (1e308, 1e-50):
+        raises("eps", "finite and positive as an f32", ops.rms_norm, x, w, eps)
     raises("residual", "has shape [4, 4095]", ops.rms_norm, x, w, residual=f32(4, 4095, ptr=0x7f2000000000))
     raises("residual", "overlaps `x`", ops.rms_norm, x, w, residual=f32(4, 4096, ptr=0x7f0000000010))
     raises("out", "has shape [4, 4]", ops.rms_norm, x, w, out=f32(4, 4, ptr=0x7f3000000000))
