@@ -154,6 +154,27 @@ def test_rope_append_names_each_bad_argument():
     raises("base", "finite and positive", f, q, k, v, kc, vc, pos, -1.0)
 
 
+# Values a careless or hostile caller passes for a float parameter: each is refused naming
+# it ("1e-5" and True were taken until 2026-11-27; 1e308 reached the launch, 1e-50 would
+# have been 0 as the kernels' f32)
+HOSTILE_NUMBERS = ["1e-5", b"1", True, np.True_, None, [1e-5], complex(1, 0), 1e308, -1e308, 1e-50,
+                   float("nan"), float("-inf"), np.float64("inf"), 0, -3]
+
+
+@pytest.mark.parametrize("value", HOSTILE_NUMBERS, ids=repr)
+def test_every_float_parameter_refuses_hostile_values(value):
+    x, w = f32(4, 4096), f32(4096, ptr=0x7f1000000000)
+    q, k, pos = f32(8, 32, 128), f32(8, 8, 128, ptr=0x7f1000000000), CudaArray((8,), "<i4", ptr=0x7f2000000000)
+    qa, ka, va = f32(2, 1, 32, 128), f32(2, 1, 8, 128, ptr=0x7f1000000000), f32(2, 1, 8, 128, ptr=0x7f2000000000)
+    kc, vc = f32(2, 4096, 8, 128, ptr=0x7f3000000000), f32(2, 4096, 8, 128, ptr=0x7f4000000000)
+    posa = CudaArray((2, 1), "<i4", ptr=0x7f5000000000)
+    for argument, fn, args in (("eps", ops.rms_norm, (x, w, value)), ("base", ops.rope, (q, k, pos, value)),
+                               ("base", ops.rope_append, (qa, ka, va, kc, vc, posa, value))):
+        with pytest.raises(ArgumentError) as e:
+            fn(*args)
+        assert e.value.argument == argument, str(e.value)
+
+
 def test_rope_append_reads_views_of_one_projection_and_names_bad_strides():
     """q, k and v as the parts of one projection's rows [B, (HQ + 2 HKV) * D]: tokens a
     stride apart, each token's heads dense; q rotated into its own q_out."""
