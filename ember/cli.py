@@ -45,6 +45,9 @@ def _version() -> str:
         return f"ember {__version__}"
 
 
+MAX_RESPONSE_DEPTH = 16      # response files within response files, as deep as gcc's and clang's go in practice
+
+
 class _ArgumentParser(argparse.ArgumentParser):
     """argparse as a compiler driver reads its arguments: no abbreviated options, and
     response files (`@FILE`) split like a shell line, as gcc and clang split theirs."""
@@ -59,6 +62,26 @@ class _ArgumentParser(argparse.ArgumentParser):
             return shlex.split(arg_line, comments=True)
         except ValueError as e:          # an unclosed quote
             self.error(f"in a response file: {e}: {arg_line.strip()}")
+
+    def _read_args_from_files(self, arg_strings: list, depth: int = 0) -> list:
+        """argparse's expansion of `@FILE`, each file read as a source is (cli_support.
+        read_text_input: `@/dev/zero` read until memory ran out, exit 70) and the nesting
+        bounded (a file that names itself recursed until Python's stack ran out)."""
+        from .cli_support import read_text_input
+        out = []
+        for arg in arg_strings:
+            if not arg or arg[0] not in self.fromfile_prefix_chars:
+                out.append(arg)
+                continue
+            if depth >= MAX_RESPONSE_DEPTH:
+                self.error(f"response files nested more than {MAX_RESPONSE_DEPTH} deep (at {arg}): does one name itself?")
+            try:
+                text = read_text_input(arg[1:], "response file")
+            except UsageError as e:
+                self.error(str(e))
+            lines = [a for line in text.splitlines() for a in self.convert_arg_line_to_args(line)]
+            out.extend(self._read_args_from_files(lines, depth + 1))
+        return out
 
 
 SUBCOMMANDS: dict = {}     # name -> its parser (usage errors print the command's own usage)

@@ -53,27 +53,34 @@ def read_capped(f, name: str) -> str:
     return text
 
 
-def read_source(path: str):
-    """A source named on the command line (`-`: standard input): a regular file, a pipe or a
-    terminal, at most MAX_SOURCE_CHARS; a device that never ends (/dev/zero) is refused."""
+def read_text_input(path: str, kind: str = "source file") -> str:
+    """The text of a file named on the command line (`kind`: "source file", "response
+    file"): a regular file, a pipe or a terminal, at most MAX_SOURCE_CHARS, UTF-8; a device
+    that never ends (/dev/zero) is refused. Every failure a UsageError naming it."""
     import stat
-    from .source import SourceFile
-    if path == "-":
-        return SourceFile("<stdin>", read_capped(sys.stdin, "standard input"))
     try:
         st = os.stat(path)
         if (stat.S_ISCHR(st.st_mode) and not is_null_or_terminal(st)) or stat.S_ISBLK(st.st_mode):
-            raise UsageError(f"{path} is a device, not a source file")
+            raise UsageError(f"{path} is a device, not a {kind}")
         with open(path, encoding="utf-8") as f:
-            return SourceFile(path, read_capped(f, path), os.path.abspath(path))
+            return read_capped(f, path)
     except FileNotFoundError:
         raise UsageError(f"no such file: {path}") from None
     except IsADirectoryError:
-        raise UsageError(f"{path} is a directory") from None
+        raise UsageError(f"{path} is a directory, not a {kind}") from None
     except UnicodeDecodeError:
         raise UsageError(f"{path} is not UTF-8 text") from None
     except OSError as e:
         raise UsageError(f"cannot read {path}: {e.strerror}") from None
+
+
+def read_source(path: str):
+    """A source named on the command line (`-`: standard input), read as read_text_input
+    reads a file."""
+    from .source import SourceFile
+    if path == "-":
+        return SourceFile("<stdin>", read_capped(sys.stdin, "standard input"))
+    return SourceFile(path, read_text_input(path), os.path.abspath(path))
 
 
 def stem(path: str) -> str:

@@ -291,7 +291,14 @@ def test_response_files_are_read_like_gccs(tmp_path, capsys):
     code, out, _ = run(capsys, "compile", f"@{rsp}")
     assert code == 0 and "kernel @k" in out
     code, _, err = run(capsys, "compile", f"@{tmp_path / 'missing.rsp'}")
-    assert code == 2 and "No such file" in err and "missing.rsp" in err
+    assert code == 2 and "no such file" in err and "missing.rsp" in err
+    # read as a source is: a device refused (@/dev/zero read until memory ran out), and a
+    # response file that names itself stopped (it recursed until the stack ran out: exit 70)
+    code, _, err = run(capsys, "compile", "@/dev/zero")
+    assert code == 2 and "/dev/zero is a device, not a response file" in err
+    (tmp_path / "self.rsp").write_text(f"@{tmp_path / 'self.rsp'}\n")
+    code, _, err = run(capsys, "compile", f"@{tmp_path / 'self.rsp'}")
+    assert code == 2 and "response files nested more than 16 deep" in err
 
 
 def test_dependency_rules_as_gcc_writes_them(tmp_path, capsys, monkeypatch):

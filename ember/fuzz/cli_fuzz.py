@@ -21,6 +21,7 @@ import io
 import os
 import random
 import re
+import shlex
 import signal
 import sys
 import tempfile
@@ -237,6 +238,13 @@ def make_case(seed: int, programs: list[str]) -> Case:
             argv[1] = "-"
         elif r.random() < 0.03:
             argv[1] = "/dev/zero"       # a source that never ends: refused, never read until memory runs out
+    if r.random() < 0.08 and len(argv) > 2:
+        # the command line's tail from a response file - or @ a file that names itself, a
+        # device that never ends, nothing (each refused, exit 2)
+        cut = r.randrange(2, len(argv))
+        files["args.rsp"] = " ".join(shlex.quote(a) for a in argv[cut:]) + "\n"
+        files["self.rsp"] = "-O3 @self.rsp\n"
+        argv = argv[:cut] + [_usually(r, ["@args.rsp"], ["@self.rsp", "@/dev/zero", "@missing.rsp"], 0.4)]
     links = {"link.ptx": DECOY[0], "dangling.ptx": DANGLING_TARGET}
     return Case(seed, argv, files, stdin=text if "-" in argv else "", links=links)
 
