@@ -14,12 +14,15 @@ The same Decoder runs on numpy arrays in Ember's simulator (weights made with
 device="sim", the step inside `with ember.ops.on_simulator():`): a whole decode step at
 tiny sizes checked without a GPU.
 
-A layer with Q4_K weights is 9 launches, 10 where decode attention's splits of a KV head do
-not fit one thread-block cluster (the residual add of one layer fused into the next one's
+A layer with Q4_K weights is 8 launches with digit activations at batch 1 and 2 (9 otherwise),
+one more where decode attention's splits of a KV head do not fit one thread-block cluster
+(the residual add of one layer fused into the next one's
 RMSNorm, as the add of the last layer into `finish`):
     add_rms_norm_q8   h_alt = h + delta; digits (or Q8_1) of rms_norm(h_alt) * attn_norm
-    q4k_gemv          qkv = x Wqkv^T (q, k and v weights concatenated: one GEMV)
-    rope_append       q rotated (f32), k rotated and v copied into the bf16 caches
+    q4k_qkv_rope_append  qkv = x Wqkv^T (q, k and v weights concatenated: one GEMV), q rotated
+                      (f32), k rotated and v copied into the bf16 caches: one launch with digit
+                      activations and adjacent pairs where the DP4A GEMV runs (batch 1 and 2 on
+                      an H100 or H200), else the GEMV and rope_append
     decode_attention  the Q8_1 of its output: one launch on sm_90 where a KV head's splits fit
                       a cluster (up to 8: attention_cluster_mma_q8) and the GPU's tables do not
                       measure split + merge faster, else split + merge
@@ -225,7 +228,6 @@ class Decoder:
         self.h, self.delta = f32(batch, hp.hidden), f32(batch, hp.hidden)
         self.h_alt = f32(batch, hp.hidden)                 # the residual stream between a layer's norms
         self.x_f32 = f32(batch, hp.hidden)                   # the normalised row, for Q6_K projections
-        self.qkv = f32(batch, q + 2 * kv)
         # separate GEMVs (a Q6_K one among q, k, v) write dense buffers of their own: a
         # column slice of qkv is not an output a GEMV takes
         self.qkv_parts = (f32(batch, q), f32(batch, kv), f32(batch, kv))
@@ -255,7 +257,7 @@ class Decoder:
 
     def _layer(self, layer: _Layer) -> None:
         hp, b = self.hp, self.batch
-        q, kv, d = hp.heads * hp.head_dim, hp.kv_heads * hp.head_dim, hp.head_dim
+        q, d = hp.heads * hp.head_dim, hp.head_dim
         w = layer.w
         # a Q4_K layer's two norms move the residual stream to h_alt and back (an even number
         # of moves a step: a graph replays with h holding the stream); a Q6_K q, k or v
@@ -263,15 +265,15 @@ class Decoder:
         swap = layer.fused_qkv
         self._norm(w.attn_norm, not layer.fused_qkv, self.h_alt if swap else None)
         if layer.fused_qkv:
-            ops.q4k_gemv(layer.wqkv, self.x_q8, out=self.qkv)
-            parts = (self.qkv[:, :q], self.qkv[:, q:q + kv], self.qkv[:, q + kv:])
+            ops.q4k_qkv_rope_append(layer.wqkv, self.x_q8, layer.k_cache, layer.v_cache, self.positions.reshape(b, 1),
+                                    hp.rope_base, q_out=self.q_rot, neox=self.neox)
         else:
             parts = self.qkv_parts
             for x, out in zip((w.wq, w.wk, w.wv), parts):
                 _gemv(x, self.x_q8, self.x_f32, out)
-        qs, ks, vs = (x.reshape(b, 1, -1, d) for x in parts)          # views: the last axis split
-        ops.rope_append(qs, ks, vs, layer.k_cache, layer.v_cache, self.positions.reshape(b, 1), hp.rope_base,
-                        neox=self.neox, q_out=self.q_rot)
+            qs, ks, vs = (x.reshape(b, 1, -1, d) for x in parts)
+            ops.rope_append(qs, ks, vs, layer.k_cache, layer.v_cache, self.positions.reshape(b, 1), hp.rope_base,
+                            neox=self.neox, q_out=self.q_rot)
         if w.wo.kind == "Q4_K":
             ops.decode_attention(self.q_rot, layer.k_cache, layer.v_cache, self.lengths, out=self.o_q8,
                                  max_length=self.max_length)

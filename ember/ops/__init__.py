@@ -10,6 +10,8 @@ tensors, CuPy arrays or any CUDA array (DLPack / __cuda_array_interface__).
     xd = ember.ops.quantize_digits(x)                       # (or f32-accurate digits):
     y = ember.ops.q4k_gemv(w_q4k, xq)
     h = ember.ops.swiglu_q4k(w_gate, w_up, xq)              # silu(x Wg^T) * (x Wu^T)
+    ember.ops.q4k_qkv_rope_append(w_qkv, xd, k_cache, v_cache, positions, 500000.0, q_out=q)
+                                                            # x Wqkv^T, RoPE, KV append: one launch
     y = ember.ops.q6k_gemv(w_q6k, x)
     xq = ember.ops.add_rms_norm_q8(delta, h, weight, 1e-5)  # h += delta; Q8_1 of rms_norm(h)
     o = ember.ops.decode_attention(q, k_cache, v_cache, lengths)   # GQA over a KV cache
@@ -28,7 +30,9 @@ from .attention import decode_attention
 from .kernels import programmatic_launch
 from .gemv import Q8Activations, q4k_gemv, q6k_gemv, quantize_digits, quantize_q8_1, swiglu_q4k
 from .norm import add_rms_norm_q8, rms_norm
+from .qkv import q4k_qkv_rope_append
 from .rope import rope, rope_append
 
 __all__ = ["ArgumentError", "on_simulator", "rms_norm", "add_rms_norm_q8", "rope", "q4k_gemv", "quantize_q8_1", "quantize_digits", "Q8Activations", "swiglu_q4k",
-           "q6k_gemv", "decode_attention", "rope_append", "programmatic_launch"]
+           "q6k_gemv", "decode_attention", "rope_append", "q4k_qkv_rope_append",
+           "programmatic_launch"]

@@ -182,14 +182,16 @@ def same_device(op: str, views: dict) -> int | None:
     return ordinals.pop() if ordinals else None
 
 
-def no_overlap(op: str, a: str, va: DeviceView, b: str, vb: DeviceView) -> None:
-    """Two buffers, one written, may not share memory (the kernels read before they write)."""
+def no_overlap(op: str, a: str, va: DeviceView, b: str, vb: DeviceView, both_written: bool = False) -> None:
+    """Two buffers, one written (or both), may not share memory (the kernels read before they
+    write, and two outputs would overwrite each other)."""
     def extent(v):
         n = sum((d - 1) * s for d, s in zip(v.shape, v.strides)) + 1 if all(v.shape) else 0
         return v.ptr, v.ptr + n * ITEMSIZE.get(v.dtype, 1)
     (a0, a1), (b0, b1) = extent(va), extent(vb)
     if a0 < b1 and b0 < a1:
-        raise ArgumentError(op, b, f"overlaps `{a}` in memory: {op} writes `{b}` while it reads `{a}`")
+        why = f"{op} writes both" if both_written else f"{op} writes `{b}` while it reads `{a}`"
+        raise ArgumentError(op, b, f"overlaps `{a}` in memory: {why}")
 
 
 def positive_float(op: str, name: str, value) -> float:
@@ -252,6 +254,15 @@ def span(v: DeviceView, writable: bool = False):
     if isinstance(v.obj, np.ndarray):
         return np.lib.stride_tricks.as_strided(v.obj, shape=(n,), strides=(v.obj.dtype.itemsize,))
     return _Interface(v.obj, v.ptr, n, _TYPESTR[v.dtype], writable)
+
+
+def run_of(v: DeviceView, start: int, n: int, writable: bool = False):
+    """Elements start .. start + n - 1 of a dense view's memory as one run: a part of each of
+    a buffer's rows, for a kernel that takes the rows' stride (q, k and v of one projection)."""
+    np = _numpy()
+    if isinstance(v.obj, np.ndarray):
+        return v.obj.reshape(-1)[start:start + n]
+    return _Interface(v.obj, v.ptr + start * ITEMSIZE[v.dtype], n, _TYPESTR[v.dtype], writable)
 
 
 def _numpy():

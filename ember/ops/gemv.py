@@ -194,24 +194,28 @@ def q4k_gemv(w, x, *, out=None):
         if out is None:
             out = _new_out(x.like, x.m, _weights(op, "w", w, "q4k", x.k, 16)[1], x.rows)
 
-        def plan_q8():
-            vw, n = _weights(op, "w", w, "q4k", x.k, 16)
-            vo = _check_out(op, out, x.m, n, x.rows, {"w": vw})
-            device = A.same_device(op, {"w": vw, "out": vo, "x": x.like}) or 0
-            if _tensor_cores("gemv", x, n, device):
-                kern, cfg = kernel("q4k_imma.ember", "q4k_digits_imma" if x.digits else "q4k_q8_imma", {"M": x.m},
-                                   x.m * n * x.k, device)
-                aq, ads = _q8_words(x, words_only=True)
-                return [kern.prepare(A.reinterpret(vw, "<u4", 4), aq, ads, out, n, x.k,
-                                     grid=(-(-n // (16 * cfg["ROWS"])),))]
-            source, name = ("q4k_digits.ember", "q4k_digits_gemv") if x.digits else ("q4k_dp4a.ember", "q4k_q8_gemv")
-            kern, cfg = kernel(source, name, {"M": x.m}, x.m * n * x.k, device)
-            aq, ads = _q8_words(x)
-            return [kern.prepare(A.reinterpret(vw, "<u4", 4), aq, ads, out, n, x.k,
-                                 grid=(-(-n // (cfg["WARPS"] * cfg["ROWS"])),))]
-        run(op, (w, x, out), plan_q8)
+        run(op, (w, x, out), lambda: plan_q8(op, w, x, out))
         return out
     return _f32_gemv(op, w, x, out, "q4k")
+
+
+def plan_q8(op: str, w, x: Q8Activations, out) -> list:
+    """The launch of q4k_gemv on Q8_1 (or digit) activations: the DP4A kernel or the tensor
+    cores' (_tensor_cores)."""
+    vw, n = _weights(op, "w", w, "q4k", x.k, 16)
+    vo = _check_out(op, out, x.m, n, x.rows, {"w": vw})
+    device = A.same_device(op, {"w": vw, "out": vo, "x": x.like}) or 0
+    if _tensor_cores("gemv", x, n, device):
+        kern, cfg = kernel("q4k_imma.ember", "q4k_digits_imma" if x.digits else "q4k_q8_imma", {"M": x.m},
+                           x.m * n * x.k, device)
+        aq, ads = _q8_words(x, words_only=True)
+        return [kern.prepare(A.reinterpret(vw, "<u4", 4), aq, ads, out, n, x.k,
+                             grid=(-(-n // (16 * cfg["ROWS"])),))]
+    source, name = ("q4k_digits.ember", "q4k_digits_gemv") if x.digits else ("q4k_dp4a.ember", "q4k_q8_gemv")
+    kern, cfg = kernel(source, name, {"M": x.m}, x.m * n * x.k, device)
+    aq, ads = _q8_words(x)
+    return [kern.prepare(A.reinterpret(vw, "<u4", 4), aq, ads, out, n, x.k,
+                         grid=(-(-n // (cfg["WARPS"] * cfg["ROWS"])),))]
 
 
 def swiglu_q4k(w_gate, w_up, x: Q8Activations, *, out=None):

@@ -67,16 +67,20 @@ def pick_entry(table: dict | None, device: str, defines: dict, size: int) -> dic
     return min(fits, key=lambda be: (abs(math.log(_size(be[0]) / max(size, 1))), _size(be[0]), be[0]))[1]
 
 
-def kernel(source: str, name: str, defines: dict, size: int, device: int = 0, table_of: str | None = None):
+def kernel(source: str, name: str, defines: dict, size: int, device: int = 0, table_of: str | None = None,
+           plus: dict | None = None):
     """(the loaded kernel, the values of its const parameters): `name` of kernels_src/SOURCE
     for a call of `size` (the product of its shape), tuned by the table of `table_of` (a
-    kernel of the same file that does the same work; default `name`). In the simulator
-    (ember.ops.on_simulator): the kernel's defaults, simulated."""
+    kernel of the same file that does the same work; default `name`). `plus`: const values
+    of `name` that `table_of`'s kernel does not have, so its table's entries do not name
+    them (q4k_digits_qkv's head_dim and cache type: the loop q4k_digits_gemv's table
+    measured is the same). In the simulator (ember.ops.on_simulator): the kernel's
+    defaults, simulated."""
     from .args import simulating
     if simulating():
-        return _simulated(source, name, values_key(defines))
+        return _simulated(source, name, values_key({**defines, **(plus or {})}))
     return _pick(source, name, values_key(defines), size, device,
-                 table_of or name, _PROGRAMMATIC[0])
+                 table_of or name, _PROGRAMMATIC[0], values_key(plus or {}))
 
 
 def fastest(names: tuple, defines: dict, size: int, device: int, otherwise: int) -> int:
@@ -146,7 +150,8 @@ def fastest_of(tables: list, device: str, defines: dict, size: int, otherwise: i
 
 
 @functools.lru_cache(maxsize=None)
-def _pick(source: str, name: str, defines: tuple, size: int, device: int, table_of: str, programmatic: bool):
+def _pick(source: str, name: str, defines: tuple, size: int, device: int, table_of: str, programmatic: bool,
+          plus: tuple = ()):
     """The kernel and its const values for a call (see `kernel`)."""
     from ..runtime import cuda
     ctx = cuda.context(device)
@@ -155,10 +160,10 @@ def _pick(source: str, name: str, defines: tuple, size: int, device: int, table_
     table = _current_table(table_of, path)
     entry = pick_entry(table, key, dict(defines), size)
     config, sass_path = ({}, "nvjitlink") if entry is None else (dict(entry["config"]), T.entry_sass_path(table, entry))
-    kern, consts = load(str(path), name, defines, values_key(config), sass_path, device,
+    kern, consts = load(str(path), name, tuple(sorted(defines + plus)), values_key(config), sass_path, device,
                         _launch_mode(name, programmatic, ctx))
-    if entry is None and set(kern.info.tunables) - {k for k, _ in defines}:
-        values = " ".join(f"{k}={v}" for k, v in defines)
+    if entry is None and set(kern.info.tunables) - {k for k, _ in defines + plus}:
+        values = " ".join(f"{k}={v}" for k, v in defines + plus)
         warnings.warn(f"ember.ops: `{name}` is not tuned for {key} with {values or 'its defaults'}: its default "
                       f"configuration is used (`ember tune` makes the table)", stacklevel=4)
     return kern, consts

@@ -96,23 +96,7 @@ def _plan_append(q, k, v, k_cache, v_cache, positions, base, neox, q_out) -> lis
     if hkv == 0 or hq % hkv:
         raise A.ArgumentError(op, "k", f"has {hkv} heads, which does not divide q's {hq} (grouped-query attention)")
     strides = [A.token_rows(op, name, views[name]) for name in ("q", "k", "v")]
-    t = None
-    for name, c in (("k_cache", k_cache), ("v_cache", v_cache)):
-        vc = A.view(op, name, c)
-        if t is None:
-            t = A.dtype(op, name, vc, DTYPES)
-            if ti != t and ti != "f32":
-                raise A.ArgumentError(op, name, f"has dtype {t}, but `q` is {ti}: the new rows are the cache's "
-                                                "dtype or f32")
-        A.same_dtype(op, name, vc, "k_cache", t)
-        A.rank(op, name, vc, (4,), "[batch, cache_len, kv_heads, head_dim]")
-        if vc.shape[0] != batch or vc.shape[2:] != (hkv, d):
-            raise A.ArgumentError(op, name, f"has shape {list(vc.shape)}; expected [{batch}, cache_len, {hkv}, {d}]")
-        A.contiguous(op, name, vc)
-        views[name] = vc
-    A.shape(op, "v_cache", views["v_cache"], views["k_cache"].shape, "k_cache's shape")
-    cache_len = views["k_cache"].shape[1]
-    A.int_range(op, "k_cache", cache_len, 1, 2 ** 31 - 1, "cache_len")
+    t, cache_len = caches(op, k_cache, v_cache, batch, hkv, d, ti, views)
     A.int_range(op, "q", batch * m, 1, 65535, "batch x tokens: the grid's y dimension")
     in_place = q_out is q
     vo = vq if in_place else A.view(op, "q_out", q_out)
@@ -134,11 +118,7 @@ def _plan_append(q, k, v, k_cache, v_cache, positions, base, neox, q_out) -> lis
         for r in views:
             if r != w and {r, w} != {"q", "q_out"}:
                 A.no_overlap(op, r, views[r], w, views[w])
-    vp = A.view(op, "positions", positions)
-    A.dtype(op, "positions", vp, ("i32",))
-    A.shape(op, "positions", vp, (batch, m), "one position per new token")
-    A.contiguous(op, "positions", vp)
-    A.aligned(op, "positions", vp, 4)
+    vp = token_positions(op, positions, batch, m)
     base = A.positive_float(op, "base", base)
     device = A.same_device(op, {**views, "positions": vp}) or 0
     defines = {"HEAD_DIM": d, "T": t, "TI": ti, "TQ": tq, **({"NEOX": "true"} if neox else {})}
@@ -146,3 +126,36 @@ def _plan_append(q, k, v, k_cache, v_cache, positions, base, neox, q_out) -> lis
     spans = [A.span(views[n], writable=True) for n in ("q", "k", "v")]   # mut: q_out may be q
     return [kern.prepare(*spans, vo.obj if in_place else q_out, k_cache, v_cache, positions, hq, hkv, m, cache_len,
                          *strides, base, grid=(hq + hkv, batch * m))]
+
+
+def caches(op: str, k_cache, v_cache, batch: int, hkv: int, d: int, ti: str, views: dict) -> tuple:
+    """(dtype, cache_len) of a decode step's KV caches [batch, cache_len, hkv, d], checked
+    (the new rows, of dtype `ti`, are the caches' dtype or f32), their views added to `views`."""
+    t = None
+    for name, c in (("k_cache", k_cache), ("v_cache", v_cache)):
+        vc = A.view(op, name, c)
+        if t is None:
+            t = A.dtype(op, name, vc, DTYPES)
+            if ti != t and ti != "f32":
+                raise A.ArgumentError(op, name, f"has dtype {t}, but `q` is {ti}: the new rows are the cache's "
+                                                "dtype or f32")
+        A.same_dtype(op, name, vc, "k_cache", t)
+        A.rank(op, name, vc, (4,), "[batch, cache_len, kv_heads, head_dim]")
+        if vc.shape[0] != batch or vc.shape[2:] != (hkv, d):
+            raise A.ArgumentError(op, name, f"has shape {list(vc.shape)}; expected [{batch}, cache_len, {hkv}, {d}]")
+        A.contiguous(op, name, vc)
+        views[name] = vc
+    A.shape(op, "v_cache", views["v_cache"], views["k_cache"].shape, "k_cache's shape")
+    cache_len = views["k_cache"].shape[1]
+    A.int_range(op, "k_cache", cache_len, 1, 2 ** 31 - 1, "cache_len")
+    return t, cache_len
+
+
+def token_positions(op: str, positions, batch: int, m: int):
+    """The view of int32 positions [batch, m], one per new token, checked."""
+    vp = A.view(op, "positions", positions)
+    A.dtype(op, "positions", vp, ("i32",))
+    A.shape(op, "positions", vp, (batch, m), "one position per new token")
+    A.contiguous(op, "positions", vp)
+    A.aligned(op, "positions", vp, 4)
+    return vp

@@ -239,6 +239,40 @@ def test_rope_append_then_attention(dtype, tol):
     assert np.abs(f64(out) - ref).max() <= (1e-5 if dtype == torch.float32 else 2e-2)
 
 
+@pytest.mark.parametrize("batch, m", [(1, 1), (2, 1), (1, 2), (4, 1)])
+def test_the_qkv_projection_with_rope_and_the_kv_append_is_one_launch_of_the_same_bits(batch, m):
+    """q4k_qkv_rope_append at the decoder layer's shapes (32 q heads, 8 KV heads of 128,
+    k = 4096): one launch where the DP4A GEMV runs, bit for bit the GEMV and rope_append it
+    replaces; at batch 4 (the tensor cores' GEMV) the two launches."""
+    from ember.ops import qkv
+    g = torch.Generator(device="cuda").manual_seed(50 + 4 * batch + m)
+    rng = np.random.default_rng(50 + 4 * batch + m)
+    n, k = (32 + 2 * 8) * 128, 4096
+    w = torch.from_numpy(Q.model_like_q4k(rng, n, k, k ** -0.5)).cuda()
+    x = torch.randn(batch * m, k, device="cuda", generator=g)
+    xd = ops.quantize_digits(x)
+    pos = torch.tensor(rng.permutation(300)[:batch * m].reshape(batch, m), device="cuda", dtype=torch.int32)
+    results = []
+    for fused in (True, False):
+        kc, vc = (torch.randn(batch, 300, 8, 128, device="cuda", generator=torch.Generator(device="cuda").manual_seed(9))
+                  .to(torch.bfloat16) for _ in range(2))
+        q_out = torch.full((batch, m, 32, 128), float("nan"), device="cuda")
+        qkv.FUSED[0] = fused
+        try:
+            before = ops.plan.launched()
+            ops.q4k_qkv_rope_append(w, xd, kc, vc, pos, 500000.0, q_out=q_out)
+            torch.cuda.synchronize()
+            results.append((q_out, kc, vc, ops.plan.launched() - before))
+        finally:
+            qkv.FUSED[0] = True
+    (q1, k1, v1, n1), (q2, k2, v2, n2) = results
+    assert n2 == 2 and n1 == (2 if batch * m >= 4 else 1)
+    assert torch.equal(q1.view(torch.int32), q2.view(torch.int32))
+    assert torch.equal(k1.view(torch.int16), k2.view(torch.int16)) and torch.equal(v1.view(torch.int16), v2.view(torch.int16))
+    assert not torch.isnan(q1).any()
+    ops.plan.clear()
+
+
 def test_the_ops_run_on_cupys_current_stream():
     """CuPy arrays: the op goes on CuPy's current stream - captured into CuPy's graph there
     (a launch on another stream would not be in the graph, or break the capture)."""

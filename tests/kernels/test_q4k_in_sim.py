@@ -243,3 +243,42 @@ def test_the_swiglu_gemv_on_digit_activations(m, k, unroll):
     want = g / (1 + np.exp(-g)) * u
     tol = 1e-5 * (np.abs(g) + 1) * (np.abs(u) + 1) + f32_tolerance(wg, x) * np.abs(u) + f32_tolerance(wu, x) * np.abs(g)
     assert (np.abs(y - want) <= tol).all()
+
+
+@pytest.mark.parametrize("batch, per_seq, rows, t, fast", [(2, 1, 2, "bf16", False), (1, 2, 4, "bf16", False),
+                                                           (3, 1, 4, "f32", True)])
+def test_qkv_projection_with_rope_and_the_kv_append_is_the_two_launches_bit_for_bit(batch, per_seq, rows, t, fast):
+    """q4k_digits_qkv: q rotated into q_out, k rotated and v copied into the caches at each
+    token's position, bit for bit what q4k_digits_gemv and rope_append write; the rest of the
+    caches untouched and a position past the cache written nowhere (3 q heads and 1 KV head
+    of 8: 40 rows, the last block's warps partly past them)."""
+    hq, hkv, d, k, cache_len = 3, 1, 8, 512, 5
+    m, n = batch * per_seq, (hq + 2 * hkv) * d
+    rng, w, x = inputs(7100 + 10 * m + rows, n, k, m)
+    pos = rng.permutation(cache_len)[:m].astype(np.int32)
+    pos[-1] = cache_len                                  # past the cache: no k or v written
+    prog = ember.compile(SRC / "q4k_digits.ember", defines={"M": m, "WARPS": WARPS, "ROWS": rows, "HEAD_DIM": d,
+                                                            "T": t, "FAST": fast})
+    mod = load(prog)
+    blocks = m * k // 32
+    aq, ds = np.zeros(3 * blocks * 8, np.uint32), np.zeros(2 * blocks, np.float32)
+    mod.quantize_digits(x, aq, ds, blocks, grid=grid(blocks))
+    cache = rng.standard_normal((2, batch, cache_len, hkv, d)).astype(np.float32)
+    if t == "bf16":
+        cache = (cache.view(np.uint32) >> 16).astype(np.uint16)       # bf16 bits
+    kc, vc = cache[0].copy(), cache[1].copy()
+    q_out = np.full((m, hq, d), np.nan, np.float32)
+    mod.q4k_digits_qkv(w.view(np.uint32), aq, ds, q_out, kc, vc, pos, hq, hkv, per_seq, cache_len, 5e5, k,
+                       grid=grid(n, rows))
+    # the same as two launches
+    y = np.zeros((m, n), np.float32)
+    mod.q4k_digits_gemv(w.view(np.uint32), aq, ds, y, n, k, grid=grid(n, 2))
+    ra = load(ember.compile(SRC / "rope_append.ember", defines={"HEAD_DIM": d, "T": t, "TI": "f32",
+                                                                 "FAST": fast}))
+    want_q, want_k, want_v = np.zeros_like(q_out), cache[0].copy(), cache[1].copy()
+    flat = y.reshape(-1)
+    ra.rope_append(y, flat[hq * d:], flat[(hq + hkv) * d:], want_q, want_k, want_v, pos, hq, hkv, per_seq,
+                   cache_len, n, n, n, 5e5, grid=(hq + hkv, m))
+    assert np.array_equal(q_out.view(np.uint32), want_q.view(np.uint32))
+    assert np.array_equal(kc, want_k) and np.array_equal(vc, want_v)
+    assert not np.array_equal(kc, cache[0]) and not np.array_equal(vc, cache[1])   # something was written

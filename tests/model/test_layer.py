@@ -19,9 +19,11 @@ TINY = HParams("llama", 2, 256, 2, 1, 256, 1e-5, 10000.0, 16)
 def test_a_decode_step_in_the_simulator(kinds, launches, activations):
     """A Q6_K q, k or v reads the normalised row in f32 (rms_norm, then the quantisation
     for the others: 2 launches more); with digits the layer's other norm goes that way too
-    (the fused norm writes digits only into the other residual buffer: 1 more)."""
-    if kinds and activations == "digits":
-        launches += 1
+    (the fused norm writes digits only into the other residual buffer: 1 more). With digits
+    and one Q4_K weight for q, k and v, the projection, RoPE and the KV append are one
+    launch (q4k_qkv_rope_append: 1 less)."""
+    if activations == "digits":
+        launches += 1 if kinds else -1
     decode_step(kinds, launches, activations, np.array([0, 3], np.int32))
 
 

@@ -168,10 +168,14 @@ def test_every_float_parameter_refuses_hostile_values(value):
     qa, ka, va = f32(2, 1, 32, 128), f32(2, 1, 8, 128, ptr=0x7f1000000000), f32(2, 1, 8, 128, ptr=0x7f2000000000)
     kc, vc = f32(2, 4096, 8, 128, ptr=0x7f3000000000), f32(2, 4096, 8, 128, ptr=0x7f4000000000)
     posa = CudaArray((2, 1), "<i4", ptr=0x7f5000000000)
-    for argument, fn, args in (("eps", ops.rms_norm, (x, w, value)), ("base", ops.rope, (q, k, pos, value)),
-                               ("base", ops.rope_append, (qa, ka, va, kc, vc, posa, value))):
+    wqkv = CudaArray(((32 + 2 * 8) * 128, 16 * 144), "|u1", ptr=0x7f6000000000)
+    xd = ops.Q8Activations(f32(3 * 2 * 1024, ptr=0x7f7000000000), f32(2 * 2 * 128, ptr=0x7f7800000000), 2, 4096,
+                           ops.args.view("test", "x", f32(2, 4096, ptr=0x7f8000000000)), True, True)
+    for argument, fn, args, kw in (("eps", ops.rms_norm, (x, w, value), {}), ("base", ops.rope, (q, k, pos, value), {}),
+                                   ("base", ops.rope_append, (qa, ka, va, kc, vc, posa, value), {}),
+                                   ("base", ops.q4k_qkv_rope_append, (wqkv, xd, kc, vc, posa, value), {"q_out": qa})):
         with pytest.raises(ArgumentError) as e:
-            fn(*args)
+            fn(*args, **kw)
         assert e.value.argument == argument, str(e.value)
 
 
