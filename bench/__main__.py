@@ -1,7 +1,8 @@
-"""python -m bench {rope,rmsnorm,q4k,q6k,gemm,hopper,hopper_decode,attention,layer,tuned,compile,scaling,sim,launch} [--out DIR]
+"""python -m bench {rope,rmsnorm,q4k,ops_gemv,q6k,gemm,hopper,hopper_decode,attention,layer,tuned,compile,scaling,sim,launch} [--out DIR]
 
 rope: RoPE on the GPU against the hand-written PTX; rmsnorm: RMSNorm and add+RMSNorm
-against Triton, liger-kernel and torch; q4k: the Q4_K GEMV family against Triton and torch; q6k: the Q6_K GEMV against the copy
+against Triton, liger-kernel and torch; q4k: the Q4_K GEMV family against Triton and torch; ops_gemv:
+ember.ops.q4k_gemv on f32 activations (as digits, as f32 products) and on Q8_1; q6k: the Q6_K GEMV against the copy
 ceiling and torch; gemm: the bf16 tensor-core GEMM against cuBLAS and Triton; hopper: the
 wgmma + TMA GEMM against the mma.sync one, cuBLAS and Triton (sm_90); hopper_decode: its
 tile configurations at decode shapes (M <= 16) against the copy ceiling, cuBLAS and Triton; attention: decode
@@ -19,7 +20,7 @@ import sys
 
 # What each benchmark needs beyond Ember's own dependencies, and where it comes from.
 NEEDS = {"compile": ("triton", "numba", "pip install -e '.[bench]' (Triton and Numba-CUDA, compiling without a GPU)"),
-         "rope": ("torch",), "rmsnorm": ("torch", "triton"), "q4k": ("torch", "triton"), "q6k": ("torch",), "gemm": ("torch", "triton"),
+         "rope": ("torch",), "rmsnorm": ("torch", "triton"), "q4k": ("torch", "triton"), "ops_gemv": ("torch",), "q6k": ("torch",), "gemm": ("torch", "triton"),
          "hopper": ("torch", "triton"), "hopper_decode": ("torch", "triton"), "attention": ("torch",), "layer": ("torch",), "tuned": (),
          "sim": (), "scaling": (), "launch": ()}
 
@@ -39,7 +40,7 @@ def _missing(which: str) -> str | None:
 def main() -> int:
     p = argparse.ArgumentParser(prog="python -m bench", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("which", choices=["rope", "rmsnorm", "q4k", "q6k", "gemm", "hopper", "hopper_decode", "attention", "layer", "tuned", "compile",
+    p.add_argument("which", choices=["rope", "rmsnorm", "q4k", "ops_gemv", "q6k", "gemm", "hopper", "hopper_decode", "attention", "layer", "tuned", "compile",
                                      "scaling",
                                      "sim", "launch"])
     p.add_argument("--out", default="bench/results", help="directory for the JSON and markdown results")
@@ -58,6 +59,9 @@ def main() -> int:
     if args.which == "q4k":
         from . import q4k_ab
         return q4k_ab.main(args.out, quick=args.quick)
+    if args.which == "ops_gemv":
+        from . import ops_gemv_ab
+        return ops_gemv_ab.main(args.out, quick=args.quick)
     if args.which == "q6k":
         from . import q6k_ab
         return q6k_ab.main(args.out, quick=args.quick)

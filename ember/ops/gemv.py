@@ -1,6 +1,7 @@
 """The quantized GEMVs of ember.ops: y = x W^T with W in ggml's Q4_K or Q6_K format as GGUF
-stores it, for M = 1..8 rows of activations - f32 (kernels_src/q4k_gemv.ember,
-q6k_gemv.ember), or quantized once to Q8_1 (or three digits) for the integer kernels: on
+stores it, for M = 1..8 rows of activations - f32 (kernels_src/q6k_gemv.ember; for Q4_K
+quantized to three digits a value by the op itself, or q4k_gemv.ember without dp4a:
+DIGITS_FOR_F32), or quantized once to Q8_1 (or three digits) for the integer kernels: on
 dp4a (q4k_dp4a.ember: quantize_q8_1, q4k_q8_gemv, and q4k_q8_swiglu for a SwiGLU's gate
 and up together; q4k_digits.ember) or on int8 tensor cores (q4k_imma.ember, the same
 activations: its cost hardly grows with M). Which of the two runs is the one the tuned
@@ -12,7 +13,7 @@ from __future__ import annotations
 from ..records import record
 from . import args as A
 from .kernels import fastest, kernel
-from .plan import run, signature
+from .plan import Keep, run, signature
 
 QK_K = 256                           # values per super-block
 # From how many activation rows the tensor-core kernels run where no tuned table decides
@@ -131,21 +132,24 @@ def quantize_q8_1(x, *, out: Q8Activations | None = None) -> Q8Activations:
     if out is None:
         out = Q8Activations(A.empty_words(vx, m * kdim // 4), A.empty_words(vx, m * kdim // 32), m, kdim, vx, rows)
 
-    def plan():
-        vx, m, kdim, _ = _activations(op, x)
-        vq, vd = out.check(op, m, kdim)
-        for name, v in (("out.aq", vq), ("out.ads", vd)):
-            A.no_overlap(op, "x", vx, name, v)
-        device = A.same_device(op, {"x": vx, "out.aq": vq, "out.ads": vd}) or 0
-        source, name, ds_type = (("q4k_digits.ember", "quantize_digits", "<f4") if out.digits else
-                                 ("q4k_dp4a.ember", "quantize_q8_1", "<u4"))
-        kern, cfg = kernel(source, name, {}, m * kdim, device)
-        blocks = m * kdim // 32                           # one warp per block of 32 values
-        return [kern.prepare(x, A.reinterpret(vq, "<u4", 4, writable=True),
-                             A.reinterpret(vd, ds_type, 4, writable=True), blocks,
-                             grid=(-(-blocks // cfg["WARPS"]),))]
-    run(op, (x, out), plan)
+    run(op, (x, out), lambda: plan_quantize(op, x, out))
     return out
+
+
+def plan_quantize(op: str, x, out: Q8Activations) -> list:
+    """The launch that quantizes f32 x into `out`: Q8_1, or digits where `out` holds them."""
+    vx, m, kdim, _ = _activations(op, x)
+    vq, vd = out.check(op, m, kdim)
+    for name, v in (("out.aq", vq), ("out.ads", vd)):
+        A.no_overlap(op, "x", vx, name, v)
+    device = A.same_device(op, {"x": vx, "out.aq": vq, "out.ads": vd}) or 0
+    source, name, ds_type = (("q4k_digits.ember", "quantize_digits", "<f4") if out.digits else
+                             ("q4k_dp4a.ember", "quantize_q8_1", "<u4"))
+    kern, cfg = kernel(source, name, {}, m * kdim, device)
+    blocks = m * kdim // 32                           # one warp per block of 32 values
+    return [kern.prepare(x, A.reinterpret(vq, "<u4", 4, writable=True),
+                         A.reinterpret(vd, ds_type, 4, writable=True), blocks,
+                         grid=(-(-blocks // cfg["WARPS"]),))]
 
 
 def quantize_digits(x, *, out: Q8Activations | None = None) -> Q8Activations:
@@ -257,6 +261,24 @@ def q6k_gemv(w, x, *, out=None):
     return _f32_gemv("q6k_gemv", w, x, out, "q6k")
 
 
+# ember.ops.q4k_gemv with f32 activations runs them as digits (quantize_digits, then the
+# digits GEMV of q4k_gemv on Q8Activations) on GPUs with dp4a: as accurate as f32 products
+# (within the same f32 rounding bound of the exact product: tests/kernels/test_q4k_in_sim.py)
+# and faster than q4k_gemv.ember, whose three instructions a weight the GPU cannot issue at
+# the rate the weights arrive (H100, `ember tune` tables, us: 14336 x 4096 at M = 1 13.4, and
+# 1.9 for the quantisation, against 18.2; at M = 8 the digits' tensor-core GEMV 22.2 at
+# 8 x 4096 x 14336 against q4k_gemv.ember's 86.9 at 8 x 14336 x 4096; bench/results/q4k_ab.md).
+# [False]: the f32 kernel (an A/B measurement).
+DIGITS_FOR_F32 = [True]
+
+
+def _has_dp4a(device: int) -> bool:
+    if A.simulating():
+        return True
+    from ..runtime import cuda
+    return cuda.context(device).compute_capability >= (6, 1)
+
+
 # per format: the kernel of f32 activations, its file, the weights' alignment and the word
 # the kernel loads them as (a Q6_K super-block of 210 bytes is only 2-byte aligned)
 F32_KERNELS = {"q4k": ("q4k_gemv.ember", "q4k_gemv", 16, "<u4", 4), "q6k": ("q6k_gemv.ember", "q6k_gemv", 2, "<u2", 2)}
@@ -273,8 +295,14 @@ def _f32_gemv(op: str, w, x, out, fmt: str):
         vw, n = _weights(op, "w", w, fmt, kdim, align)
         vo = _check_out(op, out, m, n, rows, {"x": vx, "w": vw})
         device = A.same_device(op, {"x": vx, "w": vw, "out": vo}) or 0
+        if fmt == "q4k" and DIGITS_FOR_F32[0] and _has_dp4a(device):
+            # f32-accurate through three 8-bit digits a value (q4k_digits.ember): x quantized
+            # into a buffer of the plan's own, then the digits GEMV (or its tensor-core form)
+            digits = Q8Activations.empty(vx.obj, m, kdim, rows, digits=True)
+            return (plan_quantize(op, x, digits) + plan_q8(op, w, digits, out)
+                    + [Keep(digits.aq), Keep(digits.ads)])
         kern, cfg = kernel(source, name, {"M": m}, m * n * kdim, device)
         return [kern.prepare(A.reinterpret(vw, word, size), x, out, n, kdim,
                              grid=(-(-n // (cfg["WARPS"] * cfg["ROWS"])),))]
-    run(op, (w, x, out), plan)
+    run(op, (w, x, out, fmt == "q4k" and DIGITS_FOR_F32[0]), plan)
     return out

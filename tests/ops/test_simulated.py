@@ -46,6 +46,34 @@ def test_the_q4k_gemvs(m):
     assert np.abs(y8 - want).max() <= 1e-5 * np.abs(want).max()
 
 
+@pytest.mark.parametrize("m", [1, 8])
+def test_f32_activations_run_as_digits(m):
+    """q4k_gemv with f32 x quantizes it to digits itself and runs the digits GEMV (2
+    launches): the bits of the two ops called in turn, as close to the exact product as
+    q4k_gemv.ember (1 launch, DIGITS_FOR_F32 off)."""
+    from ember.ops import gemv
+    rng = np.random.default_rng(20 + m)
+    w = Q.model_like_q4k(rng, 24, 512, 512 ** -0.5)
+    x = rng.standard_normal((m, 512)).astype(np.float32)
+    with ops.on_simulator():
+        before = ops.plan.launched()
+        y = ops.q4k_gemv(w, x)
+        two = ops.plan.launched() - before
+        want = ops.q4k_gemv(w, ops.quantize_digits(x))
+        gemv.DIGITS_FOR_F32[0] = False
+        try:
+            before = ops.plan.launched()
+            y32 = ops.q4k_gemv(w, x)
+            one = ops.plan.launched() - before
+        finally:
+            gemv.DIGITS_FOR_F32[0] = True
+    assert (two, one) == (2, 1)
+    assert np.array_equal(y.view(np.uint32), want.view(np.uint32))
+    exact = Q.gemv(w, x)
+    for got in (y, y32):
+        assert np.abs(got - exact).max() <= 1e-5 * np.abs(exact).max()
+
+
 def _attention_launches() -> int:
     """ember.ops.decode_attention into f32 from a bf16 cache, in the simulator, checked
     against the f64 reference: the launches it took."""
