@@ -113,8 +113,6 @@ def run_shape(weights, batch: int, ctx: int, copy_tbps: float, quick: bool) -> d
     del dec, graph
     torch.cuda.empty_cache()
     apart_us, apart_launches = _ember_layer(weights, batch, ctx, g, replays, "digits", fused_qkv=False)[:2]
-    torch.cuda.empty_cache()
-    sq_us, sq_launches = _ember_layer(weights, batch, ctx, g, replays, "digits", fused_swiglu=False)[:2]
     w_bytes = sum(x.data.numel() for x in (weights[0].wq, weights[0].wk, weights[0].wv, weights[0].wo,
                                           weights[0].w_gate, weights[0].w_up, weights[0].w_down))
     kv_bytes = 2 * batch * ctx * KV_HEADS * D * 2
@@ -126,7 +124,6 @@ def run_shape(weights, batch: int, ctx: int, copy_tbps: float, quick: bool) -> d
     return {"batch": batch, "context": ctx, "ember_us": round(ember_us, 2), "ember_q8_1_us": round(q8_us, 2),
             "ember_without_pdl_us": round(plain_us, 2),
             "ember_qkv_rope_apart_us": round(apart_us, 2) if apart_launches != launches else None,
-            "ember_swiglu_quantize_apart_us": round(sq_us, 2) if sq_launches != launches else None,
             "floor_us": round(floor_us, 2),
             "ember_of_floor": round(floor_us / ember_us, 3), "ember_per_token_32_layers_us": round(ember_us * 32, 1),
             "launches_per_layer": launches, "torch_bf16_eager_us": round(eager_us, 2),
@@ -136,21 +133,20 @@ def run_shape(weights, batch: int, ctx: int, copy_tbps: float, quick: bool) -> d
 
 
 def _ember_layer(weights, batch: int, ctx: int, g, replays: int, activations: str,
-                 programmatic: bool = True, fused_qkv: bool = True, fused_swiglu: bool = True) -> tuple:
+                 programmatic: bool = True, fused_qkv: bool = True) -> tuple:
     """(us per layer, launches per layer, the Decoder, its graph) of LAYERS layers; with
     programmatic=False every kernel is a plain launch (no programmatic dependent launch), with
     fused_qkv=False the QKV projection and rope_append are two launches wherever
-    q4k_qkv_rope_append would make them one, with fused_swiglu=False the SwiGLU pair's output
-    is quantized by a launch of its own wherever swiglu_q4k would do it in its launch."""
+    q4k_qkv_rope_append would make them one."""
     from ember import ops
-    from ember.ops import gemv, qkv
+    from ember.ops import qkv
     ops.programmatic_launch(programmatic)
-    qkv.FUSED[0], gemv.FUSE_QUANTIZE[0] = fused_qkv, fused_swiglu
+    qkv.FUSED[0] = fused_qkv
     try:
         return _ember_layer_with(weights, batch, ctx, g, replays, activations)
     finally:
         ops.programmatic_launch(True)
-        qkv.FUSED[0] = gemv.FUSE_QUANTIZE[0] = True
+        qkv.FUSED[0] = True
 
 
 def _ember_layer_with(weights, batch: int, ctx: int, g, replays: int, activations: str) -> tuple:
@@ -203,19 +199,16 @@ def markdown(result: dict) -> str:
              "launches (each launched while the kernel before it finishes, waiting for it at its start; "
              "'plain launches': the same digits layer without; 'QKV, RoPE apart': the same digits layer with the "
              "QKV projection and rope_append as two launches where ember.ops.q4k_qkv_rope_append makes them one, "
-             "'-' where it does not; 'SwiGLU, quantize apart': the same with the SwiGLU output quantized by a launch of "
-             "its own where swiglu_q4k quantizes it in its launch); attention alone: ember.ops.decode_attention and "
+             "'-' where it does not); attention alone: ember.ops.decode_attention and "
              "torch SDPA as `python -m bench attention` times them (bf16 queries, caches rotated beyond the L2, "
              "graphs of 100 calls, median of 5). Every sequence at the full context, one new token "
              "each. " + SASS_NOTE, "",
-             "| batch | context | Ember us/layer | Ember Q8_1 us | Ember plain launches | QKV, RoPE apart "
-             "| SwiGLU, quantize apart | floor us | of floor | launches | torch eager | torch graph | Ember attn us "
-             "| SDPA us | attn / SDPA |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| batch | context | Ember us/layer | Ember Q8_1 us | Ember plain launches | QKV, RoPE apart | floor us "
+             "| of floor | launches | torch eager | torch graph | Ember attn us | SDPA us | attn / SDPA |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in result["rows"]:
         lines.append(f"| {r['batch']} | {r['context']} | {r['ember_us']} | {r['ember_q8_1_us']} | "
-                     f"{r['ember_without_pdl_us']} | {r.get('ember_qkv_rope_apart_us') or '-'} | "
-                     f"{r.get('ember_swiglu_quantize_apart_us') or '-'} | {r['floor_us']} | "
+                     f"{r['ember_without_pdl_us']} | {r.get('ember_qkv_rope_apart_us') or '-'} | {r['floor_us']} | "
                      f"{r['ember_of_floor']:.0%} | {r['launches_per_layer']:g} | {r['torch_bf16_eager_us']} | "
                      f"{r['torch_bf16_graph_us']} | {r['ember_attention_us']} | {r['torch_sdpa_us']} | "
                      f"{r['attention_ember_over_sdpa']} |")

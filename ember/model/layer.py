@@ -14,7 +14,7 @@ The same Decoder runs on numpy arrays in Ember's simulator (weights made with
 device="sim", the step inside `with ember.ops.on_simulator():`): a whole decode step at
 tiny sizes checked without a GPU.
 
-A layer with Q4_K weights is 7 launches with digit activations at batch 1 and 2 (9 otherwise),
+A layer with Q4_K weights is 8 launches with digit activations at batch 1 and 2 (9 otherwise),
 one more where decode attention's splits of a KV head do not fit one thread-block cluster
 (the residual add of one layer fused into the next one's
 RMSNorm, as the add of the last layer into `finish`):
@@ -28,9 +28,8 @@ RMSNorm, as the add of the last layer into `finish`):
                       measure split + merge faster, else split + merge
     q4k_gemv          delta = o Wo^T
     add_rms_norm_q8   h = h_alt + delta; digits (or Q8_1) of rms_norm(h) * ffn_norm
-    swiglu_q4k        g = silu(x Wgate^T) * (x Wup^T), and g as digits (or Q8_1) for the
-                      down projection: in the same launch with digits where the DP4A kernel
-                      runs (batch 1 and 2 on an H100 or H200), else quantize_q8_1 after it
+    swiglu_q4k        g = silu(x Wgate^T) * (x Wup^T)
+    quantize_q8_1     g as digits (or Q8_1)
     q4k_gemv          delta = g Wdown^T
 The Q4_K GEMVs read the normalised rows and the SwiGLU output as digits by default
 (activations="digits": three 8-bit digits a value, f32-accurate products, the kernels of
@@ -284,8 +283,9 @@ class Decoder:
                                  max_length=self.max_length)
             ops.q6k_gemv(w.wo.data, self.o_f32.reshape(b, q), out=self.delta)
         self._norm(w.ffn_norm, False, self.h if swap else None)      # gate and up are Q4_K
-        ops.swiglu_q4k(w.w_gate.data, w.w_up.data, self.x_q8, out=self.g,
-                       quantized=self.g_q8 if w.w_down.kind == "Q4_K" else None)
+        ops.swiglu_q4k(w.w_gate.data, w.w_up.data, self.x_q8, out=self.g)
+        if w.w_down.kind == "Q4_K":
+            ops.quantize_q8_1(self.g, out=self.g_q8)
         _gemv(w.w_down, self.g_q8, self.g, self.delta)
 
     def step(self) -> None:

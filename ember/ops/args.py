@@ -270,17 +270,6 @@ def _numpy():
     return numpy
 
 
-def zeros_words(like: DeviceView, nwords: int):
-    """empty_words, zeroed: a kernel's counters that start at 0 (and that it leaves at 0)."""
-    words = empty_words(like, nwords)
-    lib = type(words).__module__.split(".")[0]
-    if lib in ("torch", "cupy", "numpy"):
-        words[...] = 0
-    else:
-        words.copy_from_host(_numpy().zeros(nwords, _numpy().uint32))
-    return words
-
-
 def empty_words(like: DeviceView, nwords: int):
     """A new buffer of `nwords` 32-bit words for a kernel's u32 scratch (int32 for torch,
     whose uint32 tensors support few operations; the kernel is handed them as u32)."""

@@ -222,68 +222,37 @@ def plan_q8(op: str, w, x: Q8Activations, out) -> list:
                          grid=(-(-n // (cfg["WARPS"] * cfg["ROWS"])),))]
 
 
-def swiglu_q4k(w_gate, w_up, x: Q8Activations, *, out=None, quantized: Q8Activations | None = None):
+def swiglu_q4k(w_gate, w_up, x: Q8Activations, *, out=None):
     """silu(x W_gate^T) * (x W_up^T), both weights Q4_K bytes [n, k / 256 * 144], x the
-    Q8Activations of quantize_q8_1: a SwiGLU feed-forward's first half in one launch. With
-    `quantized` (Q8Activations.empty(out, m, n, digits=...)), the output is also quantized
-    into it for the down projection: in the same launch where x and `quantized` hold digits
-    and the DP4A kernel runs (q4k_digits_swiglu_digits: FUSE_QUANTIZE), else by
-    quantize_q8_1 after it - the same bits either way."""
+    Q8Activations of quantize_q8_1: a SwiGLU feed-forward's first half in one launch."""
     op = "swiglu_q4k"
     if not isinstance(x, Q8Activations):
         raise A.ArgumentError(op, "x", f"is a {type(x).__name__}: swiglu_q4k takes the Q8_1 activations of "
                                        "ember.ops.quantize_q8_1(x)")
-    if quantized is not None and not isinstance(quantized, Q8Activations):
-        raise A.ArgumentError(op, "quantized", f"is a {type(quantized).__name__}: it takes the Q8Activations the "
-                                               "output is quantized into (Q8Activations.empty)")
     if out is None:
         n = _weights(op, "w_gate", w_gate, "q4k", x.k, 16)[1]
         A.shape(op, "w_up", _weights(op, "w_up", w_up, "q4k", x.k, 16)[0], (n, x.k // QK_K * BLOCK_BYTES["q4k"]),
                 "w_gate's shape")
         out = _new_out(x.like, x.m, n, x.rows)
-    fuse = FUSE_QUANTIZE[0] and quantized is not None
-    run(op, (w_gate, w_up, x, out, quantized, fuse), lambda: _plan_swiglu(op, w_gate, w_up, x, out, quantized, fuse))
-    return out
 
-
-# swiglu_q4k quantizes its output to digits in its own launch where it can (the last block of
-# each group of 32 rows: kernels_src/q4k_digits_swiglu.ember). [False]: always quantize_q8_1
-# after it (an A/B measurement: bench/layer_ab.py).
-FUSE_QUANTIZE = [True]
-
-
-def _plan_swiglu(op: str, w_gate, w_up, x: Q8Activations, out, quantized, fuse: bool) -> list:
-    vg, n = _weights(op, "w_gate", w_gate, "q4k", x.k, 16)
-    vu, _ = _weights(op, "w_up", w_up, "q4k", x.k, 16)
-    A.shape(op, "w_up", vu, vg.shape, "w_gate's shape")
-    vo = _check_out(op, out, x.m, n, x.rows, {"w_gate": vg, "w_up": vu})
-    device = A.same_device(op, {"w_gate": vg, "w_up": vu, "out": vo, "x": x.like}) or 0
-    weights = (A.reinterpret(vg, "<u4", 4), A.reinterpret(vu, "<u4", 4))
-    if quantized is not None:
-        vq, vd = quantized.check(op, x.m, n)
-        reads = {"w_gate": vg, "w_up": vu, "x.aq": A.view(op, "x.aq", x.aq), "x.ads": A.view(op, "x.ads", x.ads)}
-        for name, v in {**reads, "out": vo}.items():
-            A.no_overlap(op, name, v, "quantized.aq", vq, both_written=name == "out")
-            A.no_overlap(op, name, v, "quantized.ads", vd, both_written=name == "out")
-        A.same_device(op, {"out": vo, "quantized.aq": vq, "quantized.ads": vd})
-    if _tensor_cores("swiglu", x, n, device):
-        kern, cfg = kernel("q4k_imma.ember", "q4k_digits_swiglu_imma" if x.digits else "q4k_q8_swiglu_imma",
-                           {"M": x.m}, x.m * n * x.k, device)
-        launches = [kern.prepare(*weights, *_q8_words(x, words_only=True), out, n, x.k,
+    def plan():
+        vg, n = _weights(op, "w_gate", w_gate, "q4k", x.k, 16)
+        vu, _ = _weights(op, "w_up", w_up, "q4k", x.k, 16)
+        A.shape(op, "w_up", vu, vg.shape, "w_gate's shape")
+        vo = _check_out(op, out, x.m, n, x.rows, {"w_gate": vg, "w_up": vu})
+        device = A.same_device(op, {"w_gate": vg, "w_up": vu, "out": vo, "x": x.like}) or 0
+        weights = (A.reinterpret(vg, "<u4", 4), A.reinterpret(vu, "<u4", 4))
+        if _tensor_cores("swiglu", x, n, device):
+            kern, cfg = kernel("q4k_imma.ember", "q4k_digits_swiglu_imma" if x.digits else "q4k_q8_swiglu_imma",
+                               {"M": x.m}, x.m * n * x.k, device)
+            return [kern.prepare(*weights, *_q8_words(x, words_only=True), out, n, x.k,
                                  grid=(-(-n // (16 * cfg["ROWS"])),))]
-    elif x.digits and fuse and quantized.digits:
-        kern, cfg = kernel("q4k_digits_swiglu.ember", "q4k_digits_swiglu_digits", {"M": x.m}, x.m * n * x.k, device,
-                           table_of="q4k_digits_swiglu")
-        count = A.zeros_words(vo, -(-n // 32))        # each group's tickets; the kernel leaves them 0
-        return [kern.prepare(*weights, *_q8_words(x), out, A.reinterpret(vq, "<u4", 4, writable=True),
-                             A.reinterpret(vd, "<f4", 4, writable=True), count, n, x.k,
-                             grid=(-(-n // cfg["WARPS"]),)), Keep(count)]
-    else:
         source, name = ("q4k_digits_swiglu.ember", "q4k_digits_swiglu") if x.digits else ("q4k_dp4a.ember",
                                                                                          "q4k_q8_swiglu")
         kern, cfg = kernel(source, name, {"M": x.m}, x.m * n * x.k, device)
-        launches = [kern.prepare(*weights, *_q8_words(x), out, n, x.k, grid=(-(-n // cfg["WARPS"]),))]
-    return launches + (plan_quantize(op, out, quantized) if quantized is not None else [])
+        return [kern.prepare(*weights, *_q8_words(x), out, n, x.k, grid=(-(-n // cfg["WARPS"]),))]
+    run(op, (w_gate, w_up, x, out), plan)
+    return out
 
 
 def q6k_gemv(w, x, *, out=None):

@@ -245,31 +245,6 @@ def test_the_swiglu_gemv_on_digit_activations(m, k, unroll):
     assert (np.abs(y - want) <= tol).all()
 
 
-@pytest.mark.parametrize("m, n, warps, unroll", [(1, 256, 2, 1), (3, 256, 4, 2), (2, 256, 3, 1), (1, 512, 8, 1)])
-def test_the_swiglu_gemv_quantizes_its_output_in_the_same_launch(m, n, warps, unroll):
-    """q4k_digits_swiglu_digits: y bit for bit q4k_digits_swiglu's, and its digits bit for
-    bit quantize_digits's of y (groups of 32 rows finished by their last block, blocks shared
-    by two groups with 3 warps); twice, so the counts are back at 0 for the next launch."""
-    k = 512
-    rng, wg, x = inputs(60 + m + n, n, k, m)
-    wu = R.random_q4k(rng, n, k)
-    aq, ds = R.split_digits(*R.quantize_digits(x))
-    mod = load(ember.compile(SRC / "q4k_digits_swiglu.ember", defines={"M": m, "WARPS": warps, "UNROLL": unroll}))
-    want = np.zeros((m, n), np.float32)
-    grid = (-(-n // warps),)
-    mod.q4k_digits_swiglu(wg.view(np.uint32), wu.view(np.uint32), aq, ds, want, n, k, grid=grid)
-    want_q, want_ds = R.split_digits(*R.quantize_digits(want))
-    count = np.zeros(n // 32, np.uint32)
-    for _ in range(2):
-        y = np.full((m, n), np.nan, np.float32)
-        yq, yds = np.zeros_like(want_q), np.zeros_like(want_ds)
-        mod.q4k_digits_swiglu_digits(wg.view(np.uint32), wu.view(np.uint32), aq, ds, y, yq, yds, count, n, k,
-                                     grid=grid)
-        assert np.array_equal(y.view(np.uint32), want.view(np.uint32))
-        assert np.array_equal(yq, want_q) and np.array_equal(yds.view(np.uint32), want_ds.view(np.uint32))
-        assert not count.any()
-
-
 @pytest.mark.parametrize("batch, per_seq, rows, t, fast", [(2, 1, 2, "bf16", False), (1, 2, 4, "bf16", False),
                                                            (3, 1, 4, "f32", True)])
 def test_qkv_projection_with_rope_and_the_kv_append_is_the_two_launches_bit_for_bit(batch, per_seq, rows, t, fast):

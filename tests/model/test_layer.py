@@ -21,10 +21,9 @@ def test_a_decode_step_in_the_simulator(kinds, launches, activations):
     for the others: 2 launches more); with digits the layer's other norm goes that way too
     (the fused norm writes digits only into the other residual buffer: 1 more). With digits
     and one Q4_K weight for q, k and v, the projection, RoPE and the KV append are one
-    launch (q4k_qkv_rope_append: 1 less); with digits and a Q4_K w_down the SwiGLU pair
-    quantizes its output itself (1 less)."""
+    launch (q4k_qkv_rope_append: 1 less)."""
     if activations == "digits":
-        launches += 1 if kinds else -2
+        launches += 1 if kinds else -1
     decode_step(kinds, launches, activations, np.array([0, 3], np.int32))
 
 

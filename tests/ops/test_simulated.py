@@ -74,36 +74,6 @@ def test_f32_activations_run_as_digits(m):
         assert np.abs(got - exact).max() <= 1e-5 * np.abs(exact).max()
 
 
-@pytest.mark.parametrize("digits", [True, False])
-def test_swiglu_quantizes_its_output_for_the_down_projection(digits):
-    """swiglu_q4k(..., quantized=): with digits in and out one launch
-    (q4k_digits_swiglu_digits), bit for bit the SwiGLU and quantize_q8_1 after it (two
-    launches, FUSE_QUANTIZE off; and always for Q8_1)."""
-    from ember.ops import gemv
-    rng = np.random.default_rng(30 + digits)
-    wg, wu = (Q.model_like_q4k(rng, 256, 512, 512 ** -0.5) for _ in range(2))
-    x = rng.standard_normal((2, 512)).astype(np.float32)
-    got = []
-    for fuse in (True, False):
-        gemv.FUSE_QUANTIZE[0] = fuse
-        try:
-            with ops.on_simulator():
-                xq = ops.quantize_digits(x) if digits else ops.quantize_q8_1(x)
-                g = np.zeros((2, 256), np.float32)
-                gq = ops.Q8Activations.empty(g, 2, 256, digits=digits)
-                before = ops.plan.launched()
-                ops.swiglu_q4k(wg, wu, xq, out=g, quantized=gq)
-                got.append((ops.plan.launched() - before, g, gq.aq, gq.ads))
-        finally:
-            gemv.FUSE_QUANTIZE[0] = True
-    (n1, g1, q1, d1), (n2, g2, q2, d2) = got
-    assert (n1, n2) == ((1, 2) if digits else (2, 2))
-    for a, b in ((g1, g2), (q1, q2), (d1, d2)):
-        assert np.array_equal(a.view(np.uint32), b.view(np.uint32))
-    with ops.on_simulator(), pytest.raises(ops.ArgumentError, match="`quantized` is a ndarray"):
-        ops.swiglu_q4k(wg, wu, xq, out=g, quantized=g)
-
-
 def _attention_launches() -> int:
     """ember.ops.decode_attention into f32 from a bf16 cache, in the simulator, checked
     against the f64 reference: the launches it took."""
