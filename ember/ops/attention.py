@@ -123,8 +123,10 @@ MMA_WARPS = 4                # attention_split_mma's default warps a block (16 k
                              # buckets are batch x context x M at the chunks chosen here
 MMA_CHUNKS = (4096, 2048, 1024) + CHUNKS
 TENSOR_CORES = True          # attention_split_mma where it applies (False: always attention_split)
-MAX_CLUSTER = 8              # splits a cluster merges (attention_cluster_mma: the kernel takes up to 16,
-                             # but 16 was not faster - cluster_chunk; 0: always the merge kernel)
+MAX_CLUSTER = 8              # splits a (portable) cluster merges (attention_cluster_mma; 0: always the
+                             # merge kernel)
+WIDE_CLUSTER = 16            # splits a non-portable cluster merges, for short chunks only (cluster_chunk)
+SHORT_CHUNK = 512            # chunks a cluster takes however few its blocks (cluster_chunk)
 
 
 def use_tensor_cores(t: str, rows: int, d: int, device: int) -> bool:
@@ -141,28 +143,44 @@ def use_tensor_cores(t: str, rows: int, d: int, device: int) -> bool:
 MAX_CLUSTER_CHUNK = 2048     # longer chunks keep the split pass (see cluster_chunk)
 
 
-def cluster_chunk(length: int, heads: int, sm_count: int, device: int, step: int = 16 * MMA_WARPS) -> int | None:
+def cluster_chunk(length: int, heads: int, sm_count: int, device: int, step: int = 16 * MMA_WARPS,
+                  rule: bool = True) -> int | None:
     """The chunk of attention_cluster_mma (one launch: a KV head's splits are the blocks of
     one thread-block cluster, sm_90, which merge their results through distributed shared
-    memory) for `heads` (KV heads x batch): the smallest of MMA_CHUNKS that splits `length`
-    into at most MAX_CLUSTER and makes at most one block an SM - else None, the split pass
-    and the merge kernel. H100, us (bench/results/attention_ab.md; split pass + merge against
-    one launch): batch 1 at 512 keys 7.9 -> 5.4 (64 blocks), batch 2 at 4096 19.9 -> 18.1 (128
-    blocks of 512 keys), batch 4 at 4096 31.2 -> 29.6 (128 of 1024); but 256 blocks in clusters
-    of 8 (batch 4 at 4096, 512 keys each) took 35.2, and one block an SM over chunks of 4096
-    keys (batch 2 at 32768) 98.2 against 94.3: the split pass runs two blocks an SM there.
-    Clusters of 16 (non-portable) at batch 1, us against the same run's 8 and split + merge:
-    4096 keys 12.9-13.2 (16 splits of 256) against 11.3-11.7 (8 of 512); 8192 keys 19.2
-    against 21.2 and 20.0; 16384 keys 31.5 against 36.8 and 31.0; 32768 keys 54.5 (16 of
-    2048) against 53.2 (split + merge) - no gain where the split pass is near the ceiling."""
+    memory) for `heads` (KV heads x batch), or None: the split pass and the merge kernel.
+    The smallest of MMA_CHUNKS that splits `length` into at most MAX_CLUSTER and makes at most
+    one block an SM; with `rule`, only where its chunk is short (SHORT_CHUNK keys at most) or
+    its clusters are pairs whose blocks fill at least half the SMs - else, for a short chunk
+    only, up to WIDE_CLUSTER splits (a non-portable cluster). Where this GPU's tuned tables
+    hold both sides (_measured_faster), they decide instead, between the split pass and the
+    cluster this gives without `rule`.
+
+    Measured (bench attention, 2026-11-27, us; one launch / split + merge, torch SDPA): long
+    chunks in clusters of 4 to 8 leave the memory idle - H100, batch 1 at 8192 keys (8 splits of
+    1024, 64 blocks) 21.05 / 19.88 and 19.34 in 16 splits of 512 (SDPA 18.93); at 16384 keys
+    (8 of 2048) 36.96 / 30.84 (SDPA 29.88); the H200 at 128 blocks too: batch 2 at 8192 keys
+    (8 of 1024) 26.1 / 23.91, at 16384 (8 of 2048) 46.42 / 38.91, batch 4 at 8192 (4 of 2048)
+    45.61 / 38.87. Short chunks and pairs pay: H100, batch 1 at 512 keys 5.4 / 7.9 (64 blocks of
+    64), at 4096 11.2 / 14.0 (64 of 512; 16 splits of 256: 13.1), batch 2 at 4096 18.1 / 19.9;
+    batch 8 at 4096 (pairs of 2048) 48.5 / 51.9 and on the H200 34.9 / 38.5. Batch 2 at 32768
+    would take chunks of 4096 (MAX_CLUSTER_CHUNK: one block an SM there took 98.2 against
+    94.3, the split pass runs two)."""
+    if not MAX_CLUSTER:
+        return None
     if not A.simulating():
         from ..runtime import cuda
         if cuda.context(device).compute_capability < (9, 0):
             return None
-    for c in sorted(MMA_CHUNKS):
-        splits = -(-length // c)
-        if c >= step and splits <= MAX_CLUSTER and splits * heads <= sm_count:
-            return c if c <= MAX_CLUSTER_CHUNK else None
+    for size in dict.fromkeys((MAX_CLUSTER, max(MAX_CLUSTER, WIDE_CLUSTER) if rule else MAX_CLUSTER)):
+        for c in sorted(MMA_CHUNKS):
+            splits = -(-length // c)
+            if c >= step and splits <= size and splits * heads <= sm_count:
+                if not rule:
+                    return c if c <= MAX_CLUSTER_CHUNK else None
+                pairs = splits <= 2 and c <= MAX_CLUSTER_CHUNK and 2 * splits * heads >= sm_count
+                if c <= SHORT_CHUNK or pairs:
+                    return c
+                break                    # the smallest chunk that fits is refused: a wider cluster, or none
     return None
 
 
@@ -202,7 +220,10 @@ def _plan(q, k_cache, v_cache, lengths, out, max_length) -> list:
         one = cluster_chunk(length, hkv * batch, _sm_count(device), device)
         chunk = choose_chunk(length, hkv * batch, _sm_count(device) * 15 // 8, 16 * MMA_WARPS, MMA_CHUNKS)
         defines = {"T": t, "D": d, "G": hq // hkv, "M": m, "CHUNK": chunk, **tq}
-        if one is not None and not _split_measured_faster(defines, one, length, batch * length * m, device):
+        fits = cluster_chunk(length, hkv * batch, _sm_count(device), device, rule=False)
+        measured = None if fits is None else _measured_faster(defines, fits, length, batch * length * m, device)
+        one = one if measured is None else (fits if measured == "cluster" else None)
+        if one is not None:
             defines = {**defines, "CHUNK": one}
             return _clustered(q, k_cache, v_cache, lengths, out, outs, defines, -(-length // one), batch, length,
                               hkv, s, d, device)
@@ -246,16 +267,19 @@ MERGE_US = 2.5               # what the merge kernel adds to the split pass (ben
                              # 2.3-3.0 on an H100, 2.6 on an H200 at 512 to 4096 keys)
 
 
-def _split_measured_faster(split_defines: dict, one: int, length: int, size: int, device: int) -> bool:
-    """Whether this GPU's tuned tables measured the split pass (at its own chunk) plus the
-    merge faster than the one launch (at chunk `one`): the rule of cluster_chunk holds on the
-    H100 but not everywhere on the H200 (batch 4 at 4096 keys: 25.6 us in one launch against
-    21.6 for the split pass, and the merge). Without both entries (another GPU, other const values, the
-    simulator) the rule stands."""
+def _measured_faster(split_defines: dict, one: int, length: int, size: int, device: int) -> str | None:
+    """"split" or "cluster": which this GPU's tuned tables measured faster, the split pass (at
+    its own chunk) plus the merge or the one launch (at chunk `one`); None without both
+    entries (another GPU, other const values, the simulator), where cluster_chunk's rule
+    decides. The GPUs differ where the rule refuses long chunks: batch 4 at 4096 keys (4 splits
+    of 1024) took 29.1 us in one launch against 28.2 for the split pass (and 2.5 for the merge:
+    MERGE_US) on an H100, 25.6 against 21.6 on an H200."""
     split = tuned_us("attention_split_mma", split_defines, size, device)
     clustered = tuned_us("attention_cluster_mma", {**split_defines, "CHUNK": one, "SPLITS": -(-length // one)},
                          size, device)
-    return split is not None and clustered is not None and split + MERGE_US < clustered
+    if split is None or clustered is None:
+        return None
+    return "split" if split + MERGE_US < clustered else "cluster"
 
 
 def _clustered(q, k_cache, v_cache, lengths, out, outs, defines, splits, batch, length, hkv, s, d, device) -> list:

@@ -350,7 +350,7 @@ def attention_split_mma(shape: str, chunk: str = "") -> Workload:
 def attention_cluster_mma(shape: str, chunk: str = "") -> Workload:
     """kernels_src/decode_attention_mma.ember attention_cluster_mma at `BATCHxCONTEXTxM[xHKV]
     cCHUNK [f32]`: decode attention in one launch, the CONTEXT / CHUNK splits of a KV head (up
-    to 16; ember.ops takes at most 8) merged in their cluster; bf16 cache and output, bf16
+    to 16; ember.ops takes past 8 only for chunks of 512 keys at most) merged in their cluster; bf16 cache and output, bf16
     queries or f32 ones (TQ: the decoder layer's rotated queries, ember.model.layer - an
     entry serves only calls of its own const values). The shipped buckets take the chunk ember.ops chooses on a GPU of
     132 SMs (ember.ops.attention.cluster_chunk). Checked: the output against the f64
@@ -508,7 +508,7 @@ WORKLOADS = {
     "attention_cluster_mma": (attention_cluster_mma, "decode_attention_mma.ember",
                               [f"{b} {q}".strip() for q in ("", "f32") for b in
                                ("1x512x1 c64", "2x512x1 c64", "4x512x1 c128", "8x512x1 c256", "1x4096x1 c512",
-                                "2x4096x1 c512", "4x4096x1 c1024", "8x4096x1 c2048")]),
+                                "2x4096x1 c512", "4x4096x1 c1024", "8x4096x1 c2048", "1x8192x1 c512")]),
     # the same at f32 caches (ember.ops's chunks for them: about one block an SM)
     "attention_split": (attention_split, "decode_attention.ember",
                         ["1x512x1 c32", "4x512x1 c64", "1x4096x1 c128", "4x4096x1 c512", "1x32768x1 c512"]),

@@ -183,10 +183,11 @@ def test_decode_attention_against_the_reference(dtype, tol, m):
 
 
 @pytest.mark.parametrize("max_cluster", [8, 0])
-@pytest.mark.parametrize("batch, s, m", [(8, 512, 1), (1, 700, 4), (4, 4096, 1)])
+@pytest.mark.parametrize("batch, s, m", [(8, 512, 1), (1, 700, 4), (2, 4096, 1), (1, 8192, 1)])
 def test_decode_attention_in_one_launch_and_split(batch, s, m, max_cluster, monkeypatch):
     """A KV head's splits merged in their cluster (attention_cluster_mma, one launch: up to 8
-    splits), and the split pass with the merge kernel, into f32 (f32 queries on a bf16 cache)
+    splits, and 16 of 512 keys at 8192 - a non-portable cluster), and the split pass with the
+    merge kernel, into f32 (f32 queries on a bf16 cache)
     and into the Q8_1 of the output projection: both against the f64 reference."""
     from ember.ops import attention
     from ember.reference.attention import decode_attention

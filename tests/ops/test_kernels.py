@@ -77,7 +77,7 @@ def test_the_attention_calls_of_the_layer_find_their_shipped_entries(queries):
     """decode_attention on tensor cores, the split pass and the one launch, with bf16 queries
     and with f32 ones (TQ: the decoder layer's): the call's const values (its chunk, its
     splits) and size (batch x context x M) meet the shipped tables' entries of the same
-    shape on both GPUs - and so the tables can compare the two (_split_measured_faster)."""
+    shape on both GPUs - and so the tables can compare the two (_measured_faster)."""
     from ember.ops.attention import MMA_CHUNKS, MMA_WARPS, choose_chunk, cluster_chunk
     from ember.ops.kernels import _current_table
     split_table = _current_table("attention_split_mma", None)
@@ -96,7 +96,7 @@ def test_the_attention_calls_of_the_layer_find_their_shipped_entries(queries):
             assert split_table["devices"][device][f"{batch}x{ctx}x1 c{chunk}{queries}"] in same
             assert any(got is e for e in same), (device, batch, ctx)
             with ops.on_simulator():
-                one = cluster_chunk(ctx, 8 * batch, 132, 0)
+                one = cluster_chunk(ctx, 8 * batch, 132, 0, rule=False)
             if one is not None:
                 entry = pick_entry(one_table, device, {**defines, "CHUNK": one, "SPLITS": -(-ctx // one)}, batch * ctx)
                 assert entry is one_table["devices"][device][f"{batch}x{ctx}x1 c{one}{queries}"], (device, batch, ctx)
@@ -142,3 +142,20 @@ def test_how_each_kernel_is_compiled_for_programmatic_launch():
         K.programmatic_launch(True)
     with pytest.raises(TypeError, match="bool"):
         K.programmatic_launch("yes")
+
+
+def test_one_launch_attention_takes_short_chunks_or_many_blocks():
+    """cluster_chunk on 132 SMs: a cluster's splits where the chunks are short (up to 512
+    keys, up to 16 splits: a non-portable cluster past 8) or the clusters pairs filling half
+    the SMs; long chunks in larger clusters (batch 1 at 16384 keys: 8 of 2048, 1.2x the split
+    pass and the merge on an H100; batch 2 at 16384 on an H200 too) take the split pass and
+    the merge - unless the tables measured both (rule=False: what a cluster could take)."""
+    from ember.ops.attention import cluster_chunk
+    want = {(1, 512): 64, (1, 4096): 512, (2, 4096): 512, (4, 4096): None, (8, 4096): 2048, (1, 8192): 512,
+            (2, 8192): None, (2, 16384): None, (4, 8192): None, (1, 16384): None, (1, 32768): None,
+            (2, 32768): None}
+    with ops.on_simulator():
+        got = {(b, ctx): cluster_chunk(ctx, 8 * b, 132, 0) for b, ctx in want}
+        fits = {(b, ctx): cluster_chunk(ctx, 8 * b, 132, 0, rule=False) for b, ctx in ((4, 4096), (2, 16384))}
+    assert got == want
+    assert fits == {(4, 4096): 1024, (2, 16384): 2048}
