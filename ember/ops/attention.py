@@ -153,7 +153,7 @@ def cluster_chunk(length: int, heads: int, sm_count: int, device: int, step: int
     its clusters are pairs whose blocks fill at least half the SMs - else, for a short chunk
     only, up to WIDE_CLUSTER splits (a non-portable cluster). Where this GPU's tuned tables
     hold both sides (_measured_faster), they decide instead, between the split pass and the
-    cluster this gives without `rule`.
+    rule's cluster (or, where the rule refuses one, the cluster this gives without `rule`).
 
     Measured (bench attention, 2026-11-27, us; one launch / split + merge, torch SDPA): long
     chunks in clusters of 4 to 8 leave the memory idle - H100, batch 1 at 8192 keys (8 splits of
@@ -220,9 +220,13 @@ def _plan(q, k_cache, v_cache, lengths, out, max_length) -> list:
         one = cluster_chunk(length, hkv * batch, _sm_count(device), device)
         chunk = choose_chunk(length, hkv * batch, _sm_count(device) * 15 // 8, 16 * MMA_WARPS, MMA_CHUNKS)
         defines = {"T": t, "D": d, "G": hq // hkv, "M": m, "CHUNK": chunk, **tq}
-        fits = cluster_chunk(length, hkv * batch, _sm_count(device), device, rule=False)
-        measured = None if fits is None else _measured_faster(defines, fits, length, batch * length * m, device)
-        one = one if measured is None else (fits if measured == "cluster" else None)
+        # the tables decide between the split pass and the rule's cluster, or, where the rule
+        # refuses one, the cluster that fits
+        candidate = one if one is not None else cluster_chunk(length, hkv * batch, _sm_count(device), device,
+                                                              rule=False)
+        measured = None if candidate is None else _measured_faster(defines, candidate, length, batch * length * m,
+                                                                   device)
+        one = one if measured is None else (candidate if measured == "cluster" else None)
         if one is not None:
             defines = {**defines, "CHUNK": one}
             return _clustered(q, k_cache, v_cache, lengths, out, outs, defines, -(-length // one), batch, length,
@@ -273,7 +277,8 @@ def _measured_faster(split_defines: dict, one: int, length: int, size: int, devi
     entries (another GPU, other const values, the simulator), where cluster_chunk's rule
     decides. The GPUs differ where the rule refuses long chunks: batch 4 at 4096 keys (4 splits
     of 1024) took 29.1 us in one launch against 28.2 for the split pass (and 2.5 for the merge:
-    MERGE_US) on an H100, 25.6 against 21.6 on an H200."""
+    MERGE_US) on an H100, 25.6 against 21.6 on an H200; batch 1 at 8192 keys (the rule's 16
+    splits of 512) 18.93 against 16.47 on an H100, 16.82 against 13.25 on an H200."""
     split = tuned_us("attention_split_mma", split_defines, size, device)
     clustered = tuned_us("attention_cluster_mma", {**split_defines, "CHUNK": one, "SPLITS": -(-length // one)},
                          size, device)

@@ -503,7 +503,7 @@ WORKLOADS = {
                             [f"{b} {q}".strip() for q in ("", "f32") for b in
                              ("1x512x1 c64", "2x512x1 c64", "4x512x1 c64", "8x512x1 c128", "1x4096x1 c128",
                               "2x4096x1 c256", "4x4096x1 c512", "8x4096x1 c1024", "1x32768x1 c1024",
-                              "2x32768x1 c2048")]),
+                              "2x32768x1 c2048", "1x8192x1 c256")]),
     # the same in one launch where a KV head's splits fit a cluster (ember.ops on sm_90)
     "attention_cluster_mma": (attention_cluster_mma, "decode_attention_mma.ember",
                               [f"{b} {q}".strip() for q in ("", "f32") for b in
