@@ -64,17 +64,19 @@ class Q8Activations:
         naq, nads = shape.words
         return cls(A.empty_words(vl, naq), A.empty_words(vl, nads), m, k, vl, rows, digits)
 
-    def check(self, op: str, m: int, k: int) -> tuple:
-        """The (aq, ads) words of an `out` given to `op` for m rows of k values."""
+    def check(self, op: str, m: int, k: int, arg: str = "out") -> tuple:
+        """The (aq, ads) words of Q8Activations given to `op` as argument `arg` (an `out`, or
+        the activations a GEMV reads) for m rows of k values: buffers of the sizes m and k
+        need, so that no kernel reads or writes past them."""
         if (self.m, self.k) != (m, k):
-            raise A.ArgumentError(op, "out", f"holds {self.m} rows of {self.k} values; {m} of {k} are made")
-        vq, vd = A.view(op, "out.aq", self.aq), A.view(op, "out.ads", self.ads)
-        for name, v, n in (("out.aq", vq, self.words[0]), ("out.ads", vd, self.words[1])):
+            raise A.ArgumentError(op, arg, f"holds {self.m} rows of {self.k} values; {m} of {k} are made")
+        vq, vd = A.view(op, f"{arg}.aq", self.aq), A.view(op, f"{arg}.ads", self.ads)
+        for name, v, n in ((f"{arg}.aq", vq, self.words[0]), (f"{arg}.ads", vd, self.words[1])):
             A.dtype(op, name, v, ("u32", "i32"))
             A.shape(op, name, v, (n,), "the words of the quants (aq) and of the blocks' scales and sums (ads)")
             A.contiguous(op, name, v)
             A.aligned(op, name, v, 16)
-        A.no_overlap(op, "out.aq", vq, "out.ads", vd)
+        A.no_overlap(op, f"{arg}.aq", vq, f"{arg}.ads", vd)
         return vq, vd
 
 
@@ -164,11 +166,13 @@ def quantize_digits(x, *, out: Q8Activations | None = None) -> Q8Activations:
     return quantize_q8_1(x, out=out)
 
 
-def _q8_words(q: Q8Activations, words_only: bool = False) -> tuple:
-    """The launch's (aq, ads): u32 words, and for digits ads as its f32 (scale, sum) pairs
-    (as words too with `words_only`: the tensor-core kernels take both kinds so)."""
-    return (A.reinterpret(A.view("q4k_gemv", "aq", q.aq), "<u4", 4),
-            A.reinterpret(A.view("q4k_gemv", "ads", q.ads), "<f4" if q.digits and not words_only else "<u4", 4))
+def _q8_words(q: Q8Activations, op: str, words_only: bool = False) -> tuple:
+    """The launch's (aq, ads) of activations `x` given to `op` (checked: Q8Activations made by
+    hand may hold buffers too small for their m and k): u32 words, and for digits ads as its
+    f32 (scale, sum) pairs (as words too with `words_only`: the tensor-core kernels take both
+    kinds so)."""
+    vq, vd = q.check(op, q.m, q.k, "x")
+    return (A.reinterpret(vq, "<u4", 4), A.reinterpret(vd, "<f4" if q.digits and not words_only else "<u4", 4))
 
 
 # (the DP4A kernel, the tensor-core one) of each op and kind of activations
@@ -207,17 +211,18 @@ def plan_q8(op: str, w, x: Q8Activations, out) -> list:
     """The launch of q4k_gemv on Q8_1 (or digit) activations: the DP4A kernel or the tensor
     cores' (_tensor_cores)."""
     vw, n = _weights(op, "w", w, "q4k", x.k, 16)
-    vo = _check_out(op, out, x.m, n, x.rows, {"w": vw})
-    device = A.same_device(op, {"w": vw, "out": vo, "x": x.like}) or 0
+    vxq, vxd = x.check(op, x.m, x.k, "x")
+    vo = _check_out(op, out, x.m, n, x.rows, {"w": vw, "x.aq": vxq, "x.ads": vxd})
+    device = A.same_device(op, {"w": vw, "out": vo, "x.aq": vxq, "x.ads": vxd}) or 0
     if _tensor_cores("gemv", x, n, device):
         kern, cfg = kernel("q4k_imma.ember", "q4k_digits_imma" if x.digits else "q4k_q8_imma", {"M": x.m},
                            x.m * n * x.k, device)
-        aq, ads = _q8_words(x, words_only=True)
+        aq, ads = _q8_words(x, op, words_only=True)
         return [kern.prepare(A.reinterpret(vw, "<u4", 4), aq, ads, out, n, x.k,
                              grid=(-(-n // (16 * cfg["ROWS"])),))]
     source, name = ("q4k_digits.ember", "q4k_digits_gemv") if x.digits else ("q4k_dp4a.ember", "q4k_q8_gemv")
     kern, cfg = kernel(source, name, {"M": x.m}, x.m * n * x.k, device)
-    aq, ads = _q8_words(x)
+    aq, ads = _q8_words(x, op)
     return [kern.prepare(A.reinterpret(vw, "<u4", 4), aq, ads, out, n, x.k,
                          grid=(-(-n // (cfg["WARPS"] * cfg["ROWS"])),))]
 
@@ -239,18 +244,19 @@ def swiglu_q4k(w_gate, w_up, x: Q8Activations, *, out=None):
         vg, n = _weights(op, "w_gate", w_gate, "q4k", x.k, 16)
         vu, _ = _weights(op, "w_up", w_up, "q4k", x.k, 16)
         A.shape(op, "w_up", vu, vg.shape, "w_gate's shape")
-        vo = _check_out(op, out, x.m, n, x.rows, {"w_gate": vg, "w_up": vu})
-        device = A.same_device(op, {"w_gate": vg, "w_up": vu, "out": vo, "x": x.like}) or 0
+        vxq, vxd = x.check(op, x.m, x.k, "x")
+        vo = _check_out(op, out, x.m, n, x.rows, {"w_gate": vg, "w_up": vu, "x.aq": vxq, "x.ads": vxd})
+        device = A.same_device(op, {"w_gate": vg, "w_up": vu, "out": vo, "x.aq": vxq, "x.ads": vxd}) or 0
         weights = (A.reinterpret(vg, "<u4", 4), A.reinterpret(vu, "<u4", 4))
         if _tensor_cores("swiglu", x, n, device):
             kern, cfg = kernel("q4k_imma.ember", "q4k_digits_swiglu_imma" if x.digits else "q4k_q8_swiglu_imma",
                                {"M": x.m}, x.m * n * x.k, device)
-            return [kern.prepare(*weights, *_q8_words(x, words_only=True), out, n, x.k,
+            return [kern.prepare(*weights, *_q8_words(x, op, words_only=True), out, n, x.k,
                                  grid=(-(-n // (16 * cfg["ROWS"])),))]
         source, name = ("q4k_digits_swiglu.ember", "q4k_digits_swiglu") if x.digits else ("q4k_dp4a.ember",
                                                                                          "q4k_q8_swiglu")
         kern, cfg = kernel(source, name, {"M": x.m}, x.m * n * x.k, device)
-        return [kern.prepare(*weights, *_q8_words(x), out, n, x.k, grid=(-(-n // cfg["WARPS"]),))]
+        return [kern.prepare(*weights, *_q8_words(x, op), out, n, x.k, grid=(-(-n // cfg["WARPS"]),))]
     run(op, (w_gate, w_up, x, out), plan)
     return out
 

@@ -169,7 +169,8 @@ def test_every_float_parameter_refuses_hostile_values(value):
     kc, vc = f32(2, 4096, 8, 128, ptr=0x7f3000000000), f32(2, 4096, 8, 128, ptr=0x7f4000000000)
     posa = CudaArray((2, 1), "<i4", ptr=0x7f5000000000)
     wqkv = CudaArray(((32 + 2 * 8) * 128, 16 * 144), "|u1", ptr=0x7f6000000000)
-    xd = ops.Q8Activations(f32(3 * 2 * 1024, ptr=0x7f7000000000), f32(2 * 2 * 128, ptr=0x7f7800000000), 2, 4096,
+    xd = ops.Q8Activations(CudaArray((3 * 2 * 1024,), "<u4", ptr=0x7f7000000000),
+                           CudaArray((2 * 2 * 128,), "<u4", ptr=0x7f7800000000), 2, 4096,
                            ops.args.view("test", "x", f32(2, 4096, ptr=0x7f8000000000)), True, True)
     for argument, fn, args, kw in (("eps", ops.rms_norm, (x, w, value), {}), ("base", ops.rope, (q, k, pos, value), {}),
                                    ("base", ops.rope_append, (qa, ka, va, kc, vc, posa, value), {}),
@@ -234,3 +235,18 @@ def test_add_rms_norm_q8_names_each_bad_argument():
     raises("residual_out", "has shape [2, 4095]", f, x, r, w, out=q8,
            residual_out=f32(2, 4095, ptr=0x7f3000000000))
     raises("residual_out", "overlaps `residual`", f, x, r, w, out=q8, residual_out=f32(2, 4096, ptr=0x7f1000000100))
+
+
+def test_activations_made_by_hand_are_checked_before_a_gemv_reads_them():
+    """Q8Activations built from buffers too small for their m and k (by hand, not by
+    Q8Activations.empty): refused naming the buffer, before the GEMV would read past it."""
+    w = CudaArray((4096, 16 * 144), "|u1", ptr=0x7f6000000000)
+    like = ops.args.view("test", "x", f32(1, 4096, ptr=0x7f8000000000))
+    small = ops.Q8Activations(CudaArray((512,), "<u4", ptr=0x7f7000000000),
+                              CudaArray((128,), "<u4", ptr=0x7f7800000000), 1, 4096, like, True)
+    out = f32(1, 4096, ptr=0x7fa000000000)
+    raises("x.aq", "has shape [512]; expected [1024]", ops.q4k_gemv, w, small, out=out)
+    wrong = ops.Q8Activations(CudaArray((1024,), "<f4", ptr=0x7f7000000000),
+                              CudaArray((128,), "<u4", ptr=0x7f7800000000), 1, 4096, like, True)
+    raises("x.aq", "has dtype f32", ops.swiglu_q4k, w, CudaArray((4096, 16 * 144), "|u1", ptr=0x7f9000000000), wrong,
+           out=out)
