@@ -76,7 +76,8 @@ def markdown(result: dict) -> str:
              "calls it - its launches (launches column) in a CUDA graph of 100 calls, median of 5, weights rotating "
              "among copies beyond the L2; `of copy`: weight bytes per second over the copy ceiling; max rel diff: "
              "against the f64 product of the dequantised weights and the f32 activations. " + SASS_NOTE, "",
-             "| M x N x K | side | launches | us | weight TB/s | of copy | max rel diff |", "|---|---|---|---|---|---|---|"]
+             "| M x N x K | side | launches | us | weight TB/s | of copy | max rel diff |",
+             "|---|---|---|---|---|---|---|"]
     for r in result["rows"]:
         lines.append(f"| {r['m']}x{r['n']}x{r['k']} | {r['side']} | {r['launches']} | {r['us']} | {r['weight_TBps']} | "
                      f"{r['of_copy']:.0%} | {r['max_rel_diff']:.1e} |")

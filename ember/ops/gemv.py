@@ -166,13 +166,12 @@ def quantize_digits(x, *, out: Q8Activations | None = None) -> Q8Activations:
     return quantize_q8_1(x, out=out)
 
 
-def _q8_words(q: Q8Activations, op: str, words_only: bool = False) -> tuple:
-    """The launch's (aq, ads) of activations `x` given to `op` (checked: Q8Activations made by
+def _q8_words(vq, vd, digits: bool, words_only: bool = False) -> tuple:
+    """The launch's (aq, ads) from the views Q8Activations.check gave (Q8Activations made by
     hand may hold buffers too small for their m and k): u32 words, and for digits ads as its
     f32 (scale, sum) pairs (as words too with `words_only`: the tensor-core kernels take both
     kinds so)."""
-    vq, vd = q.check(op, q.m, q.k, "x")
-    return (A.reinterpret(vq, "<u4", 4), A.reinterpret(vd, "<f4" if q.digits and not words_only else "<u4", 4))
+    return (A.reinterpret(vq, "<u4", 4), A.reinterpret(vd, "<f4" if digits and not words_only else "<u4", 4))
 
 
 # (the DP4A kernel, the tensor-core one) of each op and kind of activations
@@ -217,12 +216,12 @@ def plan_q8(op: str, w, x: Q8Activations, out) -> list:
     if _tensor_cores("gemv", x, n, device):
         kern, cfg = kernel("q4k_imma.ember", "q4k_digits_imma" if x.digits else "q4k_q8_imma", {"M": x.m},
                            x.m * n * x.k, device)
-        aq, ads = _q8_words(x, op, words_only=True)
+        aq, ads = _q8_words(vxq, vxd, x.digits, words_only=True)
         return [kern.prepare(A.reinterpret(vw, "<u4", 4), aq, ads, out, n, x.k,
                              grid=(-(-n // (16 * cfg["ROWS"])),))]
     source, name = ("q4k_digits.ember", "q4k_digits_gemv") if x.digits else ("q4k_dp4a.ember", "q4k_q8_gemv")
     kern, cfg = kernel(source, name, {"M": x.m}, x.m * n * x.k, device)
-    aq, ads = _q8_words(x, op)
+    aq, ads = _q8_words(vxq, vxd, x.digits)
     return [kern.prepare(A.reinterpret(vw, "<u4", 4), aq, ads, out, n, x.k,
                          grid=(-(-n // (cfg["WARPS"] * cfg["ROWS"])),))]
 
@@ -251,12 +250,12 @@ def swiglu_q4k(w_gate, w_up, x: Q8Activations, *, out=None):
         if _tensor_cores("swiglu", x, n, device):
             kern, cfg = kernel("q4k_imma.ember", "q4k_digits_swiglu_imma" if x.digits else "q4k_q8_swiglu_imma",
                                {"M": x.m}, x.m * n * x.k, device)
-            return [kern.prepare(*weights, *_q8_words(x, op, words_only=True), out, n, x.k,
+            return [kern.prepare(*weights, *_q8_words(vxq, vxd, x.digits, words_only=True), out, n, x.k,
                                  grid=(-(-n // (16 * cfg["ROWS"])),))]
         source, name = ("q4k_digits_swiglu.ember", "q4k_digits_swiglu") if x.digits else ("q4k_dp4a.ember",
                                                                                          "q4k_q8_swiglu")
         kern, cfg = kernel(source, name, {"M": x.m}, x.m * n * x.k, device)
-        return [kern.prepare(*weights, *_q8_words(x, op), out, n, x.k, grid=(-(-n // cfg["WARPS"]),))]
+        return [kern.prepare(*weights, *_q8_words(vxq, vxd, x.digits), out, n, x.k, grid=(-(-n // cfg["WARPS"]),))]
     run(op, (w_gate, w_up, x, out), plan)
     return out
 

@@ -75,8 +75,9 @@ def _plan(w, x, k_cache, v_cache, positions, base, neox, q_out) -> list:
     if FUSED[0] and x.digits and not neox and not _tensor_cores("gemv", x, n, device):
         kern, cfg = kernel("q4k_digits.ember", "q4k_digits_qkv", {"M": x.m}, size, device,
                            table_of="q4k_digits_gemv", plus={"HEAD_DIM": d, "T": t})
-        return [kern.prepare(A.reinterpret(vw, "<u4", 4), *_q8_words(x, op), q_out, k_cache, v_cache, positions,
-                             hq, hkv, m, cache_len, base, x.k, grid=(-(-n // (cfg["WARPS"] * cfg["PAIRED"])),))]
+        return [kern.prepare(A.reinterpret(vw, "<u4", 4), *_q8_words(vxq, vxd, x.digits), q_out, k_cache, v_cache,
+                             positions, hq, hkv, m, cache_len, base, x.k,
+                             grid=(-(-n // (cfg["WARPS"] * cfg["PAIRED"])),))]
     # two launches: the GEMV into a buffer of the plan's own, then rope_append from its rows
     buf = A.empty_like(x.like, (x.m, n), "f32")
     vb = A.view(op, "buffer", buf)

@@ -93,7 +93,8 @@ def test_q4k_qkv_rope_append_names_each_bad_argument():
     raises("x", "is a CudaArray", f, w, CudaArray((2, 4096)), kc, vc, pos, q_out=q_out)
     raises("q_out", "has dtype f16", f, w, x, kc, vc, pos, q_out=CudaArray((2, 1, 32, 128), "<f2", ptr=0x7f2000000000))
     raises("q_out", "head_dim 127", f, w, x, kc, vc, pos, q_out=CudaArray((2, 1, 32, 127), ptr=0x7f2000000000))
-    raises("x", "q_out's batch x tokens is 4", f, w, x, kc, vc, pos, q_out=CudaArray((2, 2, 32, 128), ptr=0x7f2000000000))
+    raises("x", "q_out's batch x tokens is 4", f, w, x, kc, vc, pos,
+           q_out=CudaArray((2, 2, 32, 128), ptr=0x7f2000000000))
     raises("k_cache", "does not divide q_out's 32", f, w, x, CudaArray((2, 4096, 5, 128), "<f2", ptr=0x7f3000000000),
            vc, pos, q_out=q_out)
     raises("v_cache", "has shape [2, 100, 8, 128]", f, w, x, kc, CudaArray((2, 100, 8, 128), "<f2", ptr=0x7f4000000000),
@@ -102,7 +103,8 @@ def test_q4k_qkv_rope_append_names_each_bad_argument():
     raises("w", "super-blocks", f, CudaArray((n, 15 * 144), "|u1"), x, kc, vc, pos, q_out=q_out)
     raises("positions", "has shape [2]", f, w, x, kc, vc, CudaArray((2,), "<i4", ptr=0x7f5000000000), q_out=q_out)
     raises("base", "finite and positive", f, w, x, kc, vc, pos, -1.0, q_out=q_out)
-    raises("k_cache", "overlaps `q_out` in memory: q4k_qkv_rope_append writes both", f, w, x, CudaArray((2, 4096, 8, 128), "<f2", ptr=0x7f2000000100), vc, pos,
+    raises("k_cache", "overlaps `q_out` in memory: q4k_qkv_rope_append writes both", f, w, x,
+           CudaArray((2, 4096, 8, 128), "<f2", ptr=0x7f2000000100), vc, pos,
            q_out=q_out)
     raises("q_out", "overlaps `w`", f, w, x, kc, vc, pos, q_out=CudaArray((2, 1, 32, 128), ptr=0x7f0000000000))
     with pytest.raises(TypeError):
