@@ -12,7 +12,7 @@ from . import args as A
 from .gemv import Q8Activations, _q8_words, _tensor_cores, _weights, plan_q8
 from .kernels import kernel
 from .plan import Keep, run
-from .rope import caches, token_positions
+from .rope import caches, check_head_dim, token_positions
 
 FUSED = [True]          # [False]: always the two launches (an A/B measurement: bench/layer_ab.py)
 
@@ -40,9 +40,7 @@ def _plan(w, x, k_cache, v_cache, positions, base, neox, q_out) -> list:
     A.dtype(op, "q_out", vo, ("f32",))
     A.rank(op, "q_out", vo, (4,), "[batch, tokens, heads, head_dim]")
     batch, m, hq, d = vo.shape
-    if d % 2 or d == 0:
-        raise A.ArgumentError(op, "q_out", f"has head_dim {d}: it must be even (the values rotate in pairs)")
-    A.int_range(op, "q_out", d, 2, 2048, "head_dim: one thread per pair in rope_append")
+    check_head_dim(op, "q_out", d)
     A.contiguous(op, "q_out", vo)
     A.aligned(op, "q_out", vo, 8)
     if batch * m != x.m or not x.rows:

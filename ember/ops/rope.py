@@ -27,9 +27,7 @@ def _plan(q, k, positions, base, neox) -> list:
     A.rank(op, "q", vq, (3,), "[tokens, heads, head_dim]")
     A.rank(op, "k", vk, (3,), "[tokens, kv_heads, head_dim]")
     tokens, q_heads, head_dim = vq.shape
-    if head_dim % 2 or head_dim == 0:
-        raise A.ArgumentError(op, "q", f"has head_dim {head_dim}: it must be even (the values rotate in pairs)")
-    A.int_range(op, "q", head_dim, 2, 2048, "head_dim: one thread per pair, a block of head_dim / 2")
+    check_head_dim(op, "q", head_dim)
     if vk.shape[0] != tokens or vk.shape[2] != head_dim:
         raise A.ArgumentError(op, "k", f"has shape {list(vk.shape)}; expected [{tokens}, kv_heads, {head_dim}] "
                                        "(q's tokens and head_dim)")
@@ -79,9 +77,7 @@ def _plan_append(q, k, v, k_cache, v_cache, positions, base, neox, q_out) -> lis
     ti = A.dtype(op, "q", vq, DTYPES)
     A.rank(op, "q", vq, (4,), "[batch, tokens, heads, head_dim]")
     batch, m, hq, d = vq.shape
-    if d % 2 or d == 0:
-        raise A.ArgumentError(op, "q", f"has head_dim {d}: it must be even (the values rotate in pairs)")
-    A.int_range(op, "q", d, 2, 2048, "head_dim: one thread per pair, a block of head_dim / 2")
+    check_head_dim(op, "q", d)
     views = {"q": vq}
     for name, x in (("k", k), ("v", v)):
         vx = A.view(op, name, x)
@@ -159,3 +155,11 @@ def token_positions(op: str, positions, batch: int, m: int):
     A.contiguous(op, "positions", vp)
     A.aligned(op, "positions", vp, 4)
     return vp
+
+
+def check_head_dim(op: str, name: str, d: int) -> None:
+    """head_dim of argument `name`: even (the values rotate in pairs), 2..2048 (rope_append's
+    block is one thread per pair)."""
+    if d % 2 or d == 0:
+        raise A.ArgumentError(op, name, f"has head_dim {d}: it must be even (the values rotate in pairs)")
+    A.int_range(op, name, d, 2, 2048, "head_dim: one thread per pair, a block of head_dim / 2")
