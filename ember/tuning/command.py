@@ -70,13 +70,34 @@ def _run(args) -> int:
     if bad:
         raise UsageError(f"--device {bad[0]}: this machine has {count} GPU{'s' if count != 1 else ''} (0..{count - 1})")
     new = tune(args.kernel, shapes, args.device, args.jobs, sys.stderr, timing)
-    old = T.read(out) if out.is_file() else None
+    old, kept_lines = _old_entries(args.kernel, out, new, source)
     out.parent.mkdir(parents=True, exist_ok=True)
     T.write(out, T.merge(old, new))
     lines, chose_all = summary(args.kernel, new)
-    print("\n".join(lines))
+    print("\n".join(lines + kept_lines))
     print(f"wrote {out}")
     return EXIT_OK if chose_all else EXIT_ERRORS
+
+
+def _old_entries(kernel: str, out: Path, new: dict, source) -> tuple[dict | None, list]:
+    """The table at `out` to merge the new measurements into, and what was said of it. A
+    table made from other source keeps the entries whose code the edit left alone
+    (restamp.still_measured) - those the new measurements do not replace - and names the
+    ones it drops, so that a retune of the changed buckets does not silently lose the others."""
+    from . import table as T
+    from .restamp import still_measured
+    old = T.read(out) if out.is_file() else None
+    if old is None or old.get("kernel") != new.get("kernel") or old.get("source_hash") == new["source_hash"]:
+        return old, []
+    kept, dropped = still_measured(kernel, old, source)
+    remeasured = {(d, b) for d, buckets in new["devices"].items() for b in buckets}
+    dropped = [f"{d}, {b}" for d, b in dropped if (d, b) not in remeasured]
+    count = sum(1 for d, buckets in kept.items() for b in buckets if (d, b) not in remeasured)
+    lines = [f"{kernel}: kept {count} entr{'y' if count == 1 else 'ies'} of {out} whose code the edit left alone"]
+    if dropped:
+        lines.append(f"{kernel}: dropped {len(dropped)} stale entr{'y' if len(dropped) == 1 else 'ies'} (the edit "
+                     f"changed their code, or it cannot be checked); retune them: " + "; ".join(dropped))
+    return {**new, "devices": kept}, lines
 
 
 def _restamp(args) -> int:

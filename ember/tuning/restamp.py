@@ -84,5 +84,25 @@ def restamp(kernel: str, table: dict, source) -> Restamp:
     return Restamp({**table, "source_hash": now, "format": T.FORMAT}, lines, True)
 
 
+def still_measured(kernel: str, table: dict, source) -> tuple[dict, list]:
+    """The entries of a stale `table` that still describe the kernel of `source` as it is
+    now (each configuration compiles to the PTX it was measured with), and the (device,
+    bucket) of the others: a retune of some buckets after an edit keeps the rest
+    of the table where the edit left their code alone, and drops (and names) the ones it
+    changed. Entries without a PTX hash, or of no configuration, cannot be checked: dropped."""
+    from .workloads import tuning_arch
+    kept, dropped = {}, []
+    for device, buckets in table.get("devices", {}).items():
+        for bucket, e in buckets.items():
+            arch = e.get("arch") or tuning_arch(kernel, device.rsplit(" ", 1)[-1])
+            same = (e.get("config") is not None and e.get("ptx_sha256") is not None
+                    and e["ptx_sha256"] == ptx_sha256(source, arch, {**e.get("defines", {}), **e["config"]}, kernel))
+            if same:
+                kept.setdefault(device, {})[bucket] = dict(e)
+            else:
+                dropped.append((device, bucket))
+    return kept, dropped
+
+
 def _entries(n: int) -> str:
     return f"{n} entr{'y' if n == 1 else 'ies'}"

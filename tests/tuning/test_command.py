@@ -50,3 +50,37 @@ def test_a_bucket_where_nothing_passed_the_check_is_an_error(capsys, tmp_path, m
     assert code == 1
     assert ("gemm_wgmma 1x4096x14336 on GPU sm_90: no configuration passed the reference check (1 tried, 0 pruned, "
             "1 WRONG; errors up to 1.96e-05)") in out
+
+
+def test_a_retune_after_an_edit_keeps_the_entries_whose_code_is_unchanged(capsys, tmp_path, monkeypatch):
+    """`ember tune K --shape S` after an edit of K's source: the table at -o was made from the
+    old source, so it is stale as a whole; the entries of other buckets whose configuration
+    still compiles to the PTX they were measured with are kept (they used to be lost with
+    the rest), and the others are dropped and named."""
+    import json
+
+    from ember.runtime import cuda
+    from ember.tuning import runner
+    from ember.tuning import table as T
+    from ember.tuning.workloads import source_of
+    source = source_of("rmsnorm_rows")
+    shipped = T.read(source.parent / "tuned" / "rmsnorm_rows.json")
+    device = "NVIDIA H100 80GB HBM3 sm_90"
+    entry = shipped["devices"][device]["4096x8192 bf16"]
+    old = {**shipped, "source_hash": "an older source",
+           "devices": {device: {"4096x8192 bf16": entry, "1x4096 bf16": entry,
+                                "2x4096 f32": {**entry, "ptx_sha256": "0" * 64}}}}
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(old))
+    new = {**T.new_table("rmsnorm_rows", source), "devices": {device: {"1x4096 bf16": {**entry, "us": 2.5}}}}
+    monkeypatch.setattr(cuda, "available", lambda: True)
+    monkeypatch.setattr(cuda, "device_count", lambda: 1)
+    monkeypatch.setattr(runner, "tune", lambda *a, **k: new)
+    code, out, _ = run(capsys, "tune", "rmsnorm_rows", "--shape", "1x4096 bf16", "-o", str(path))
+    assert code == 0
+    written = T.read(path)
+    assert written["source_hash"] == T.source_hash(source)
+    assert written["devices"] == {device: {"4096x8192 bf16": entry, "1x4096 bf16": {**entry, "us": 2.5}}}
+    assert f"rmsnorm_rows: kept 1 entry of {path} whose code the edit left alone" in out
+    assert (f"rmsnorm_rows: dropped 1 stale entry (the edit changed their code, or it cannot be checked); retune "
+            f"them: {device}, 2x4096 f32") in out

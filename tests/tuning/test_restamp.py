@@ -105,3 +105,17 @@ def test_shipped_entries_carry_their_ptx_hash(path):
         for bucket, e in buckets.items():
             if e.get("config") is not None:
                 assert len(e.get("ptx_sha256", "")) == 64 and e.get("arch"), (device, bucket)
+
+
+def test_after_an_edit_the_entries_whose_code_it_left_alone_are_still_measured(tmp_path):
+    """still_measured (what a retune of some buckets keeps of a stale table): an edit that
+    changes the code of N = 4 only keeps the N = 1 entry and names the other; entries
+    without a hash or without a configuration are dropped, since nothing can vouch for them."""
+    from ember.tuning.restamp import still_measured
+    src, table = _recorded(tmp_path)
+    table["devices"]["GPU sm_90"]["b2"] = {"config": {"N": 2}, "defines": {}, "us": 1.0}      # no hash
+    src.write_text(SRC.replace("x[thread_idx.x] * f32(N)", "x[thread_idx.x] * f32(N) * select(N == 4u32, 0.5, 1.0)"))
+    assert ptx_sha256(src, "sm_90", {"N": 1}, "k") == table["devices"]["GPU sm_90"]["b0"]["ptx_sha256"]
+    kept, dropped = still_measured("k", table, src)
+    assert kept == {"GPU sm_90": {"b0": table["devices"]["GPU sm_90"]["b0"]}}
+    assert sorted(dropped) == [("GPU sm_80", "b0"), ("GPU sm_90", "b1"), ("GPU sm_90", "b2")]
