@@ -67,11 +67,22 @@ def pick_entry(table: dict | None, device: str, defines: dict, size: int) -> dic
     return min(fits, key=lambda be: (abs(math.log(_size(be[0]) / max(size, 1))), _size(be[0]), be[0]))[1]
 
 
-def kernel(source: str, name: str, defines: dict, size: int, device: int = 0, table_of: str | None = None,
+def first_entry(tables: list, device: str, defines: dict, size: int) -> tuple:
+    """(table, entry): pick_entry's entry in the first of `tables` that has one, with its
+    table; (None, None) if none has."""
+    for table in tables:
+        entry = pick_entry(table, device, defines, size)
+        if entry is not None:
+            return table, entry
+    return None, None
+
+
+def kernel(source: str, name: str, defines: dict, size: int, device: int = 0, table_of: str | tuple | None = None,
            plus: dict | None = None):
     """(the loaded kernel, the values of its const parameters): `name` of kernels_src/SOURCE
     for a call of `size` (the product of its shape), tuned by the table of `table_of` (a
-    kernel of the same file that does the same work; default `name`). `plus`: const values
+    kernel of the same file that does the same work; default `name`), or by the first of
+    several such tables that has an entry for this GPU and these const values. `plus`: const values
     of `name` that `table_of`'s kernel does not have, so its table's entries do not name
     them (q4k_digits_qkv's head_dim and cache type: the loop q4k_digits_gemv's table
     measured is the same). In the simulator (ember.ops.on_simulator): the kernel's
@@ -79,8 +90,8 @@ def kernel(source: str, name: str, defines: dict, size: int, device: int = 0, ta
     from .args import simulating
     if simulating():
         return _simulated(source, name, values_key({**defines, **(plus or {})}))
-    return _pick(source, name, values_key(defines), size, device,
-                 table_of or name, _PROGRAMMATIC[0], values_key(plus or {}))
+    tables = (table_of,) if isinstance(table_of, str) else tuple(table_of or (name,))
+    return _pick(source, name, values_key(defines), size, device, tables, _PROGRAMMATIC[0], values_key(plus or {}))
 
 
 def fastest(names: tuple, defines: dict, size: int, device: int, otherwise: int) -> int:
@@ -150,15 +161,14 @@ def fastest_of(tables: list, device: str, defines: dict, size: int, otherwise: i
 
 
 @functools.lru_cache(maxsize=None)
-def _pick(source: str, name: str, defines: tuple, size: int, device: int, table_of: str, programmatic: bool,
+def _pick(source: str, name: str, defines: tuple, size: int, device: int, tables: tuple, programmatic: bool,
           plus: tuple = ()):
     """The kernel and its const values for a call (see `kernel`)."""
     from ..runtime import cuda
     ctx = cuda.context(device)
     path = KERNELS_SRC / source
     key = T.device_key(ctx.name, ctx.arch)
-    table = _current_table(table_of, path)
-    entry = pick_entry(table, key, dict(defines), size)
+    table, entry = first_entry([_current_table(t, path) for t in tables], key, dict(defines), size)
     config, sass_path = ({}, "nvjitlink") if entry is None else (dict(entry["config"]), T.entry_sass_path(table, entry))
     kern, consts = load(str(path), name, tuple(sorted(defines + plus)), values_key(config), sass_path, device,
                         _launch_mode(name, programmatic, ctx))

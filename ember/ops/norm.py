@@ -71,11 +71,21 @@ def _plan(x, weight, eps, residual, out) -> list:
     vec = next(v for v in (4, 2, 1) if cols % v == 0)
     if vec != 4:                                  # the default VEC must divide the row
         defines["VEC"] = vec
+    k, _ = rows_kernel(defines, rows, cols, device, residual is not None)
     if residual is None:
-        k, _ = kernel("rmsnorm.ember", "rmsnorm_rows", defines, rows * cols, device)
         return [k.prepare(x, weight, out, eps, grid=(rows,))]
-    k, _ = kernel("rmsnorm.ember", "add_rmsnorm_rows", defines, rows * cols, device, table_of="rmsnorm_rows")
     return [k.prepare(x, residual, weight, out, eps, grid=(rows,))]
+
+
+def rows_kernel(defines: dict, rows: int, cols: int, device: int, add: bool):
+    """rms_norm's kernel for `rows` rows of `cols` and its const values: rmsnorm_rows, or
+    with the residual add add_rmsnorm_rows - by its own table, or on a GPU that table has no
+    entry for, rmsnorm_rows's (the same loop without the add: its configuration was the
+    add's until the add had a table of its own)."""
+    if not add:
+        return kernel("rmsnorm.ember", "rmsnorm_rows", defines, rows * cols, device)
+    return kernel("rmsnorm.ember", "add_rmsnorm_rows", defines, rows * cols, device,
+                  table_of=("add_rmsnorm_rows", "rmsnorm_rows"))
 
 
 def add_rms_norm_q8(x, residual, weight, eps: float = 1e-5, *, out: Q8Activations | None = None,

@@ -84,6 +84,31 @@ def rmsnorm_rows(shape: str, dtype: str = "f32") -> Workload:
                     ref, 1e-5 if dtype == "f32" else 1e-2, 2 * rows * cols * item + cols * item)
 
 
+def add_rmsnorm_rows(shape: str, dtype: str = "f32") -> Workload:
+    """kernels_src/rmsnorm.ember add_rmsnorm_rows: h = x + r (the f32 sum rounded to T)
+    written back over r, and y = rmsnorm(h) * gamma, ROWSxCOLS rows of f32 or bf16; y and h
+    checked as one array against the f64 norm of the rounded sum and the sum itself."""
+    from ..reference.rmsnorm import rmsnorm
+    rows, cols = (int(v) for v in shape.split("x"))
+    rng = _rng(f"add_rmsnorm_rows {shape} {dtype}")
+    np_t = np.float32 if dtype == "f32" else _bf16()
+    x = (rng.standard_normal((rows, cols)) * rng.uniform(0.5, 4.0, (rows, 1))).astype(np_t)
+    r = (rng.standard_normal((rows, cols)) * 2.0).astype(np_t)
+    gamma = (rng.random(cols) + 0.5).astype(np_t)
+    eps = 1e-6
+    h = (x.astype(np.float32) + r.astype(np.float32)).astype(np_t)       # one rounding, as the kernel
+    ref = np.concatenate([rmsnorm(h.astype(np.float64), gamma.astype(np.float64), eps).reshape(-1),
+                          h.astype(np.float64).reshape(-1)])
+    item = np.dtype(np_t).itemsize
+
+    def decode(out: dict) -> np.ndarray:
+        return np.concatenate([np.asarray(out["y"], np.float64).reshape(-1), np.asarray(out["r"], np.float64).reshape(-1)])
+    return Workload(KERNELS_SRC / "rmsnorm.ember", "add_rmsnorm_rows", f"{shape} {dtype}",
+                    {"T": dtype, "COLS": cols}, {"x": x, "gamma": gamma}, "y",
+                    {"y": np.zeros((rows, cols), np_t), "r": r}, ["x", "r", "gamma", "y", eps], lambda c: (rows,),
+                    ref, 1e-5 if dtype == "f32" else 1e-2, 4 * rows * cols * item + cols * item, decode=decode)
+
+
 def rmsnorm(shape: str, dtype: str = "f32") -> Workload:
     """kernels_src/rmsnorm.ember rmsnorm (any row length, `cols` a parameter): ROWSxCOLS rows
     of f32 or bf16."""
@@ -473,6 +498,7 @@ _LAYER_GEMVS = [f"{m}x{n}x{k}" for m in (1, 2, 4, 8) for n, k in ((6144, 4096), 
 # layer's shapes of bench/, e.g. Llama-3-8B's 4096 and 14336)
 WORKLOADS = {
     "rmsnorm_rows": (rmsnorm_rows, "rmsnorm.ember", ["16384x4096 f32", "4096x8192 bf16", "1x4096 f32"]),
+    "add_rmsnorm_rows": (add_rmsnorm_rows, "rmsnorm.ember", ["16384x4096 f32", "4096x8192 bf16", "1x4096 f32"]),
     "rmsnorm": (rmsnorm, "rmsnorm.ember", ["16384x4096 f32", "4096x8192 bf16"]),
     # the decoder layer's two norms a layer (ember.model.layer), at batches 1 to 8
     "add_rmsnorm_q8_parts": (add_rmsnorm_q8_parts, "rmsnorm_q8.ember",

@@ -6,7 +6,7 @@ bucket, else the caller's rule."""
 import pytest
 
 import ember.ops as ops
-from ember.ops.kernels import _size, fastest_of, pick_entry
+from ember.ops.kernels import _size, fastest_of, first_entry, pick_entry
 from ember.tuning.pick import values_key
 
 
@@ -32,6 +32,18 @@ def test_no_entry_for_other_values_or_another_gpu():
     assert pick_entry(TABLE, "GPU sm_90", {"T": "f32", "COLS": 4096, "VEC": 2}, 4096) is None
     assert pick_entry(TABLE, "Other sm_80", {"T": "f32", "COLS": 4096}, 4096) is None
     assert pick_entry(None, "GPU sm_90", {}, 1) is None
+
+
+def test_the_first_table_with_an_entry_is_used():
+    """add_rmsnorm_rows's own table where it has an entry for the GPU and the values; else
+    rmsnorm_rows's (a GPU the add was not tuned on)."""
+    own = {"devices": {"GPU sm_90": {"1x4096 f32": entry({"T": "f32", "COLS": 4096}, {"BLOCK": 1024})}}}
+    f32 = {"T": "f32", "COLS": 4096}
+    assert first_entry([own, TABLE], "GPU sm_90", f32, 4096) == (own, own["devices"]["GPU sm_90"]["1x4096 f32"])
+    table, found = first_entry([own, TABLE], "GPU sm_90", {"T": "bf16", "COLS": 8192}, 4096)
+    assert table is TABLE and found["config"] == {"BLOCK": 256}
+    assert first_entry([None, TABLE], "GPU sm_90", f32, 4096)[1]["config"] == {"BLOCK": 128}
+    assert first_entry([own, TABLE], "Other sm_80", f32, 4096) == (None, None)
 
 
 def test_the_attention_chunk_fills_the_gpu():

@@ -24,6 +24,9 @@ def run_in_sim(wl, config):
 @pytest.mark.parametrize("kernel, shape, configs", [
     ("rmsnorm_rows", "3x256 f32", [{"BLOCK": 128, "VEC": 2, "MIN_BLOCKS": 0}, {"BLOCK": 256, "VEC": 8, "MIN_BLOCKS": 4}]),
     ("rmsnorm_rows", "2x512 bf16", [{"BLOCK": 128, "VEC": 8, "MIN_BLOCKS": 2}]),
+    ("add_rmsnorm_rows", "3x256 f32", [{"BLOCK": 128, "VEC": 2, "MIN_BLOCKS": 0},
+                                       {"BLOCK": 256, "VEC": 8, "MIN_BLOCKS": 4}]),
+    ("add_rmsnorm_rows", "2x512 bf16", [{"BLOCK": 128, "VEC": 8, "MIN_BLOCKS": 2}]),
     ("q4k_q8_gemv", "2x9x512", [{"WARPS": 2, "UNROLL": 1, "ROWS": 2}, {"WARPS": 4, "UNROLL": 2, "ROWS": 1}]),
     ("q4k_gemv", "1x7x512", [{"WARPS": 2, "ROWS": 4, "UNROLL": 1, "MIN_BLOCKS": 0},
                              {"WARPS": 4, "ROWS": 1, "UNROLL": 4, "MIN_BLOCKS": 2}]),
@@ -71,6 +74,20 @@ def test_a_wrong_launch_fails_the_check():
     wl.grid = lambda c: (4,)                        # 8 of the 9 rows
     assert wl.error(run_in_sim(wl, config)) > 1e3 * wl.tolerance
     assert wl.error(np.full(wl.reference.shape, np.nan)) == float("inf")
+
+
+def test_the_residual_sum_written_back_is_checked_too():
+    """add_rmsnorm_rows writes h = x + r over r: a kernel that left r as it was (here: the
+    check run on a copy of the outputs whose r is then restored) is far outside the
+    tolerance, though its y is right."""
+    wl = workload("add_rmsnorm_rows", "2x256 f32")
+    config = {"BLOCK": 128, "VEC": 2, "MIN_BLOCKS": 0}
+    prog = ember.compile(wl.source, defines={**wl.defines, **config}, kernels=[wl.kernel], stop_after="ir-opt")
+    arrays = {**wl.inputs, **{n: a.copy() for n, a in wl.outputs.items()}}
+    load(prog)[wl.kernel](*wl.arguments(arrays), grid=wl.grid(config))
+    assert wl.error(wl.result(arrays)) <= wl.tolerance
+    arrays["r"] = wl.outputs["r"].copy()
+    assert wl.error(wl.result(arrays)) > 100 * wl.tolerance
 
 
 @pytest.mark.parametrize("activations", ["q8_1", "digits"])
