@@ -67,14 +67,21 @@ def _rng(seed_text: str) -> np.random.Generator:
     return np.random.default_rng(int.from_bytes(hashlib.sha256(seed_text.encode()).digest()[:8], "little"))
 
 
-def rmsnorm_rows(shape: str, dtype: str = "f32") -> Workload:
-    """kernels_src/rmsnorm.ember rmsnorm_rows: ROWSxCOLS rows of f32 or bf16."""
-    from ..reference.rmsnorm import rmsnorm
+def _norm_rows_inputs(kernel: str, shape: str, dtype: str) -> tuple:
+    """rows, cols, the numpy type, the generator (for more draws), x and gamma of a
+    ROWSxCOLS RMSNorm of f32 or bf16 rows, fresh from a seed of the kernel and shape."""
     rows, cols = (int(v) for v in shape.split("x"))
-    rng = _rng(f"rmsnorm_rows {shape} {dtype}")
+    rng = _rng(f"{kernel} {shape} {dtype}")
     np_t = np.float32 if dtype == "f32" else _bf16()
     x = (rng.standard_normal((rows, cols)) * rng.uniform(0.5, 4.0, (rows, 1))).astype(np_t)
     gamma = (rng.random(cols) + 0.5).astype(np_t)
+    return rows, cols, np_t, rng, x, gamma
+
+
+def rmsnorm_rows(shape: str, dtype: str = "f32") -> Workload:
+    """kernels_src/rmsnorm.ember rmsnorm_rows: ROWSxCOLS rows of f32 or bf16."""
+    from ..reference.rmsnorm import rmsnorm
+    rows, cols, np_t, _, x, gamma = _norm_rows_inputs("rmsnorm_rows", shape, dtype)
     eps = 1e-6
     ref = rmsnorm(x.astype(np.float64), gamma.astype(np.float64), eps)
     item = np.dtype(np_t).itemsize
@@ -89,12 +96,8 @@ def add_rmsnorm_rows(shape: str, dtype: str = "f32") -> Workload:
     written back over r, and y = rmsnorm(h) * gamma, ROWSxCOLS rows of f32 or bf16; y and h
     checked as one array against the f64 norm of the rounded sum and the sum itself."""
     from ..reference.rmsnorm import rmsnorm
-    rows, cols = (int(v) for v in shape.split("x"))
-    rng = _rng(f"add_rmsnorm_rows {shape} {dtype}")
-    np_t = np.float32 if dtype == "f32" else _bf16()
-    x = (rng.standard_normal((rows, cols)) * rng.uniform(0.5, 4.0, (rows, 1))).astype(np_t)
+    rows, cols, np_t, rng, x, gamma = _norm_rows_inputs("add_rmsnorm_rows", shape, dtype)
     r = (rng.standard_normal((rows, cols)) * 2.0).astype(np_t)
-    gamma = (rng.random(cols) + 0.5).astype(np_t)
     eps = 1e-6
     h = (x.astype(np.float32) + r.astype(np.float32)).astype(np_t)       # one rounding, as the kernel
     ref = np.concatenate([rmsnorm(h.astype(np.float64), gamma.astype(np.float64), eps).reshape(-1),
