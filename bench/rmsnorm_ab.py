@@ -185,7 +185,8 @@ def markdown(result: dict) -> str:
              "the side) and, on sm_90, a programmatic launch, so that in the graph each launch overlaps "
              "the end of the one before: where a kernel lasts a few microseconds (the decode rows) that "
              "is most of its lead; add_rmsnorm by its own table, or where that has no entry for this GPU "
-             "by rmsnorm_rows's (ember.ops.norm.rows_kernel). Other sides: plain launches, SASS through nvJitLink. " + SASS_NOTE, ""]
+             "by rmsnorm_rows's (ember.ops.norm.rows_kernel). Other sides: plain launches, SASS through "
+             "nvJitLink. " + SASS_NOTE, ""]
     lines += ["## Summary: best Ember BLOCK, and what ember.ops runs (the tuned table's entry), against the best peer",
               "",
               "| op | dtype | shape | Ember best | us | ember.ops us | hand PTX us | Triton us | liger-kernel us "

@@ -105,7 +105,7 @@ def add_rmsnorm_rows(shape: str, dtype: str = "f32") -> Workload:
     item = np.dtype(np_t).itemsize
 
     def decode(out: dict) -> np.ndarray:
-        return np.concatenate([np.asarray(out["y"], np.float64).reshape(-1), np.asarray(out["r"], np.float64).reshape(-1)])
+        return np.concatenate([np.asarray(out[n], np.float64).reshape(-1) for n in ("y", "r")])
     return Workload(KERNELS_SRC / "rmsnorm.ember", "add_rmsnorm_rows", f"{shape} {dtype}",
                     {"T": dtype, "COLS": cols}, {"x": x, "gamma": gamma}, "y",
                     {"y": np.zeros((rows, cols), np_t), "r": r}, ["x", "r", "gamma", "y", eps], lambda c: (rows,),
