@@ -164,7 +164,11 @@ def cluster_chunk(length: int, heads: int, sm_count: int, device: int, step: int
     64), at 4096 11.2 / 14.0 (64 of 512; 16 splits of 256: 13.1), batch 2 at 4096 18.1 / 19.9;
     batch 8 at 4096 (pairs of 2048) 48.5 / 51.9 and on the H200 34.9 / 38.5. Batch 2 at 32768
     would take chunks of 4096 (MAX_CLUSTER_CHUNK: one block an SM there took 98.2 against
-    94.3, the split pass runs two)."""
+    94.3, the split pass runs two). Tuned as well as the rule's chunks (a later session, H100,
+    `ember tune`, the best of WARPS x STAGES x CHAINS each): batch 1 at 4096 keys in 16 splits
+    of 256 took 13.4 us against 11.03 in 8 of 512, at 512 keys 16 splits of 32 5.61 against
+    5.01 in 8 of 64 - twice the blocks do not pay for the wider merge; and a deeper ring
+    (STAGES 6, 192 KB of tiles) was not the best at any of these shapes."""
     if not MAX_CLUSTER:
         return None
     if not A.simulating():
