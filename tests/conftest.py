@@ -10,6 +10,10 @@
   ptxas) for its target at the end of the session; a PTX that does not assemble fails
   the run. `compile_both` compiles a program for sm_80 and sm_90, so every kernel source
   in the tests is validated for both.
+- The whole suite (`pytest` with no paths: the testpaths) runs on one pytest-xdist worker
+  a core where pytest-xdist is installed (the `test` extra has it): on CI's two cores
+  that halves its time. Naming paths, `-n N` (`-n 0`: one process) or `-p no:xdist`
+  keeps pytest's own choice.
 """
 
 from __future__ import annotations
@@ -36,6 +40,17 @@ settings.register_profile("explore", deadline=None, print_blob=True)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 _emitted: dict[tuple, str] = {}
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config):
+    """`pytest` alone distributes the suite over the cores (before pytest-xdist's own hook
+    reads its options); see the module's docstring."""
+    whole_suite = config.args_source == pytest.Config.ArgsSource.TESTPATHS
+    if (whole_suite and config.pluginmanager.hasplugin("xdist") and getattr(config.option, "numprocesses", 0) is None
+            and config.getoption("dist", "no") == "no" and not config.getoption("usepdb", False)
+            and not config.getoption("collectonly", False) and "PYTEST_XDIST_WORKER" not in os.environ):
+        config.option.numprocesses = "auto"
 
 
 def _record(program) -> None:
