@@ -245,20 +245,24 @@ def test_the_swiglu_gemv_on_digit_activations(m, k, unroll):
     assert (np.abs(y - want) <= tol).all()
 
 
-@pytest.mark.parametrize("batch, per_seq, rows, t, fast", [(2, 1, 2, "bf16", False), (1, 2, 4, "bf16", False),
-                                                           (3, 1, 4, "f32", True)])
-def test_qkv_projection_with_rope_and_the_kv_append_is_the_two_launches_bit_for_bit(batch, per_seq, rows, t, fast):
+@pytest.mark.parametrize("batch, per_seq, rows, t, fast, planes", [(2, 1, 2, "bf16", False, 3),
+                                                                   (1, 2, 4, "bf16", False, 3),
+                                                                   (3, 1, 4, "f32", True, 3),
+                                                                   (2, 1, 2, "bf16", False, 2)])
+def test_qkv_projection_with_rope_and_the_kv_append_is_the_two_launches_bit_for_bit(batch, per_seq, rows, t, fast,
+                                                                                    planes):
     """q4k_digits_qkv: q rotated into q_out, k rotated and v copied into the caches at each
-    token's position, bit for bit what q4k_digits_gemv and rope_append write; the rest of the
-    caches untouched and a position past the cache written nowhere (3 q heads and 1 KV head
-    of 8: 40 rows, the last block's warps partly past them)."""
+    token's position, bit for bit what q4k_digits_gemv and rope_append write (with three
+    digit planes or two); the rest of the caches untouched and a position past the cache
+    written nowhere (3 q heads and 1 KV head of 8: 40 rows, the last block's warps partly
+    past them)."""
     hq, hkv, d, k, cache_len = 3, 1, 8, 512, 5
     m, n = batch * per_seq, (hq + 2 * hkv) * d
     rng, w, x = inputs(7100 + 10 * m + rows, n, k, m)
     pos = rng.permutation(cache_len)[:m].astype(np.int32)
     pos[-1] = cache_len                                  # past the cache: no k or v written
     prog = ember.compile(SRC / "q4k_digits.ember", defines={"M": m, "WARPS": WARPS, "ROWS": rows, "HEAD_DIM": d,
-                                                            "T": t, "FAST": fast})
+                                                            "T": t, "FAST": fast, "PLANES": planes})
     mod = load(prog)
     blocks = m * k // 32
     aq, ds = np.zeros(3 * blocks * 8, np.uint32), np.zeros(2 * blocks, np.float32)
