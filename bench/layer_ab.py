@@ -5,8 +5,8 @@ GPU, one run.
 Shapes: hidden 4096, 32 heads, 8 KV heads, head_dim 128, FFN 14336; batch 1, 2, 4, 8 (one
 new token per sequence); contexts 512, 4096 and 32768 (every sequence at the full context).
 Ember: LAYERS layers of random Q4_K weights captured as one graph, replayed; us per layer =
-replay time / LAYERS; with digit activations (the Decoder's default, f32-accurate) and
-with Q8_1 ones. floor: the layer's weight bytes plus the K and V bytes its attention
+replay time / LAYERS; with digit activations (the Decoder's default, f32-accurate), with
+two digits a value (activations="digits2") and with Q8_1 ones. floor: the layer's weight bytes plus the K and V bytes its attention
 reads, at the copy ceiling measured in the same run. torch: the same layer with bf16 dense
 weights (F.rms_norm, F.linear, RoPE in torch ops, the cache written by index, SDPA with
 enable_gqa), eager and as a CUDA graph; and SDPA alone against ember.ops.decode_attention
@@ -107,6 +107,8 @@ def run_shape(weights, batch: int, ctx: int, copy_tbps: float, quick: bool) -> d
     replays = 3 if quick else 20
     q8_us = _ember_layer(weights, batch, ctx, g, replays, "q8_1")[0]
     torch.cuda.empty_cache()
+    two_us = _ember_layer(weights, batch, ctx, g, replays, "digits2")[0]
+    torch.cuda.empty_cache()
     plain_us = _ember_layer(weights, batch, ctx, g, replays, "digits", programmatic=False)[0]
     torch.cuda.empty_cache()
     ember_us, launches, dec, graph = _ember_layer(weights, batch, ctx, g, replays, "digits")
@@ -122,6 +124,7 @@ def run_shape(weights, batch: int, ctx: int, copy_tbps: float, quick: bool) -> d
     attn_e, attn_t = attn["ember_us"], attn["torch_sdpa_us"]
     eager_us, graph_us = _torch_layer(batch, ctx, g, quick)
     return {"batch": batch, "context": ctx, "ember_us": round(ember_us, 2), "ember_q8_1_us": round(q8_us, 2),
+            "ember_two_digits_us": round(two_us, 2),
             "ember_without_pdl_us": round(plain_us, 2),
             "ember_qkv_rope_apart_us": round(apart_us, 2) if apart_launches != launches else None,
             "floor_us": round(floor_us, 2),
@@ -194,7 +197,8 @@ def markdown(result: dict) -> str:
     lines = ["# A Llama-3-8B-shaped decoder layer: Ember (Q4_K) vs the floor and torch (bf16)", "",
              f"Device: {result['device']}, {result['date']}, torch {result['torch']}, copy ceiling "
              f"{result['copy_TBps']:.2f} TB/s (same run). Ember: {LAYERS} layers of Q4_K weights and bf16 caches as "
-             "one CUDA graph, us per layer, with digit activations (the default) and with Q8_1 ones; floor: weight + K/V bytes at the copy ceiling; torch: bf16 dense "
+             "one CUDA graph, us per layer, with digit activations (the default), with two digits a value "
+             "(activations=\"digits2\") and with Q8_1 ones; floor: weight + K/V bytes at the copy ceiling; torch: bf16 dense "
              f"weights ({TORCH_LAYERS} layers), eager and graph; Ember's kernels are programmatic dependent "
              "launches (each launched while the kernel before it finishes, waiting for it at its start; "
              "'plain launches': the same digits layer without; 'QKV, RoPE apart': the same digits layer with the "
@@ -203,11 +207,12 @@ def markdown(result: dict) -> str:
              "torch SDPA as `python -m bench attention` times them (bf16 queries, caches rotated beyond the L2, "
              "graphs of 100 calls, median of 5). Every sequence at the full context, one new token "
              "each. " + SASS_NOTE, "",
-             "| batch | context | Ember us/layer | Ember Q8_1 us | Ember plain launches | QKV, RoPE apart | floor us "
-             "| of floor | launches | torch eager | torch graph | Ember attn us | SDPA us | attn / SDPA |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| batch | context | Ember us/layer | Ember 2 digits us | Ember Q8_1 us | Ember plain launches | QKV, RoPE "
+             "apart | floor us | of floor | launches | torch eager | torch graph | Ember attn us | SDPA us | attn / SDPA |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in result["rows"]:
-        lines.append(f"| {r['batch']} | {r['context']} | {r['ember_us']} | {r['ember_q8_1_us']} | "
+        lines.append(f"| {r['batch']} | {r['context']} | {r['ember_us']} | {r.get('ember_two_digits_us', '-')} | "
+                     f"{r['ember_q8_1_us']} | "
                      f"{r['ember_without_pdl_us']} | {r.get('ember_qkv_rope_apart_us') or '-'} | {r['floor_us']} | "
                      f"{r['ember_of_floor']:.0%} | {r['launches_per_layer']:g} | {r['torch_bf16_eager_us']} | "
                      f"{r['torch_bf16_graph_us']} | {r['ember_attention_us']} | {r['torch_sdpa_us']} | "

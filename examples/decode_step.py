@@ -23,6 +23,8 @@ def main() -> int:
     p.add_argument("--context", type=int, default=4096, help="tokens already in each sequence's cache")
     p.add_argument("--layers", type=int, default=32, help="layers of random weights (ignored with --gguf)")
     p.add_argument("--steps", type=int, default=50, help="replays timed")
+    p.add_argument("--activations", choices=("digits", "digits2", "q8_1"), default="digits",
+                   help="what the Q4_K GEMVs read: three digits a value (f32-accurate), two, or Q8_1")
     args = p.parse_args()
 
     import torch
@@ -40,7 +42,7 @@ def main() -> int:
         layers = [LayerWeights.random(hp, seed) for seed in range(hp.layers)]
         source = "random Q4_K weights of Llama-3-8B's shapes"
     print(f"{len(layers)} layers ({source}) on {torch.cuda.get_device_name()} in {time.perf_counter() - t0:.1f} s")
-    dec = Decoder(layers, hp, args.batch, args.context + 1)
+    dec = Decoder(layers, hp, args.batch, args.context + 1, activations=args.activations)
     for layer in dec.layers:                    # a context already in the caches
         layer.k_cache.normal_()
         layer.v_cache.normal_()

@@ -33,9 +33,11 @@ RMSNorm, as the add of the last layer into `finish`):
     q4k_gemv          delta = g Wdown^T
 The Q4_K GEMVs read the normalised rows and the SwiGLU output as digits by default
 (activations="digits": three 8-bit digits a value, f32-accurate products, the kernels of
-q4k_digits.ember) or as Q8_1 (activations="q8_1": llama.cpp's quantisation, off by up to
-half a step of max|x| / 127); the output projection reads the attention's Q8_1 (its share
-of the error is small: bench/results/layer_ab.md).
+q4k_digits.ember), as the first two of those digits (activations="digits2": each value
+within 2^-16 of its block's largest, a third less integer work for the GEMVs) or as Q8_1
+(activations="q8_1": llama.cpp's quantisation, off by up to half a step of max|x| / 127);
+the output projection reads the attention's Q8_1 (its share of the error is small:
+bench/results/layer_ab.md).
 A Q6_K projection reads f32 activations instead (rms_norm with the residual, then
 quantize_q8_1 for the Q4_K ones; the attention output in f32): two launches more where wv
 is Q6_K, none where w_down is.
@@ -50,6 +52,7 @@ from ..records import record
 from .gguf_weights import GGUFError, HParams
 
 QUANTIZED = {"Q4_K": 144, "Q6_K": 210}           # bytes per super-block of 256
+ACTIVATIONS = {"digits": 3, "digits2": 2, "q8_1": 3}   # the GEMVs' activations: digits read (Q8_1: its one plane)
 PROJECTIONS = ("wq", "wk", "wv", "wo", "w_gate", "w_up", "w_down")
 
 
@@ -214,10 +217,11 @@ class Decoder:
             raise ValueError(f"batch is {batch}: the GEMVs take 1..8 rows")
         if cache_dtype not in ("bf16", "f16", "f32"):
             raise ValueError(f"cache_dtype is {cache_dtype!r}: bf16, f16 or f32")
-        if activations not in ("digits", "q8_1"):
-            raise ValueError(f"activations is {activations!r}: digits (f32-accurate) or q8_1")
+        if activations not in ACTIVATIONS:
+            raise ValueError(f"activations is {activations!r}: digits (f32-accurate), digits2 (two digits a value) "
+                             "or q8_1")
         self.activations = activations
-        digits = activations == "digits"
+        digits, planes = activations != "q8_1", ACTIVATIONS[activations]
         like = layers[0].attn_norm
         self.hp, self.batch, self.context, self.neox = hp, batch, context, neox
         self.layers = [_Layer(w, hp, batch, context, cache_dtype) for w in layers]
@@ -234,9 +238,9 @@ class Decoder:
         self.q_rot = f32(batch, 1, hp.heads, hp.head_dim)
         self.o_f32 = f32(batch, 1, hp.heads, hp.head_dim)
         self.g = f32(batch, hp.ffn)
-        self.x_q8 = ops.Q8Activations.empty(self.h, batch, hp.hidden, digits=digits)
+        self.x_q8 = ops.Q8Activations.empty(self.h, batch, hp.hidden, digits=digits, planes=planes)
         self.o_q8 = ops.Q8Activations.empty(self.h, batch, q)
-        self.g_q8 = ops.Q8Activations.empty(self.h, batch, hp.ffn, digits=digits)
+        self.g_q8 = ops.Q8Activations.empty(self.h, batch, hp.ffn, digits=digits, planes=planes)
         self.positions = _zeros(like, (batch,), "i32")
         self.lengths = _zeros(like, (batch,), "i32")
         self.lengths += 1

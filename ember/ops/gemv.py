@@ -31,7 +31,11 @@ class Q8Activations:
     Made by quantize_q8_1 and reused by every GEMV of the same activations. With `digits`,
     x as three signed 8-bit digits a block (kernels_src/q4k_digits.ember: each value within
     2^-22 of its block's largest, f32-accurate products): three planes of m * k / 4 words
-    in aq, an f32 pair (scale, sum) a block in ads - the GEMVs then run their digits kernels."""
+    in aq, an f32 pair (scale, sum) a block in ads - the GEMVs then run their digits kernels.
+    `planes` 2 (digits only): the GEMVs read the first two digits of each value (within
+    2^-16 of its block's largest, for a third less integer work: their PLANES const; the
+    buffers hold three either way, and the configurations are the tuned tables', measured
+    with three)."""
 
     aq: object
     ads: object
@@ -40,9 +44,15 @@ class Q8Activations:
     like: object          # the DeviceView of x (library, device)
     rows: bool            # x was [m, k] (else [k])
     digits: bool = False
+    planes: int = 3
 
     def plan_signature(self) -> tuple:
-        return ("q8_1", signature(self.aq), signature(self.ads), self.m, self.k, self.rows, self.digits)
+        return ("q8_1", signature(self.aq), signature(self.ads), self.m, self.k, self.rows, self.digits, self.planes)
+
+    @property
+    def read_planes(self) -> dict:
+        """The digits kernels' PLANES where the GEMVs read fewer than three (else nothing)."""
+        return {"PLANES": self.planes} if self.digits and self.planes != 3 else {}
 
     @property
     def words(self) -> tuple:
@@ -51,18 +61,24 @@ class Q8Activations:
         return planes * self.m * self.k // 4, (2 if self.digits else 1) * self.m * self.k // 32
 
     @classmethod
-    def empty(cls, like, m: int, k: int, rows: bool = True, digits: bool = False) -> "Q8Activations":
+    def empty(cls, like, m: int, k: int, rows: bool = True, digits: bool = False,
+              planes: int = 3) -> "Q8Activations":
         """Buffers for m rows of k values (m 1..8, k a multiple of 256), allocated like the
         device tensor `like`: the `out` of the ops that make Q8_1 (or, with `digits`, digit)
-        activations, made once (a CUDA graph replays the same addresses)."""
+        activations, made once (a CUDA graph replays the same addresses). `planes`: the
+        digits the GEMVs read, 3 or 2 (digits only)."""
         op = "Q8Activations.empty"
         vl = A.view(op, "like", like)
         A.int_range(op, "m", m, 1, 8, "the rows a GEMV takes")
         if k % QK_K or k <= 0:
             raise A.ArgumentError(op, "k", f"is {k}: a positive multiple of {QK_K} is needed (whole super-blocks)")
-        shape = cls(None, None, m, k, vl, rows, digits)
+        if planes not in (2, 3) or isinstance(planes, bool):
+            raise A.ArgumentError(op, "planes", f"is {planes!r}: the GEMVs read 3 digits a value or 2")
+        if planes != 3 and not digits:
+            raise A.ArgumentError(op, "planes", "is 2, which digit activations have (digits=True); Q8_1 has one")
+        shape = cls(None, None, m, k, vl, rows, digits, planes)
         naq, nads = shape.words
-        return cls(A.empty_words(vl, naq), A.empty_words(vl, nads), m, k, vl, rows, digits)
+        return cls(A.empty_words(vl, naq), A.empty_words(vl, nads), m, k, vl, rows, digits, planes)
 
     def check(self, op: str, m: int, k: int, arg: str = "out") -> tuple:
         """The (aq, ads) words of Q8Activations given to `op` as argument `arg` (an `out`, or
@@ -215,12 +231,12 @@ def plan_q8(op: str, w, x: Q8Activations, out) -> list:
     device = A.same_device(op, {"w": vw, "out": vo, "x.aq": vxq, "x.ads": vxd}) or 0
     if _tensor_cores("gemv", x, n, device):
         kern, cfg = kernel("q4k_imma.ember", "q4k_digits_imma" if x.digits else "q4k_q8_imma", {"M": x.m},
-                           x.m * n * x.k, device)
+                           x.m * n * x.k, device, plus=x.read_planes)
         aq, ads = _q8_words(vxq, vxd, x.digits, words_only=True)
         return [kern.prepare(A.reinterpret(vw, "<u4", 4), aq, ads, out, n, x.k,
                              grid=(-(-n // (16 * cfg["ROWS"])),))]
     source, name = ("q4k_digits.ember", "q4k_digits_gemv") if x.digits else ("q4k_dp4a.ember", "q4k_q8_gemv")
-    kern, cfg = kernel(source, name, {"M": x.m}, x.m * n * x.k, device)
+    kern, cfg = kernel(source, name, {"M": x.m}, x.m * n * x.k, device, plus=x.read_planes)
     aq, ads = _q8_words(vxq, vxd, x.digits)
     return [kern.prepare(A.reinterpret(vw, "<u4", 4), aq, ads, out, n, x.k,
                          grid=(-(-n // (cfg["WARPS"] * cfg["ROWS"])),))]
@@ -249,12 +265,12 @@ def swiglu_q4k(w_gate, w_up, x: Q8Activations, *, out=None):
         weights = (A.reinterpret(vg, "<u4", 4), A.reinterpret(vu, "<u4", 4))
         if _tensor_cores("swiglu", x, n, device):
             kern, cfg = kernel("q4k_imma.ember", "q4k_digits_swiglu_imma" if x.digits else "q4k_q8_swiglu_imma",
-                               {"M": x.m}, x.m * n * x.k, device)
+                               {"M": x.m}, x.m * n * x.k, device, plus=x.read_planes)
             return [kern.prepare(*weights, *_q8_words(vxq, vxd, x.digits, words_only=True), out, n, x.k,
                                  grid=(-(-n // (16 * cfg["ROWS"])),))]
         source, name = ("q4k_digits_swiglu.ember", "q4k_digits_swiglu") if x.digits else ("q4k_dp4a.ember",
                                                                                          "q4k_q8_swiglu")
-        kern, cfg = kernel(source, name, {"M": x.m}, x.m * n * x.k, device)
+        kern, cfg = kernel(source, name, {"M": x.m}, x.m * n * x.k, device, plus=x.read_planes)
         return [kern.prepare(*weights, *_q8_words(vxq, vxd, x.digits), out, n, x.k, grid=(-(-n // cfg["WARPS"]),))]
     run(op, (w_gate, w_up, x, out), plan)
     return out

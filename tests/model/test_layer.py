@@ -14,20 +14,20 @@ from ember.reference.layer import cosine, layer_step
 TINY = HParams("llama", 2, 256, 2, 1, 256, 1e-5, 10000.0, 16)
 
 
-@pytest.mark.parametrize("activations", ["digits", "q8_1"])
+@pytest.mark.parametrize("activations", ["digits", "digits2", "q8_1"])
 @pytest.mark.parametrize("kinds, launches", [({}, 9), ({"wv": "Q6_K", "w_down": "Q6_K"}, 11)])
 def test_a_decode_step_in_the_simulator(kinds, launches, activations):
     """A Q6_K q, k or v reads the normalised row in f32 (rms_norm, then the quantisation
     for the others: 2 launches more); with digits the layer's other norm goes that way too
     (the fused norm writes digits only into the other residual buffer: 1 more). With digits
     and one Q4_K weight for q, k and v, the projection, RoPE and the KV append are one
-    launch (q4k_qkv_rope_append: 1 less)."""
-    if activations == "digits":
+    launch (q4k_qkv_rope_append: 1 less). Two digits a value (digits2) launch as three."""
+    if activations.startswith("digits"):
         launches += 1 if kinds else -1
     decode_step(kinds, launches, activations, np.array([0, 3], np.int32))
 
 
-@pytest.mark.parametrize("activations", ["digits", "q8_1"])
+@pytest.mark.parametrize("activations", ["digits", "digits2", "q8_1"])
 def test_a_batch_of_eight_on_the_tensor_core_gemvs(activations):
     """At 8 sequences the GEMVs and the SwiGLU pair run on int8 tensor cores (ember.ops'
     rule without tuned tables: IMMA_FROM_M), from the same activations."""

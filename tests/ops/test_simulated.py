@@ -11,6 +11,8 @@ from ember.reference import q4k as Q
 from ember.reference.attention import decode_attention
 from ember.reference.rmsnorm import rmsnorm
 from ember.reference.rope import rope
+from tests.kernels.test_q4k_in_sim import f32_tolerance
+from tests.kernels.test_q4k_two_digits_in_sim import two_digit_bound
 
 BF16 = ml_dtypes.bfloat16
 
@@ -135,6 +137,37 @@ def test_digit_activations_give_f32_accurate_products():
     normed = rmsnorm((x + r).astype(np.float64), gamma, 1e-5)
     assert np.array_equal(h, x + r)
     assert np.abs(yn - Q.gemv(wg, normed)).max() <= 1e-5 * np.abs(Q.gemv(wg, normed)).max()
+
+
+def test_two_digits_a_value_are_read_where_the_activations_say_so():
+    """Q8Activations.empty(..., digits=True, planes=2): quantize_digits writes the same three
+    planes, the GEMVs (q4k_gemv, swiglu_q4k; the DP4A kernels at M = 2 and the tensor-core
+    ones at M = 8) read two - within tests/kernels/test_q4k_two_digits_in_sim.py's bound
+    where three are within the f32 rounding - and any other `planes` is refused, naming it."""
+    rng = np.random.default_rng(19)
+    k = 512
+    wg, wu = (Q.model_like_q4k(rng, 24, k, k ** -0.5) for _ in range(2))
+    for m in (2, 8):
+        x = rng.standard_normal((m, k)).astype(np.float32)
+        with ops.on_simulator():
+            three = ops.quantize_digits(x)
+            two = ops.quantize_digits(x, out=ops.Q8Activations.empty(x, m, k, digits=True, planes=2))
+            y3, y2 = ops.q4k_gemv(wg, three), ops.q4k_gemv(wg, two)
+            s2 = ops.swiglu_q4k(wg, wu, two)
+        assert np.array_equal(np.asarray(two.aq), np.asarray(three.aq))      # the same planes written
+        g, u = Q.gemv(wg, x), Q.gemv(wu, x)
+        bg, bu = two_digit_bound(wg, x), two_digit_bound(wu, x)
+        assert (np.abs(y3 - g) <= f32_tolerance(wg, x)).all()
+        assert (np.abs(y2 - g) <= bg).all() and np.abs(y2 - g).max() > 8 * np.abs(y3 - g).max()   # two, not three
+        tol = 1e-5 * (np.abs(g) + 1) * (np.abs(u) + 1) + 1.1 * bg * (np.abs(u) + bu) + np.abs(g) * bu
+        assert (np.abs(s2 - g / (1 + np.exp(-g)) * u) <= tol).all()
+    x = np.zeros((1, k), np.float32)
+    with ops.on_simulator():
+        for planes, digits, text in ((4, True, "is 4: the GEMVs read 3 digits a value or 2"), (True, True, "is True"),
+                                     (2, False, "which digit activations have")):
+            with pytest.raises(ops.ArgumentError, match=text) as e:
+                ops.Q8Activations.empty(x, 1, k, digits=digits, planes=planes)
+            assert e.value.argument == "planes"
 
 
 def test_the_tensor_core_gemvs_from_their_rule():
