@@ -85,7 +85,9 @@ def kernel(source: str, name: str, defines: dict, size: int, device: int = 0, ta
     several such tables that has an entry for this GPU and these const values. `plus`: const values
     of `name` that `table_of`'s kernel does not have, so its table's entries do not name
     them (q4k_digits_qkv's head_dim and cache type: the loop q4k_digits_gemv's table
-    measured is the same). In the simulator (ember.ops.on_simulator): the kernel's
+    measured is the same), or that its entries were not measured with and take the
+    configuration of the entry without them (the digits kernels' PLANES 2: no table of its
+    own yet). In the simulator (ember.ops.on_simulator): the kernel's
     defaults, simulated."""
     from .args import simulating
     if simulating():
