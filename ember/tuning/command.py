@@ -85,7 +85,7 @@ def _old_entries(kernel: str, out: Path, new: dict, source) -> tuple[dict | None
     (restamp.still_measured) - those the new measurements do not replace - and names the
     ones it drops, so that a retune of the changed buckets does not silently lose the others."""
     from . import table as T
-    from .restamp import still_measured
+    from .restamp import entries, still_measured
     old = T.read(out) if out.is_file() else None
     if old is None or old.get("kernel") != new.get("kernel") or old.get("source_hash") == new["source_hash"]:
         return old, []
@@ -93,7 +93,7 @@ def _old_entries(kernel: str, out: Path, new: dict, source) -> tuple[dict | None
     remeasured = {(d, b) for d, buckets in new["devices"].items() for b in buckets}
     dropped = [f"{d}, {b}" for d, b in dropped if (d, b) not in remeasured]
     count = sum(1 for d, buckets in kept.items() for b in buckets if (d, b) not in remeasured)
-    lines = [f"{kernel}: kept {count} entr{'y' if count == 1 else 'ies'} of {out} whose code the edit left alone"]
+    lines = [f"{kernel}: kept {entries(count)} of {out} whose code the edit left alone"]
     if dropped:
         lines.append(f"{kernel}: dropped {len(dropped)} stale entr{'y' if len(dropped) == 1 else 'ies'} (the edit "
                      f"changed their code, or it cannot be checked); retune them: " + "; ".join(dropped))

@@ -28,6 +28,14 @@ def ptx_sha256(source, arch: str, defines: dict, kernel: str) -> str:
     return hashlib.sha256(program.ptx.encode("utf-8")).hexdigest()
 
 
+def entry_ptx(kernel: str, device: str, entry: dict, source) -> tuple[str, str]:
+    """(arch, sha256 of the PTX) that table entry `entry` of `device` compiles to from
+    `source` as it is now: what its recorded `ptx_sha256` is compared with."""
+    from .workloads import tuning_arch
+    arch = entry.get("arch") or tuning_arch(kernel, device.rsplit(" ", 1)[-1])
+    return arch, ptx_sha256(source, arch, {**entry.get("defines", {}), **entry["config"]}, kernel)
+
+
 @record
 class Restamp:
     """What restamping a table found: `table`, the table to write (None: leave it as it is);
@@ -41,7 +49,6 @@ class Restamp:
 def restamp(kernel: str, table: dict, source) -> Restamp:
     """Restamp `table` of `kernel` (made from `source`, kernels_src/SOURCE) - see above."""
     from . import table as T
-    from .workloads import tuning_arch
     now = T.source_hash(source)
     fresh = table.get("source_hash") == now and table.get("format", 1) >= T.FORMAT
     devices = {d: {b: dict(e) for b, e in buckets.items()} for d, buckets in table.get("devices", {}).items()}
@@ -50,8 +57,7 @@ def restamp(kernel: str, table: dict, source) -> Restamp:
         for bucket, e in buckets.items():
             if e.get("config") is None:
                 continue
-            arch = e.get("arch") or tuning_arch(kernel, device.rsplit(" ", 1)[-1])
-            digest = ptx_sha256(source, arch, {**e.get("defines", {}), **e["config"]}, kernel)
+            arch, digest = entry_ptx(kernel, device, e, source)
             where = f"{device}, {bucket}"
             if e.get("ptx_sha256") is None:
                 if fresh:
@@ -64,9 +70,9 @@ def restamp(kernel: str, table: dict, source) -> Restamp:
     name = Path(source).name
     if fresh:
         if changed:
-            lines.append(f"{kernel}: the table is current, but {_entries(len(changed))} now compile to other "
+            lines.append(f"{kernel}: the table is current, but {entries(len(changed))} now compile to other "
                          f"PTX than was measured (another compiler?): " + "; ".join(changed))
-        lines.append(f"{kernel}: the table is current; PTX hashes recorded for {_entries(recorded)}"
+        lines.append(f"{kernel}: the table is current; PTX hashes recorded for {entries(recorded)}"
                      if recorded else f"{kernel}: the table is current")
         return Restamp({**table, "devices": devices} if recorded else None, lines, True)
     for where in changed:
@@ -75,7 +81,7 @@ def restamp(kernel: str, table: dict, source) -> Restamp:
         lines.append(f"{kernel}: {where}: no PTX hash recorded (tuned before they were): cannot be checked")
     if changed or unknown:
         lines.append(f"{kernel}: not restamped: {name} (or a file it imports) changed the code of "
-                     f"{_entries(len(changed) + len(unknown))}; "
+                     f"{entries(len(changed) + len(unknown))}; "
                      f"rerun `ember tune {kernel}`")
         return Restamp(None, lines, False)
     count = sum(1 for b in devices.values() for e in b.values() if e.get("config") is not None)
@@ -90,13 +96,11 @@ def still_measured(kernel: str, table: dict, source) -> tuple[dict, list]:
     bucket) of the others: a retune of some buckets after an edit keeps the rest
     of the table where the edit left their code alone, and drops (and names) the ones it
     changed. Entries without a PTX hash, or of no configuration, cannot be checked: dropped."""
-    from .workloads import tuning_arch
     kept, dropped = {}, []
     for device, buckets in table.get("devices", {}).items():
         for bucket, e in buckets.items():
-            arch = e.get("arch") or tuning_arch(kernel, device.rsplit(" ", 1)[-1])
             same = (e.get("config") is not None and e.get("ptx_sha256") is not None
-                    and e["ptx_sha256"] == ptx_sha256(source, arch, {**e.get("defines", {}), **e["config"]}, kernel))
+                    and e["ptx_sha256"] == entry_ptx(kernel, device, e, source)[1])
             if same:
                 kept.setdefault(device, {})[bucket] = dict(e)
             else:
@@ -104,5 +108,5 @@ def still_measured(kernel: str, table: dict, source) -> tuple[dict, list]:
     return kept, dropped
 
 
-def _entries(n: int) -> str:
+def entries(n: int) -> str:
     return f"{n} entr{'y' if n == 1 else 'ies'}"
