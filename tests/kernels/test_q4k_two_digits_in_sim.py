@@ -33,6 +33,12 @@ def silu(g: np.ndarray) -> np.ndarray:
         return g / (1 + np.exp(-g))
 
 
+def swiglu_tolerance(g, u, bg, bu) -> np.ndarray:
+    """silu(g) u's error bound where g and u are within bg and bu: |silu'| <= 1.1 times g's
+    error times |u|, plus silu(g) (<= |g|) times u's, plus the f32 rounding of silu."""
+    return 1e-5 * (np.abs(g) + 1) * (np.abs(u) + 1) + 1.1 * bg * (np.abs(u) + bu) + np.abs(g) * bu
+
+
 def digit_inputs(seed: int, n: int, k: int, m: int):
     rng, w, x = inputs(seed, n, k, m)
     x[0, :32] = 0.0                                     # an all-zero block: s = 0
@@ -74,9 +80,7 @@ def test_the_swiglu_pair(m, k, unroll):
     y = np.zeros((m, 6), np.float32)
     mod.q4k_digits_swiglu(wg.view(np.uint32), wu.view(np.uint32), aq, ds, y, 6, k, grid=(3,))
     g, u = R.gemv(wg, x), R.gemv(wu, x)
-    bg, bu = two_digit_bound(wg, x), two_digit_bound(wu, x)
-    # silu(g) u moves by at most |silu'| <= 1.1 times g's error times |u|, plus silu(g) times u's
-    tol = 1e-5 * (np.abs(g) + 1) * (np.abs(u) + 1) + 1.1 * bg * (np.abs(u) + bu) + np.abs(g) * bu
+    tol = swiglu_tolerance(g, u, two_digit_bound(wg, x), two_digit_bound(wu, x))
     assert (np.abs(y - silu(g) * u) <= tol).all()
 
 
@@ -94,8 +98,7 @@ def test_the_tensor_core_kernels(m, n, warps, stages, rows):
     mod.q4k_digits_imma(w.view(np.uint32), aq, ds.view(np.uint32), y, n, k, grid=blocks)
     assert (np.abs(y - R.gemv(w, x)) <= two_digit_bound(w, x)).all()
     g, u = R.gemv(w, x), R.gemv(wu, x)
-    bg, bu = two_digit_bound(w, x), two_digit_bound(wu, x)
     y = np.zeros((m, n), np.float32)
     mod.q4k_digits_swiglu_imma(w.view(np.uint32), wu.view(np.uint32), aq, ds.view(np.uint32), y, n, k, grid=blocks)
-    tol = 1e-5 * (np.abs(g) + 1) * (np.abs(u) + 1) + 1.1 * bg * (np.abs(u) + bu) + np.abs(g) * bu
+    tol = swiglu_tolerance(g, u, two_digit_bound(w, x), two_digit_bound(wu, x))
     assert (np.abs(y - silu(g) * u) <= tol).all()

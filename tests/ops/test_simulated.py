@@ -12,7 +12,7 @@ from ember.reference.attention import decode_attention
 from ember.reference.rmsnorm import rmsnorm
 from ember.reference.rope import rope
 from tests.kernels.test_q4k_in_sim import f32_tolerance
-from tests.kernels.test_q4k_two_digits_in_sim import two_digit_bound
+from tests.kernels.test_q4k_two_digits_in_sim import swiglu_tolerance, two_digit_bound
 
 BF16 = ml_dtypes.bfloat16
 
@@ -159,7 +159,7 @@ def test_two_digits_a_value_are_read_where_the_activations_say_so():
         bg, bu = two_digit_bound(wg, x), two_digit_bound(wu, x)
         assert (np.abs(y3 - g) <= f32_tolerance(wg, x)).all()
         assert (np.abs(y2 - g) <= bg).all() and np.abs(y2 - g).max() > 8 * np.abs(y3 - g).max()   # two, not three
-        tol = 1e-5 * (np.abs(g) + 1) * (np.abs(u) + 1) + 1.1 * bg * (np.abs(u) + bu) + np.abs(g) * bu
+        tol = swiglu_tolerance(g, u, bg, bu)
         assert (np.abs(s2 - g / (1 + np.exp(-g)) * u) <= tol).all()
     x = np.zeros((1, k), np.float32)
     with ops.on_simulator():
