@@ -271,7 +271,8 @@ def swiglu_q4k(w_gate, w_up, x: Q8Activations, *, out=None):
         source, name = ("q4k_digits_swiglu.ember", "q4k_digits_swiglu") if x.digits else ("q4k_dp4a.ember",
                                                                                          "q4k_q8_swiglu")
         kern, cfg = kernel(source, name, {"M": x.m}, x.m * n * x.k, device, plus=x.read_planes)
-        return [kern.prepare(*weights, *_q8_words(vxq, vxd, x.digits), out, n, x.k, grid=(-(-n // cfg["WARPS"]),))]
+        return [kern.prepare(*weights, *_q8_words(vxq, vxd, x.digits), out, n, x.k,
+                             grid=(-(-n // (cfg["WARPS"] * cfg["ROWS"])),))]
     run(op, (w_gate, w_up, x, out), plan)
     return out
 

@@ -237,14 +237,14 @@ def _swiglu(kernel: str, source: str, shape: str, activations, grid=None) -> Wor
     """A SwiGLU GEMV's workload: random Q4_K gate and up weights [N, K], M rows of
     activations as `activations(R, x, wg, wu)` makes them - (aq, the scales' parameter
     name, the scales, the gate's and the up's products) - and silu(g) * u of those;
-    launched on `grid(n)` (default: a row a warp)."""
+    launched on `grid(n)` (default: ROWS rows a warp)."""
     R, m, n, k, wg, x = _q4k_inputs(kernel, shape)
     wu = R.random_q4k(_rng(f"{kernel} up {shape}"), n, k)
     aq, scales_name, scales, g, u = activations(R, x, wg, wu)
     return Workload(KERNELS_SRC / source, kernel, shape, {"M": m},
                     {"wg": wg.view(np.uint32), "wu": wu.view(np.uint32), "aq": aq, scales_name: scales}, "y",
                     {"y": np.zeros((m, n), np.float32)}, ["wg", "wu", "aq", scales_name, "y", n, k],
-                    (grid or _row_a_warp_grid)(n), g / (1.0 + np.exp(-g)) * u, 1e-5,
+                    (grid or _warp_rows_grid)(n), g / (1.0 + np.exp(-g)) * u, 1e-5,
                     wg.nbytes + wu.nbytes + aq.nbytes + scales.nbytes + m * n * 4)
 
 
@@ -273,10 +273,6 @@ def q4k_digits_swiglu(shape: str) -> Workload:
         aq, ds = R.split_digits(*R.quantize_digits(x))
         return aq, "ds", ds, R.gemv(wg, x), R.gemv(wu, x)
     return _swiglu("q4k_digits_swiglu", "q4k_digits_swiglu.ember", shape, digits)
-
-
-def _row_a_warp_grid(n: int):
-    return lambda c: (-(-n // c["WARPS"]),)
 
 
 def _sixteen_rows_grid(n: int):

@@ -116,16 +116,19 @@ def test_q4k_dp4a_path_against_the_q8_1_emulation(m, n, k, rows):
     assert np.abs(ref - exact).max() <= 0.02 * np.abs(exact).max()
 
 
-@pytest.mark.parametrize("m, k, unroll", [(1, 512, 1), (3, 512, 1), (2, 1280, 2), (1, 2560, 4)])
-def test_q4k_swiglu(m, k, unroll):
+@pytest.mark.parametrize("m, k, unroll, rows, n", [(1, 512, 1, 1, 6), (3, 512, 1, 1, 6), (2, 1280, 2, 1, 6),
+                                                   (1, 2560, 4, 1, 6), (2, 1280, 2, 2, 7), (1, 512, 1, 2, 5)])
+def test_q4k_swiglu(m, k, unroll, rows, n):
     """UNROLL steps of loads at once: 5 and 10 super-blocks leave a lane's last steps past
-    the end (they load the last one again and use nothing of it)."""
-    rng, wg, x = inputs(77 + m, 6, k, m)
-    wu = R.random_q4k(rng, 6, k)
-    mod = load(ember.compile(SRC / "q4k_dp4a.ember", defines={"M": m, "WARPS": WARPS, "UNROLL": unroll}))
+    the end (they load the last one again and use nothing of it); ROWS 2 over an odd n
+    leaves the last warp a row past the end (loaded as row n - 1, not stored)."""
+    rng, wg, x = inputs(77 + m, n, k, m)
+    wu = R.random_q4k(rng, n, k)
+    mod = load(ember.compile(SRC / "q4k_dp4a.ember", defines={"M": m, "WARPS": WARPS, "UNROLL": unroll, "ROWS": rows},
+                             kernels=["q4k_q8_swiglu"]))
     q8 = R.quantize_q8_1(x)
-    y = np.zeros((m, 6), np.float32)
-    mod.q4k_q8_swiglu(wg.view(np.uint32), wu.view(np.uint32), *R.split_q8_1(q8), y, 6, k, grid=grid(6))
+    y = np.zeros((m, n), np.float32)                        # (the simulator reports a store past its end)
+    mod.q4k_q8_swiglu(wg.view(np.uint32), wu.view(np.uint32), *R.split_q8_1(q8), y, n, k, grid=grid(n, rows))
     g, u = R.gemv_q8_1(wg, q8), R.gemv_q8_1(wu, q8)
     ref = g / (1.0 + np.exp(-g)) * u
     tol = 1e-5 * (np.abs(g) + 1) * (np.abs(u) + 1) + f32_tolerance(wg, R.dequantize_q8_1(q8)) * np.abs(u)
@@ -227,18 +230,20 @@ def test_q4k_digits_gemv_extreme_digits_do_not_overflow():
     assert (np.abs(y - want) <= f32_tolerance(w, xhat) + 1e-6 * np.abs(want)).all()
 
 
-@pytest.mark.parametrize("m, k, unroll", [(1, 512, 1), (3, 512, 1), (1, 1280, 2), (2, 2560, 4)])
-def test_the_swiglu_gemv_on_digit_activations(m, k, unroll):
+@pytest.mark.parametrize("m, k, unroll, rows, n", [(1, 512, 1, 1, 6), (3, 512, 1, 1, 6), (1, 1280, 2, 1, 6),
+                                                   (2, 2560, 4, 1, 6), (2, 1280, 2, 2, 7), (1, 512, 1, 2, 5)])
+def test_the_swiglu_gemv_on_digit_activations(m, k, unroll, rows, n):
     """q4k_digits_swiglu.ember: silu(W_gate x) * (W_up x) from quantize_digits's buffers,
     within the f32 rounding bound of the exact f64 products (where Q8_1 would be off by
     its quantisation); UNROLL steps of loads at once, 5 and 10 super-blocks leaving a lane's
-    last steps past the end."""
-    rng, wg, x = inputs(40 + m, 6, k, m)
-    wu = R.random_q4k(rng, 6, k)
+    last steps past the end; ROWS 2 over an odd n, a warp's second row past the end."""
+    rng, wg, x = inputs(40 + m, n, k, m)
+    wu = R.random_q4k(rng, n, k)
     aq, ds = R.split_digits(*R.quantize_digits(x))
-    y = np.zeros((m, 6), np.float32)
-    mod = load(ember.compile(SRC / "q4k_digits_swiglu.ember", defines={"M": m, "WARPS": 2, "UNROLL": unroll}))
-    mod.q4k_digits_swiglu(wg.view(np.uint32), wu.view(np.uint32), aq, ds, y, 6, k, grid=(3,))
+    y = np.zeros((m, n), np.float32)
+    mod = load(ember.compile(SRC / "q4k_digits_swiglu.ember", defines={"M": m, "WARPS": 2, "UNROLL": unroll,
+                                                                       "ROWS": rows}))
+    mod.q4k_digits_swiglu(wg.view(np.uint32), wu.view(np.uint32), aq, ds, y, n, k, grid=(-(-n // (2 * rows)),))
     g, u = R.gemv(wg, x), R.gemv(wu, x)
     want = g / (1 + np.exp(-g)) * u
     tol = 1e-5 * (np.abs(g) + 1) * (np.abs(u) + 1) + f32_tolerance(wg, x) * np.abs(u) + f32_tolerance(wu, x) * np.abs(g)

@@ -70,15 +70,15 @@ def test_the_gemv(m, n, k, rows, unroll):
     assert not np.array_equal(y[2], y[3])                   # the third plane is what PLANES drops
 
 
-@pytest.mark.parametrize("m, k, unroll", [(1, 512, 1), (3, 1280, 2)])
-def test_the_swiglu_pair(m, k, unroll):
+@pytest.mark.parametrize("m, k, unroll, rows", [(1, 512, 1, 1), (3, 1280, 2, 1), (2, 768, 1, 2)])
+def test_the_swiglu_pair(m, k, unroll, rows):
     rng, wg, x = digit_inputs(90 + m, 6, k, m)
     wu = R.random_q4k(rng, 6, k)
     aq, ds = R.split_digits(*R.quantize_digits(x))
     mod = load(ember.compile(SRC / "q4k_digits_swiglu.ember", defines={"M": m, "WARPS": 2, "UNROLL": unroll,
-                                                                       "PLANES": 2}))
+                                                                       "PLANES": 2, "ROWS": rows}))
     y = np.zeros((m, 6), np.float32)
-    mod.q4k_digits_swiglu(wg.view(np.uint32), wu.view(np.uint32), aq, ds, y, 6, k, grid=(3,))
+    mod.q4k_digits_swiglu(wg.view(np.uint32), wu.view(np.uint32), aq, ds, y, 6, k, grid=(-(-6 // (2 * rows)),))
     g, u = R.gemv(wg, x), R.gemv(wu, x)
     tol = swiglu_tolerance(g, u, two_digit_bound(wg, x), two_digit_bound(wu, x))
     assert (np.abs(y - silu(g) * u) <= tol).all()
