@@ -34,8 +34,8 @@ class Q8Activations:
     in aq, an f32 pair (scale, sum) a block in ads - the GEMVs then run their digits kernels.
     `planes` 2 (digits only): the GEMVs read the first two digits of each value (within
     2^-16 of its block's largest, for a third less integer work: their PLANES const; the
-    buffers hold three either way, and the configurations are the tuned tables', measured
-    with three)."""
+    buffers hold three either way; the configurations are the tuned tables' two-plane
+    entries (buckets `... p2`), or the three planes' on a GPU without them)."""
 
     aq: object
     ads: object
@@ -196,6 +196,13 @@ _PAIRS = {("gemv", False): ("q4k_q8_gemv", "q4k_q8_imma"), ("gemv", True): ("q4k
           ("swiglu", True): ("q4k_digits_swiglu", "q4k_digits_swiglu_imma")}
 
 
+def tuned_as(x: Q8Activations) -> tuple:
+    """(const values, or_as) of a GEMV's tuned-table lookup on these activations (ember.ops.
+    kernels.kernel): M, and PLANES where the digits kernels read two planes - which take
+    the three planes' entry on a GPU whose tables hold no two-plane ones."""
+    return {"M": x.m, **x.read_planes}, ({"M": x.m} if x.read_planes else None)
+
+
 def _tensor_cores(op: str, x: Q8Activations, n: int, device: int) -> bool:
     """Whether the int8 tensor-core kernel runs this call (sm_80+): the faster of the pair
     in the tuned tables of this GPU, else IMMA_FROM_M's rule."""
@@ -205,7 +212,8 @@ def _tensor_cores(op: str, x: Q8Activations, n: int, device: int) -> bool:
         if cuda.context(device).compute_capability < (8, 0):
             return False
     rule = int(x.m >= IMMA_FROM_M[op])
-    return fastest(_PAIRS[(op, x.digits)], {"M": x.m}, x.m * n * x.k, device, rule) == 1
+    defines, or_as = tuned_as(x)
+    return fastest(_PAIRS[(op, x.digits)], defines, x.m * n * x.k, device, rule, or_as) == 1
 
 
 def q4k_gemv(w, x, *, out=None):
@@ -230,13 +238,15 @@ def plan_q8(op: str, w, x: Q8Activations, out) -> list:
     vo = _check_out(op, out, x.m, n, x.rows, {"w": vw, "x.aq": vxq, "x.ads": vxd})
     device = A.same_device(op, {"w": vw, "out": vo, "x.aq": vxq, "x.ads": vxd}) or 0
     if _tensor_cores("gemv", x, n, device):
-        kern, cfg = kernel("q4k_imma.ember", "q4k_digits_imma" if x.digits else "q4k_q8_imma", {"M": x.m},
-                           x.m * n * x.k, device, plus=x.read_planes)
+        defines, or_as = tuned_as(x)
+        kern, cfg = kernel("q4k_imma.ember", "q4k_digits_imma" if x.digits else "q4k_q8_imma", defines,
+                           x.m * n * x.k, device, or_as=or_as)
         aq, ads = _q8_words(vxq, vxd, x.digits, words_only=True)
         return [kern.prepare(A.reinterpret(vw, "<u4", 4), aq, ads, out, n, x.k,
                              grid=(-(-n // (16 * cfg["ROWS"])),))]
     source, name = ("q4k_digits.ember", "q4k_digits_gemv") if x.digits else ("q4k_dp4a.ember", "q4k_q8_gemv")
-    kern, cfg = kernel(source, name, {"M": x.m}, x.m * n * x.k, device, plus=x.read_planes)
+    defines, or_as = tuned_as(x)
+    kern, cfg = kernel(source, name, defines, x.m * n * x.k, device, or_as=or_as)
     aq, ads = _q8_words(vxq, vxd, x.digits)
     return [kern.prepare(A.reinterpret(vw, "<u4", 4), aq, ads, out, n, x.k,
                          grid=(-(-n // (cfg["WARPS"] * cfg["ROWS"])),))]
@@ -264,13 +274,15 @@ def swiglu_q4k(w_gate, w_up, x: Q8Activations, *, out=None):
         device = A.same_device(op, {"w_gate": vg, "w_up": vu, "out": vo, "x.aq": vxq, "x.ads": vxd}) or 0
         weights = (A.reinterpret(vg, "<u4", 4), A.reinterpret(vu, "<u4", 4))
         if _tensor_cores("swiglu", x, n, device):
+            defines, or_as = tuned_as(x)
             kern, cfg = kernel("q4k_imma.ember", "q4k_digits_swiglu_imma" if x.digits else "q4k_q8_swiglu_imma",
-                               {"M": x.m}, x.m * n * x.k, device, plus=x.read_planes)
+                               defines, x.m * n * x.k, device, or_as=or_as)
             return [kern.prepare(*weights, *_q8_words(vxq, vxd, x.digits, words_only=True), out, n, x.k,
                                  grid=(-(-n // (16 * cfg["ROWS"])),))]
         source, name = ("q4k_digits_swiglu.ember", "q4k_digits_swiglu") if x.digits else ("q4k_dp4a.ember",
                                                                                          "q4k_q8_swiglu")
-        kern, cfg = kernel(source, name, {"M": x.m}, x.m * n * x.k, device, plus=x.read_planes)
+        defines, or_as = tuned_as(x)
+        kern, cfg = kernel(source, name, defines, x.m * n * x.k, device, or_as=or_as)
         return [kern.prepare(*weights, *_q8_words(vxq, vxd, x.digits), out, n, x.k,
                              grid=(-(-n // (cfg["WARPS"] * cfg["ROWS"])),))]
     run(op, (w_gate, w_up, x, out), plan)

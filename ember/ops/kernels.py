@@ -78,33 +78,37 @@ def first_entry(tables: list, device: str, defines: dict, size: int) -> tuple:
 
 
 def kernel(source: str, name: str, defines: dict, size: int, device: int = 0, table_of: str | tuple | None = None,
-           plus: dict | None = None):
+           plus: dict | None = None, or_as: dict | None = None):
     """(the loaded kernel, the values of its const parameters): `name` of kernels_src/SOURCE
     for a call of `size` (the product of its shape), tuned by the table of `table_of` (a
     kernel of the same file that does the same work; default `name`), or by the first of
     several such tables that has an entry for this GPU and these const values. `plus`: const values
     of `name` that `table_of`'s kernel does not have, so its table's entries do not name
     them (q4k_digits_qkv's head_dim and cache type: the loop q4k_digits_gemv's table
-    measured is the same), or that its entries were not measured with and take the
-    configuration of the entry without them (the digits kernels' PLANES 2: no table of its
-    own yet). In the simulator (ember.ops.on_simulator): the kernel's
-    defaults, simulated."""
+    measured is the same). `or_as`: the const values whose entry the call takes where no
+    table has one for `defines` (the digits kernels' PLANES 2 on a GPU their tables hold
+    no two-plane entries for: the three planes' configuration). In the simulator
+    (ember.ops.on_simulator): the kernel's defaults, simulated."""
     from .args import simulating
     if simulating():
         return _simulated(source, name, values_key({**defines, **(plus or {})}))
     tables = (table_of,) if isinstance(table_of, str) else tuple(table_of or (name,))
-    return _pick(source, name, values_key(defines), size, device, tables, _PROGRAMMATIC[0], values_key(plus or {}))
+    return _pick(source, name, values_key(defines), size, device, tables, _PROGRAMMATIC[0], values_key(plus or {}),
+                 None if or_as is None else values_key(or_as))
 
 
-def fastest(names: tuple, defines: dict, size: int, device: int, otherwise: int) -> int:
+def fastest(names: tuple, defines: dict, size: int, device: int, otherwise: int, or_as: dict | None = None) -> int:
     """Which of `names` (kernels doing the same work, each with a tuned table under
     kernels_src/tuned/) to run: the one whose table entry for this GPU, these const values
     and the bucket nearest `size` took the least time - where every one has an entry of
-    the same bucket, measured the same way by `ember tune`; else (another GPU, a stale
-    table, the simulator) `otherwise`, the index of the caller's measured rule."""
+    the same bucket, measured the same way by `ember tune`; else the same for the const
+    values `or_as` (as `kernel`'s); else (another GPU, a stale table, the simulator)
+    `otherwise`, the index of the caller's measured rule."""
     from .args import simulating
     if simulating():
         return otherwise
+    if or_as is not None:
+        otherwise = _fastest(names, values_key(or_as), size, device, otherwise)
     return _fastest(names, values_key(defines), size, device, otherwise)
 
 
@@ -164,13 +168,16 @@ def fastest_of(tables: list, device: str, defines: dict, size: int, otherwise: i
 
 @functools.lru_cache(maxsize=None)
 def _pick(source: str, name: str, defines: tuple, size: int, device: int, tables: tuple, programmatic: bool,
-          plus: tuple = ()):
+          plus: tuple = (), or_as: tuple | None = None):
     """The kernel and its const values for a call (see `kernel`)."""
     from ..runtime import cuda
     ctx = cuda.context(device)
     path = KERNELS_SRC / source
     key = T.device_key(ctx.name, ctx.arch)
-    table, entry = first_entry([_current_table(t, path) for t in tables], key, dict(defines), size)
+    current = [_current_table(t, path) for t in tables]
+    table, entry = first_entry(current, key, dict(defines), size)
+    if entry is None and or_as is not None:
+        table, entry = first_entry(current, key, dict(or_as), size)
     config, sass_path = ({}, "nvjitlink") if entry is None else (dict(entry["config"]), T.entry_sass_path(table, entry))
     kern, consts = load(str(path), name, tuple(sorted(defines + plus)), values_key(config), sass_path, device,
                         _launch_mode(name, programmatic, ctx))

@@ -9,7 +9,7 @@ either way: the fused kernel's sums and rotations are the two kernels' (tests/op
 from __future__ import annotations
 
 from . import args as A
-from .gemv import Q8Activations, _q8_words, _tensor_cores, _weights, plan_q8
+from .gemv import Q8Activations, _q8_words, _tensor_cores, _weights, plan_q8, tuned_as
 from .kernels import kernel
 from .plan import Keep, run
 from .rope import caches, check_head_dim, token_positions
@@ -71,8 +71,9 @@ def _plan(w, x, k_cache, v_cache, positions, base, neox, q_out) -> list:
     device = A.same_device(op, {**views, **reads}) or 0
     size = x.m * n * x.k
     if FUSED[0] and x.digits and not neox and not _tensor_cores("gemv", x, n, device):
-        kern, cfg = kernel("q4k_digits.ember", "q4k_digits_qkv", {"M": x.m}, size, device,
-                           table_of="q4k_digits_gemv", plus={"HEAD_DIM": d, "T": t, **x.read_planes})
+        defines, or_as = tuned_as(x)
+        kern, cfg = kernel("q4k_digits.ember", "q4k_digits_qkv", defines, size, device,
+                           table_of="q4k_digits_gemv", plus={"HEAD_DIM": d, "T": t}, or_as=or_as)
         return [kern.prepare(A.reinterpret(vw, "<u4", 4), *_q8_words(vxq, vxd, x.digits), q_out, k_cache, v_cache,
                              positions, hq, hkv, m, cache_len, base, x.k,
                              grid=(-(-n // (cfg["WARPS"] * cfg["PAIRED"])),))]

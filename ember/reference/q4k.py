@@ -319,3 +319,16 @@ def dequantize_digits(digits: np.ndarray, s: np.ndarray) -> np.ndarray:
     rows, k = digits.shape[1:]
     units = (digits[0] + digits[1] / DIGIT_BASE + digits[2] / DIGIT_BASE ** 2).reshape(rows, k // 32, 32)
     return (units * np.asarray(s, np.float64)[..., None]).reshape(rows, k)
+
+
+def gemv_digits(blocks: np.ndarray, x: np.ndarray, planes: int = 3) -> np.ndarray:
+    """y[m, n] in f64 as the digits kernels compute it reading the first `planes` digits of
+    each value (their PLANES const): the quants' terms d sc q against x as those digits
+    stand for it, the min terms dmin m against x's own block sums (quantize_digits's, which
+    the kernels read whole). With three planes within 2^-22 of a block's largest of gemv."""
+    digits, s, _ = quantize_digits(x)
+    kept = np.where(np.arange(3)[:, None, None] < planes, digits, 0)
+    no_min = np.array(blocks, np.uint8).reshape(blocks.shape[0], -1, Q4K_BYTES)
+    no_min[..., 2:4] = 0                                   # dmin (f16) = 0: d sc q alone
+    scaled = dequantize_q4k(no_min.reshape(blocks.shape))
+    return dequantize_digits(kept, s) @ scaled.T - np.asarray(x, np.float64) @ (scaled - dequantize_q4k(blocks)).T

@@ -233,46 +233,76 @@ def q4k_q8_swiglu(shape: str) -> Workload:
     return _swiglu("q4k_q8_swiglu", "q4k_dp4a.ember", shape, q8)
 
 
-def _swiglu(kernel: str, source: str, shape: str, activations, grid=None) -> Workload:
+def _swiglu(kernel: str, source: str, shape: str, activations, grid=None, variant: str = "") -> Workload:
     """A SwiGLU GEMV's workload: random Q4_K gate and up weights [N, K], M rows of
     activations as `activations(R, x, wg, wu)` makes them - (aq, the scales' parameter
     name, the scales, the gate's and the up's products) - and silu(g) * u of those;
-    launched on `grid(n)` (default: ROWS rows a warp)."""
+    launched on `grid(n)` (default: ROWS rows a warp); `variant` `p2`: digits read two
+    planes (_planes)."""
+    planes = _planes(variant)
     R, m, n, k, wg, x = _q4k_inputs(kernel, shape)
     wu = R.random_q4k(_rng(f"{kernel} up {shape}"), n, k)
     aq, scales_name, scales, g, u = activations(R, x, wg, wu)
-    return Workload(KERNELS_SRC / source, kernel, shape, {"M": m},
+    with np.errstate(over="ignore"):                      # exp(-g) -> inf: silu(g) -> -0
+        want = g / (1.0 + np.exp(-g)) * u
+    return Workload(KERNELS_SRC / source, kernel, f"{shape} {variant}".strip(),
+                    {"M": m, **_planes_define(planes)},
                     {"wg": wg.view(np.uint32), "wu": wu.view(np.uint32), "aq": aq, scales_name: scales}, "y",
                     {"y": np.zeros((m, n), np.float32)}, ["wg", "wu", "aq", scales_name, "y", n, k],
-                    (grid or _warp_rows_grid)(n), g / (1.0 + np.exp(-g)) * u, 1e-5,
-                    wg.nbytes + wu.nbytes + aq.nbytes + scales.nbytes + m * n * 4)
+                    (grid or _warp_rows_grid)(n), want, 1e-5,
+                    wg.nbytes + wu.nbytes + aq.nbytes * planes // 3 + scales.nbytes + m * n * 4)
 
 
-def q4k_digits_gemv(shape: str) -> Workload:
+def q4k_digits_gemv(shape: str, variant: str = "") -> Workload:
     """kernels_src/q4k_digits.ember q4k_digits_gemv: MxNxK, Q4_K weights times f32
-    activations as three int8 digits (split on the host as quantize_digits does)."""
-    return _digits_gemv("q4k_digits_gemv", "q4k_digits.ember", shape, _warp_rows_grid, np.float32)
+    activations as three int8 digits (split on the host as quantize_digits does); `p2`
+    after the shape: the kernel's PLANES 2 (the first two digits read, _planes)."""
+    return _digits_gemv("q4k_digits_gemv", "q4k_digits.ember", shape, _warp_rows_grid, np.float32, variant)
 
 
-def _digits_gemv(kernel: str, source: str, shape: str, grid, ds_type) -> Workload:
-    """A Q4_K GEMV on f32 activations as three int8 digits (split as quantize_digits splits
-    them; the (s, sum) pairs as ds_type), launched on grid(n); the f64 reference."""
+def _planes(variant: str) -> int:
+    """The digit planes a digits workload reads: 3, or 2 for the bucket suffix `p2` (the
+    digits kernels' PLANES 2, ember.ops's Q8Activations.planes; its own table entries,
+    checked against R.gemv_digits's exact product of the two digits)."""
+    if variant not in ("", "p2"):
+        raise ValueError(variant)
+    return 2 if variant == "p2" else 3
+
+
+def _digits_gemv(kernel: str, source: str, shape: str, grid, ds_type, variant: str = "") -> Workload:
+    """A Q4_K GEMV on f32 activations as int8 digits (split as quantize_digits splits them;
+    the (s, sum) pairs as ds_type), launched on grid(n); the f64 reference of the planes
+    read (_planes)."""
+    planes = _planes(variant)
     R, m, n, k, w, x = _q4k_inputs(kernel, shape)
     aq, ds = R.split_digits(*R.quantize_digits(x))
-    return Workload(KERNELS_SRC / source, kernel, shape, {"M": m},
+    return Workload(KERNELS_SRC / source, kernel, f"{shape} {variant}".strip(), {"M": m, **_planes_define(planes)},
                     {"w": w.view(np.uint32), "aq": aq, "ds": ds.view(ds_type)}, "y",
                     {"y": np.zeros((m, n), np.float32)}, ["w", "aq", "ds", "y", n, k], grid(n),
-                    R.gemv(w, x), 1e-5, w.nbytes + aq.nbytes + ds.nbytes + m * n * 4)
+                    R.gemv_digits(w, x, planes), 1e-5, w.nbytes + aq.nbytes * planes // 3 + ds.nbytes + m * n * 4)
 
 
-def q4k_digits_swiglu(shape: str) -> Workload:
+def _planes_define(planes: int) -> dict:
+    return {} if planes == 3 else {"PLANES": planes}
+
+
+def q4k_digits_swiglu(shape: str, variant: str = "") -> Workload:
     """kernels_src/q4k_digits_swiglu.ember q4k_digits_swiglu: MxNxK, silu(gate . x) * (up . x)
     with Q4_K gate and up weights and f32 activations as three int8 digits; the reference
-    from the exact f64 products."""
+    from the exact f64 products (of the digits read: `p2`, _planes)."""
+    return _swiglu("q4k_digits_swiglu", "q4k_digits_swiglu.ember", shape, _digit_pair(variant, np.float32),
+                   variant=variant)
+
+
+def _digit_pair(variant: str, ds_type):
+    """_swiglu's activations as digits (the (s, sum) pairs as ds_type) and the products of
+    the planes read (_planes)."""
+    planes = _planes(variant)
+
     def digits(R, x, wg, wu):
         aq, ds = R.split_digits(*R.quantize_digits(x))
-        return aq, "ds", ds, R.gemv(wg, x), R.gemv(wu, x)
-    return _swiglu("q4k_digits_swiglu", "q4k_digits_swiglu.ember", shape, digits)
+        return aq, "ds", ds.view(ds_type), R.gemv_digits(wg, x, planes), R.gemv_digits(wu, x, planes)
+    return digits
 
 
 def _sixteen_rows_grid(n: int):
@@ -286,10 +316,10 @@ def q4k_q8_imma(shape: str) -> Workload:
     return _q8_gemv("q4k_q8_imma", "q4k_imma.ember", shape, _sixteen_rows_grid)
 
 
-def q4k_digits_imma(shape: str) -> Workload:
+def q4k_digits_imma(shape: str, variant: str = "") -> Workload:
     """kernels_src/q4k_imma.ember q4k_digits_imma: q4k_digits_gemv's product on int8 tensor
-    cores (the same digits, their (s, sum) pairs passed as words; the f64 reference)."""
-    return _digits_gemv("q4k_digits_imma", "q4k_imma.ember", shape, _sixteen_rows_grid, np.uint32)
+    cores (the same digits, their (s, sum) pairs passed as words; the f64 reference; `p2`)."""
+    return _digits_gemv("q4k_digits_imma", "q4k_imma.ember", shape, _sixteen_rows_grid, np.uint32, variant)
 
 
 def q4k_q8_swiglu_imma(shape: str) -> Workload:
@@ -301,13 +331,11 @@ def q4k_q8_swiglu_imma(shape: str) -> Workload:
     return _swiglu("q4k_q8_swiglu_imma", "q4k_imma.ember", shape, q8, _sixteen_rows_grid)
 
 
-def q4k_digits_swiglu_imma(shape: str) -> Workload:
+def q4k_digits_swiglu_imma(shape: str, variant: str = "") -> Workload:
     """kernels_src/q4k_imma.ember q4k_digits_swiglu_imma: q4k_digits_swiglu's result on int8
-    tensor cores."""
-    def digits(R, x, wg, wu):
-        aq, ds = R.split_digits(*R.quantize_digits(x))
-        return aq, "ds", ds.view(np.uint32), R.gemv(wg, x), R.gemv(wu, x)
-    return _swiglu("q4k_digits_swiglu_imma", "q4k_imma.ember", shape, digits, _sixteen_rows_grid)
+    tensor cores (`p2` as there)."""
+    return _swiglu("q4k_digits_swiglu_imma", "q4k_imma.ember", shape, _digit_pair(variant, np.uint32),
+                   _sixteen_rows_grid, variant)
 
 
 def _attention(kernel: str, shape: str, chunk: str, dtype: str) -> tuple:
@@ -493,6 +521,11 @@ def _bf16():
 # the GEMVs of the decoder layer (ember.model.layer): QKV, O and down, at batches 1 to 8
 _LAYER_GEMVS = [f"{m}x{n}x{k}" for m in (1, 2, 4, 8) for n, k in ((6144, 4096), (4096, 4096), (4096, 14336))]
 
+# the same with two digit planes (ember.model.layer with activations="digits2"): the QKV and
+# down projections' digits GEMVs and the SwiGLU pair
+_LAYER_DIGITS_P2 = [f"{m}x{n}x{k} p2" for m in (1, 2, 4, 8) for n, k in ((6144, 4096), (4096, 14336))]
+_LAYER_SWIGLU_P2 = [f"{m}x14336x4096 p2" for m in (1, 2, 4, 8)]
+
 # kernel -> (workload factory, its source, the shape buckets tuned by default: the decoder
 # layer's shapes of bench/, e.g. Llama-3-8B's 4096 and 14336)
 WORKLOADS = {
@@ -513,14 +546,15 @@ WORKLOADS = {
     # and the decoder layer's shapes (ember.model.layer with digit activations)
     "q4k_digits_gemv": (q4k_digits_gemv, "q4k_digits.ember", ["1x14336x4096", "1x4096x14336", "8x14336x4096"]
                         + [f"{m}x{n}x{k}" for m in (1, 2, 4, 8) for n, k in ((6144, 4096), (4096, 14336))
-                           if (m, n) != (1, 4096)]),
+                           if (m, n) != (1, 4096)] + _LAYER_DIGITS_P2),
     "q4k_digits_swiglu": (q4k_digits_swiglu, "q4k_digits_swiglu.ember",
-                          [f"{m}x14336x4096" for m in (1, 2, 4, 8)]),
+                          [f"{m}x14336x4096" for m in (1, 2, 4, 8)] + _LAYER_SWIGLU_P2),
     # on int8 tensor cores: the decoder layer's shapes at every batch (ember.ops picks them from M = 2 on)
     "q4k_q8_imma": (q4k_q8_imma, "q4k_imma.ember", _LAYER_GEMVS),
-    "q4k_digits_imma": (q4k_digits_imma, "q4k_imma.ember", _LAYER_GEMVS),
+    "q4k_digits_imma": (q4k_digits_imma, "q4k_imma.ember", _LAYER_GEMVS + _LAYER_DIGITS_P2),
     "q4k_q8_swiglu_imma": (q4k_q8_swiglu_imma, "q4k_imma.ember", [f"{m}x14336x4096" for m in (1, 2, 4, 8)]),
-    "q4k_digits_swiglu_imma": (q4k_digits_swiglu_imma, "q4k_imma.ember", [f"{m}x14336x4096" for m in (1, 2, 4, 8)]),
+    "q4k_digits_swiglu_imma": (q4k_digits_swiglu_imma, "q4k_imma.ember",
+                               [f"{m}x14336x4096" for m in (1, 2, 4, 8)] + _LAYER_SWIGLU_P2),
     "rope_out": (rope_out, "rope.ember", ["4096x32x128 f32", "4096x32x128 bf16", "1x32x128 f32"]),
     "q6k_gemv": (q6k_gemv, "q6k_gemv.ember", ["1x4096x14336", "1x14336x4096", "8x4096x14336"]),
     # the decoder layer's attention (ember.ops.decode_attention): batch x context x queries

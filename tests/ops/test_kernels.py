@@ -84,6 +84,31 @@ def test_the_rule_where_the_tables_cannot_compare():
     assert fastest_of([dp4a, imma], "GPU sm_90", {"M": 4}, 4 * 4096 * 14336, 1) == 1     # not these values
 
 
+def test_two_digit_planes_take_their_own_entries_or_the_three_planes():
+    """The digits GEMVs with PLANES 2 (Q8Activations.planes): their own entries (buckets
+    `... p2`) where the tables hold them, else the three planes' (tuned_as's or_as) - in
+    the choice of entry and in the choice between the DP4A and the tensor-core kernel."""
+    from ember.ops.gemv import Q8Activations, tuned_as
+    x = Q8Activations(None, None, 2, 4096, None, True, digits=True, planes=2)
+    defines, or_as = tuned_as(x)
+    assert (defines, or_as) == ({"M": 2, "PLANES": 2}, {"M": 2})
+    assert tuned_as(Q8Activations(None, None, 2, 4096, None, True, digits=True)) == ({"M": 2}, None)
+    three = {"2x4096x14336": {"defines": {"M": 2}, "config": {"WARPS": 4}, "us": 20.0}}
+    both = {"devices": {"GPU sm_90": {**three, "2x4096x14336 p2": {"defines": {"M": 2, "PLANES": 2},
+                                                                    "config": {"WARPS": 8}, "us": 17.0}}}}
+    only_three = {"devices": {"GPU sm_90": three}}
+    size = 2 * 4096 * 14336
+    assert first_entry([both], "GPU sm_90", defines, size)[1]["config"] == {"WARPS": 8}
+    assert first_entry([only_three], "GPU sm_90", defines, size) == (None, None)
+    assert first_entry([only_three], "GPU sm_90", or_as, size)[1]["config"] == {"WARPS": 4}
+    imma = {"devices": {"GPU sm_90": {"2x4096x14336": {"defines": {"M": 2}, "config": {}, "us": 19.0},
+                                      "2x4096x14336 p2": {"defines": {"M": 2, "PLANES": 2}, "config": {},
+                                                          "us": 18.0}}}}
+    assert fastest_of([both, imma], "GPU sm_90", defines, size, 1) == 0        # 17 against 18 with two planes
+    assert fastest_of([both, imma], "GPU sm_90", or_as, size, 0) == 1          # 20 against 19 with three
+    assert fastest_of([only_three, imma], "GPU sm_90", defines, size, 1) == 1  # no two-plane pair: the rule given
+
+
 @pytest.mark.parametrize("queries", ["", " f32"])
 def test_the_attention_calls_of_the_layer_find_their_shipped_entries(queries):
     """decode_attention on tensor cores, the split pass and the one launch, with bf16 queries

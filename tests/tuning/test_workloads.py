@@ -30,7 +30,12 @@ def run_in_sim(wl, config):
     ("q4k_q8_gemv", "2x9x512", [{"WARPS": 2, "UNROLL": 1, "ROWS": 2}, {"WARPS": 4, "UNROLL": 2, "ROWS": 1}]),
     ("q4k_gemv", "1x7x512", [{"WARPS": 2, "ROWS": 4, "UNROLL": 1, "MIN_BLOCKS": 0},
                              {"WARPS": 4, "ROWS": 1, "UNROLL": 4, "MIN_BLOCKS": 2}]),
-    ("q4k_q8_swiglu", "2x5x512", [{"WARPS": 2, "UNROLL": 1, "MIN_BLOCKS": 0}, {"WARPS": 8, "UNROLL": 4, "MIN_BLOCKS": 2}]),
+    ("q4k_q8_swiglu", "2x5x512", [{"WARPS": 2, "UNROLL": 1, "MIN_BLOCKS": 0, "ROWS": 1},
+                                  {"WARPS": 8, "UNROLL": 4, "MIN_BLOCKS": 2, "ROWS": 2}]),
+    ("q4k_digits_swiglu", "1x7x512 p2", [{"WARPS": 2, "UNROLL": 2, "MIN_BLOCKS": 0, "ROWS": 2}]),
+    ("q4k_digits_gemv", "2x9x768 p2", [{"WARPS": 2, "ROWS": 2, "UNROLL": 1, "MIN_BLOCKS": 1}]),
+    ("q4k_digits_imma", "2x17x768 p2", [{"WARPS": 4, "STAGES": 2, "MIN_BLOCKS": 1, "ROWS": 1}]),
+    ("q4k_digits_swiglu_imma", "3x16x512 p2", [{"WARPS": 4, "STAGES": 2, "MIN_BLOCKS": 1, "ROWS": 1}]),
     ("q4k_digits_gemv", "2x9x768", [{"WARPS": 2, "ROWS": 4, "UNROLL": 2, "MIN_BLOCKS": 1}]),
     ("q4k_q8_imma", "3x20x512", [{"WARPS": 4, "STAGES": 2, "MIN_BLOCKS": 1, "ROWS": 1},
                                   {"WARPS": 8, "STAGES": 3, "MIN_BLOCKS": 2, "ROWS": 2}]),
@@ -74,6 +79,22 @@ def test_a_wrong_launch_fails_the_check():
     wl.grid = lambda c: (4,)                        # 8 of the 9 rows
     assert wl.error(run_in_sim(wl, config)) > 1e3 * wl.tolerance
     assert wl.error(np.full(wl.reference.shape, np.nan)) == float("inf")
+
+
+@pytest.mark.parametrize("kernel, shape", [("q4k_digits_gemv", "2x9x768"), ("q4k_digits_swiglu_imma", "2x16x512")])
+def test_two_digit_planes_are_checked_against_their_own_product(kernel, shape):
+    """A `p2` bucket runs the kernel with PLANES 2, checked against the exact product of
+    the two digits read: the three planes' kernel (the f32-accurate product, 2^-22 of a
+    block's largest) is outside its tolerance, and the two planes' outside the three's."""
+    three, two = workload(kernel, shape), workload(kernel, f"{shape} p2")
+    assert two.defines == {**three.defines, "PLANES": 2} and two.bucket == f"{shape} p2"
+    assert two.moved_bytes < three.moved_bytes
+    config = dict(tune_space(three.source, kernel=kernel, defines=three.defines)[kernel].default)
+    assert two.error(run_in_sim(two, config)) <= two.tolerance
+    assert two.error(run_in_sim(three, config)) > two.tolerance
+    assert three.error(run_in_sim(two, config)) > three.tolerance
+    with pytest.raises(UsageError, match="not a shape of"):
+        workload(kernel, f"{shape} p1")
 
 
 def test_the_residual_sum_written_back_is_checked_too():
