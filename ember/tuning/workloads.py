@@ -551,7 +551,12 @@ WORKLOADS = {
                           [f"{m}x14336x4096" for m in (1, 2, 4, 8)] + _LAYER_SWIGLU_P2),
     # on int8 tensor cores: the decoder layer's shapes at every batch (ember.ops picks them from M = 2 on)
     "q4k_q8_imma": (q4k_q8_imma, "q4k_imma.ember", _LAYER_GEMVS),
-    "q4k_digits_imma": (q4k_digits_imma, "q4k_imma.ember", _LAYER_GEMVS + _LAYER_DIGITS_P2),
+    # (no p2 buckets: the two-plane entries `ember tune` chose alone - 8 x 4096 x 14336 in 2
+    # stages, two blocks an SM - made the digits2 layer 8-9 us slower at batch 8 than the three
+    # planes' entries (3 stages, one block an SM): under programmatic launch the blocks are
+    # dispatched while the kernel before still runs and stack two to an SM; H100, 2026-11-27,
+    # bench/results/layer_ab.md. ember.ops takes the three planes' entries for them.)
+    "q4k_digits_imma": (q4k_digits_imma, "q4k_imma.ember", _LAYER_GEMVS),
     "q4k_q8_swiglu_imma": (q4k_q8_swiglu_imma, "q4k_imma.ember", [f"{m}x14336x4096" for m in (1, 2, 4, 8)]),
     "q4k_digits_swiglu_imma": (q4k_digits_swiglu_imma, "q4k_imma.ember",
                                [f"{m}x14336x4096" for m in (1, 2, 4, 8)] + _LAYER_SWIGLU_P2),
