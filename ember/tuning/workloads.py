@@ -4,7 +4,8 @@ the output is checked against before a configuration is timed. A workload names 
 it moves, so that a time reads as a bandwidth.
 
 A kernel without a workload here cannot be tuned by `ember tune` (it says so); adding one
-is a function of a shape returning a Workload, registered in WORKLOADS."""
+is a function of a shape returning a Workload (ember.tuning.workload), registered in
+WORKLOADS (the Q4_K GEMVs' in ember.tuning.q4k_workloads)."""
 
 from __future__ import annotations
 
@@ -12,66 +13,18 @@ from pathlib import Path
 
 import numpy as np
 
-from ..records import field, record, replace
+from ..records import replace
 from ..shipped import KERNELS_SRC
-
-
-
-@record
-class Workload:
-    """One kernel at one shape."""
-
-    source: Path
-    kernel: str
-    bucket: str                     # the table's key for this shape: "16384x4096 f32"
-    defines: dict                   # fixed const parameters (the shape's, the type's)
-    inputs: dict                    # name -> numpy array, read by the kernel
-    output: str                     # the name of the array checked
-    outputs: dict                   # name -> numpy array the kernel writes (zeroed)
-    args: list                      # argument names (in inputs/outputs) and scalars, in order
-    grid: object                    # config -> grid dims
-    reference: np.ndarray           # the output in float64
-    tolerance: float                # max |out - ref| / max |ref| a correct configuration stays within
-    moved_bytes: int                # bytes read and written by one launch
-    arch: str | None = None         # a target the kernel needs (sm_90a), else the device's
-    notes: list = field(default_factory=list)
-    decode: object = None           # outputs (name -> array) -> the values checked; default: outputs[output]
-
-    def arguments(self, arrays: dict) -> list:
-        """The launch's arguments: `args` with each name replaced by its array in `arrays`
-        (numpy arrays for the simulator, device arrays on a GPU)."""
-        return [arrays[a] if isinstance(a, str) else a for a in self.args]
-
-    def result(self, outputs: dict) -> np.ndarray:
-        """What is checked against the reference, from the outputs after a launch (host
-        arrays by name): the `output` array, or what `decode` makes of them (quantised
-        activations read back as the values they stand for)."""
-        return self.decode(outputs) if self.decode is not None else outputs[self.output]
-
-    def error(self, out: np.ndarray) -> float:
-        """Normwise relative error of an output against the reference (inf if not finite)."""
-        got = np.asarray(out, dtype=np.float64).reshape(self.reference.shape)
-        if not np.isfinite(got).all():
-            return float("inf")
-        scale = max(float(np.abs(self.reference).max()), 1e-30)
-        return float(np.abs(got - self.reference).max() / scale)
-
-
-def _warp_rows_grid(n: int):
-    """The GEMVs' launch: blocks of WARPS warps, ROWS output rows per warp, over n rows."""
-    return lambda c: (-(-n // (c["WARPS"] * c["ROWS"])),)
-
-
-def _rng(seed_text: str) -> np.random.Generator:
-    import hashlib
-    return np.random.default_rng(int.from_bytes(hashlib.sha256(seed_text.encode()).digest()[:8], "little"))
+from .q4k_workloads import (q4k_digits_gemv, q4k_digits_imma, q4k_digits_swiglu, q4k_digits_swiglu_imma, q4k_gemv,
+                            q4k_q8_gemv, q4k_q8_imma, q4k_q8_swiglu, q4k_q8_swiglu_imma)
+from .workload import Workload, seeded_rng, warp_rows_grid
 
 
 def _norm_rows_inputs(kernel: str, shape: str, dtype: str) -> tuple:
     """rows, cols, the numpy type, the generator (for more draws), x and gamma of a
     ROWSxCOLS RMSNorm of f32 or bf16 rows, fresh from a seed of the kernel and shape."""
     rows, cols = (int(v) for v in shape.split("x"))
-    rng = _rng(f"{kernel} {shape} {dtype}")
+    rng = seeded_rng(f"{kernel} {shape} {dtype}")
     np_t = np.float32 if dtype == "f32" else _bf16()
     x = (rng.standard_normal((rows, cols)) * rng.uniform(0.5, 4.0, (rows, 1))).astype(np_t)
     gamma = (rng.random(cols) + 0.5).astype(np_t)
@@ -127,7 +80,7 @@ def _norm_rows(kernel: str, shape: str) -> tuple:
     rows, cols = (int(v) for v in shape.split("x"))
     if rows < 1 or cols < 256 or cols % 256:
         raise ValueError(shape)
-    rng = _rng(f"{kernel} {shape}")
+    rng = seeded_rng(f"{kernel} {shape}")
     x = (rng.standard_normal((rows, cols)) * rng.uniform(0.5, 4.0, (rows, 1))).astype(np.float32)
     r = (rng.standard_normal((rows, cols)) * 2.0).astype(np.float32)
     gamma = (rng.random(cols) + 0.5).astype(np.float32)
@@ -186,158 +139,6 @@ def add_rmsnorm_q8(shape: str) -> Workload:
                     decode=_activations_back(rows, cols, False, "r"))
 
 
-def _q4k_inputs(kernel: str, shape: str):
-    from ..reference import q4k as R
-    m, n, k = (int(v) for v in shape.split("x"))
-    rng = _rng(f"{kernel} {shape}")
-    w = R.random_q4k(rng, n, k)
-    x = (rng.standard_normal((m, k)) * rng.uniform(0.1, 10.0, (m, 1))).astype(np.float32)
-    return R, m, n, k, w, x
-
-
-def q4k_q8_gemv(shape: str) -> Workload:
-    """kernels_src/q4k_dp4a.ember q4k_q8_gemv: MxNxK, Q4_K weights [N, K] times M rows of
-    Q8_1 activations (quantized on the host as the quantize kernel does; the reference is
-    the exact Q8_1 product in f64)."""
-    return _q8_gemv("q4k_q8_gemv", "q4k_dp4a.ember", shape, _warp_rows_grid)
-
-
-def _q8_gemv(kernel: str, source: str, shape: str, grid) -> Workload:
-    """A Q4_K GEMV on Q8_1 activations (split as the quantize kernel splits them), launched
-    on grid(n); the reference is the exact Q8_1 product in f64."""
-    R, m, n, k, w, x = _q4k_inputs(kernel, shape)
-    q8 = R.quantize_q8_1(x)
-    aq, ads = R.split_q8_1(q8)
-    return Workload(KERNELS_SRC / source, kernel, shape, {"M": m},
-                    {"w": w.view(np.uint32), "aq": aq, "ads": ads}, "y", {"y": np.zeros((m, n), np.float32)},
-                    ["w", "aq", "ads", "y", n, k], grid(n),
-                    R.gemv_q8_1(w, q8), 1e-5, w.nbytes + aq.nbytes + ads.nbytes + m * n * 4)
-
-
-def q4k_gemv(shape: str) -> Workload:
-    """kernels_src/q4k_gemv.ember q4k_gemv: MxNxK, Q4_K weights times M rows of f32."""
-    R, m, n, k, w, x = _q4k_inputs("q4k_gemv", shape)
-    return Workload(KERNELS_SRC / "q4k_gemv.ember", "q4k_gemv", shape, {"M": m},
-                    {"w": w.view(np.uint32), "x": x}, "y", {"y": np.zeros((m, n), np.float32)},
-                    ["w", "x", "y", n, k], _warp_rows_grid(n),
-                    R.gemv(w, x), 1e-5, w.nbytes + x.nbytes + m * n * 4)
-
-
-def q4k_q8_swiglu(shape: str) -> Workload:
-    """kernels_src/q4k_dp4a.ember q4k_q8_swiglu: MxNxK, silu(gate . x) * (up . x) with Q4_K
-    gate and up weights and Q8_1 activations; the reference from the exact Q8_1 products."""
-    def q8(R, x, wg, wu):
-        q = R.quantize_q8_1(x)
-        aq, ads = R.split_q8_1(q)
-        return aq, "ads", ads, R.gemv_q8_1(wg, q), R.gemv_q8_1(wu, q)
-    return _swiglu("q4k_q8_swiglu", "q4k_dp4a.ember", shape, q8)
-
-
-def _swiglu(kernel: str, source: str, shape: str, activations, grid=None, variant: str = "") -> Workload:
-    """A SwiGLU GEMV's workload: random Q4_K gate and up weights [N, K], M rows of
-    activations as `activations(R, x, wg, wu)` makes them - (aq, the scales' parameter
-    name, the scales, the gate's and the up's products) - and silu(g) * u of those;
-    launched on `grid(n)` (default: ROWS rows a warp); `variant` `p2`: digits read two
-    planes (_planes)."""
-    planes = _planes(variant)
-    R, m, n, k, wg, x = _q4k_inputs(kernel, shape)
-    wu = R.random_q4k(_rng(f"{kernel} up {shape}"), n, k)
-    aq, scales_name, scales, g, u = activations(R, x, wg, wu)
-    with np.errstate(over="ignore"):                      # exp(-g) -> inf: silu(g) -> -0
-        want = g / (1.0 + np.exp(-g)) * u
-    return Workload(KERNELS_SRC / source, kernel, f"{shape} {variant}".strip(),
-                    {"M": m, **_planes_define(planes)},
-                    {"wg": wg.view(np.uint32), "wu": wu.view(np.uint32), "aq": aq, scales_name: scales}, "y",
-                    {"y": np.zeros((m, n), np.float32)}, ["wg", "wu", "aq", scales_name, "y", n, k],
-                    (grid or _warp_rows_grid)(n), want, 1e-5,
-                    wg.nbytes + wu.nbytes + aq.nbytes * planes // 3 + scales.nbytes + m * n * 4)
-
-
-def q4k_digits_gemv(shape: str, variant: str = "") -> Workload:
-    """kernels_src/q4k_digits.ember q4k_digits_gemv: MxNxK, Q4_K weights times f32
-    activations as three int8 digits (split on the host as quantize_digits does); `p2`
-    after the shape: the kernel's PLANES 2 (the first two digits read, _planes)."""
-    return _digits_gemv("q4k_digits_gemv", "q4k_digits.ember", shape, _warp_rows_grid, np.float32, variant)
-
-
-def _planes(variant: str) -> int:
-    """The digit planes a digits workload reads: 3, or 2 for the bucket suffix `p2` (the
-    digits kernels' PLANES 2, ember.ops's Q8Activations.planes; its own table entries,
-    checked against R.gemv_digits's exact product of the two digits)."""
-    if variant not in ("", "p2"):
-        raise ValueError(variant)
-    return 2 if variant == "p2" else 3
-
-
-def _digits_gemv(kernel: str, source: str, shape: str, grid, ds_type, variant: str = "") -> Workload:
-    """A Q4_K GEMV on f32 activations as int8 digits (split as quantize_digits splits them;
-    the (s, sum) pairs as ds_type), launched on grid(n); the f64 reference of the planes
-    read (_planes)."""
-    planes = _planes(variant)
-    R, m, n, k, w, x = _q4k_inputs(kernel, shape)
-    aq, ds = R.split_digits(*R.quantize_digits(x))
-    return Workload(KERNELS_SRC / source, kernel, f"{shape} {variant}".strip(), {"M": m, **_planes_define(planes)},
-                    {"w": w.view(np.uint32), "aq": aq, "ds": ds.view(ds_type)}, "y",
-                    {"y": np.zeros((m, n), np.float32)}, ["w", "aq", "ds", "y", n, k], grid(n),
-                    R.gemv_digits(w, x, planes), 1e-5, w.nbytes + aq.nbytes * planes // 3 + ds.nbytes + m * n * 4)
-
-
-def _planes_define(planes: int) -> dict:
-    return {} if planes == 3 else {"PLANES": planes}
-
-
-def q4k_digits_swiglu(shape: str, variant: str = "") -> Workload:
-    """kernels_src/q4k_digits_swiglu.ember q4k_digits_swiglu: MxNxK, silu(gate . x) * (up . x)
-    with Q4_K gate and up weights and f32 activations as three int8 digits; the reference
-    from the exact f64 products (of the digits read: `p2`, _planes)."""
-    return _swiglu("q4k_digits_swiglu", "q4k_digits_swiglu.ember", shape, _digit_pair(variant, np.float32),
-                   variant=variant)
-
-
-def _digit_pair(variant: str, ds_type):
-    """_swiglu's activations as digits (the (s, sum) pairs as ds_type) and the products of
-    the planes read (_planes)."""
-    planes = _planes(variant)
-
-    def digits(R, x, wg, wu):
-        aq, ds = R.split_digits(*R.quantize_digits(x))
-        return aq, "ds", ds.view(ds_type), R.gemv_digits(wg, x, planes), R.gemv_digits(wu, x, planes)
-    return digits
-
-
-def _sixteen_rows_grid(n: int):
-    """q4k_imma.ember's launch: a block per ROWS tiles of 16 output rows."""
-    return lambda c: (-(-n // (16 * c["ROWS"])),)
-
-
-def q4k_q8_imma(shape: str) -> Workload:
-    """kernels_src/q4k_imma.ember q4k_q8_imma: q4k_q8_gemv's product on int8 tensor cores
-    (the same activations, the same reference)."""
-    return _q8_gemv("q4k_q8_imma", "q4k_imma.ember", shape, _sixteen_rows_grid)
-
-
-def q4k_digits_imma(shape: str, variant: str = "") -> Workload:
-    """kernels_src/q4k_imma.ember q4k_digits_imma: q4k_digits_gemv's product on int8 tensor
-    cores (the same digits, their (s, sum) pairs passed as words; the f64 reference; `p2`)."""
-    return _digits_gemv("q4k_digits_imma", "q4k_imma.ember", shape, _sixteen_rows_grid, np.uint32, variant)
-
-
-def q4k_q8_swiglu_imma(shape: str) -> Workload:
-    """kernels_src/q4k_imma.ember q4k_q8_swiglu_imma: q4k_q8_swiglu's result on int8 tensor cores."""
-    def q8(R, x, wg, wu):
-        q = R.quantize_q8_1(x)
-        aq, ads = R.split_q8_1(q)
-        return aq, "ads", ads, R.gemv_q8_1(wg, q), R.gemv_q8_1(wu, q)
-    return _swiglu("q4k_q8_swiglu_imma", "q4k_imma.ember", shape, q8, _sixteen_rows_grid)
-
-
-def q4k_digits_swiglu_imma(shape: str, variant: str = "") -> Workload:
-    """kernels_src/q4k_imma.ember q4k_digits_swiglu_imma: q4k_digits_swiglu's result on int8
-    tensor cores (`p2` as there)."""
-    return _swiglu("q4k_digits_swiglu_imma", "q4k_imma.ember", shape, _digit_pair(variant, np.uint32),
-                   _sixteen_rows_grid, variant)
-
-
 def _attention(kernel: str, shape: str, chunk: str, dtype: str) -> tuple:
     """The inputs and f64 partial results of decode attention's split pass at `BATCHxCONTEXTxM[xHKV]
     cCHUNK`: 4 query heads a KV head (8 KV heads unless given), head_dim 128, caches and
@@ -352,7 +153,7 @@ def _attention(kernel: str, shape: str, chunk: str, dtype: str) -> tuple:
     if not (batch >= 1 and 1 <= m <= 4 and m <= ctx and hkv >= 1 and chunk_keys >= 16):
         raise ValueError(shape)
     splits = -(-ctx // chunk_keys)
-    rng = _rng(f"{kernel} {shape}")
+    rng = seeded_rng(f"{kernel} {shape}")
     np_t = _bf16() if dtype == "bf16" else np.float32
     q = rng.standard_normal((batch, m, hkv * g, d)).astype(np_t)
     k = rng.standard_normal((batch, ctx, hkv, d)).astype(np_t)
@@ -444,7 +245,7 @@ def rope_out(shape: str, dtype: str = "f32") -> Workload:
     input): TOKENSxHEADSxHEAD_DIM of f32 or bf16, positions 0..TOKENS-1 shuffled, base 10000."""
     from ..reference.rope import rope
     tokens, heads, head_dim = (int(v) for v in shape.split("x"))
-    rng = _rng(f"rope_out {shape} {dtype}")
+    rng = seeded_rng(f"rope_out {shape} {dtype}")
     np_t = np.float32 if dtype == "f32" else _bf16()
     x = rng.standard_normal((tokens, heads, head_dim)).astype(np_t)
     positions = rng.permutation(tokens).astype(np.int32)
@@ -461,12 +262,12 @@ def q6k_gemv(shape: str) -> Workload:
     """kernels_src/q6k_gemv.ember q6k_gemv: MxNxK, Q6_K weights times M rows of f32."""
     from ..reference import q6k as R6
     m, n, k = (int(v) for v in shape.split("x"))
-    rng = _rng(f"q6k_gemv {shape}")
+    rng = seeded_rng(f"q6k_gemv {shape}")
     w = R6.random_q6k(rng, n, k)
     x = (rng.standard_normal((m, k)) * rng.uniform(0.1, 10.0, (m, 1))).astype(np.float32)
     return Workload(KERNELS_SRC / "q6k_gemv.ember", "q6k_gemv", shape, {"M": m},
                     {"w": w.view(np.uint16), "x": x}, "y", {"y": np.zeros((m, n), np.float32)},
-                    ["w", "x", "y", n, k], _warp_rows_grid(n),
+                    ["w", "x", "y", n, k], warp_rows_grid(n),
                     np.asarray(x, np.float64) @ R6.dequantize_q6k(w).T, 1e-5, w.nbytes + x.nbytes + m * n * 4)
 
 
@@ -475,7 +276,7 @@ def gemm_bf16(shape: str) -> Workload:
     and w [N, K], f32 out; the reference the f64 product of the same bf16 values."""
     from ..reference.gemm import bf16_bits, bf16_values
     m, n, k = (int(v) for v in shape.split("x"))
-    rng = _rng(f"gemm_bf16 {shape}")
+    rng = seeded_rng(f"gemm_bf16 {shape}")
     a, w = bf16_values(rng.standard_normal((m, k))), bf16_values(rng.standard_normal((n, k)))
     return Workload(KERNELS_SRC / "gemm_bf16.ember", "gemm_bf16", shape, {},
                     {"a": bf16_bits(a), "b": bf16_bits(w)}, "c", {"c": np.zeros((m, n), np.float32)},
@@ -490,7 +291,7 @@ def gemm_wgmma(shape: str) -> Workload:
     values. Every configuration gives the same bits (tests/gpu/test_gemm_wgmma_gpu.py)."""
     from ..reference.gemm import bf16_bits, bf16_values
     m, n, k = (int(v) for v in shape.split("x"))
-    rng = _rng(f"gemm_wgmma {shape}")
+    rng = seeded_rng(f"gemm_wgmma {shape}")
     a, w = bf16_values(rng.standard_normal((m, k))), bf16_values(rng.standard_normal((n, k)))
 
     def grid(c):            # persistent: a block an SM (of the first GPU; the simulator: a block a tile)
