@@ -196,11 +196,14 @@ _PAIRS = {("gemv", False): ("q4k_q8_gemv", "q4k_q8_imma"), ("gemv", True): ("q4k
           ("swiglu", True): ("q4k_digits_swiglu", "q4k_digits_swiglu_imma")}
 
 
-def tuned_as(x: Q8Activations) -> tuple:
-    """(const values, or_as) of a GEMV's tuned-table lookup on these activations (ember.ops.
-    kernels.kernel): M, and PLANES where the digits kernels read two planes - which take
-    the three planes' entry on a GPU whose tables hold no two-plane ones."""
-    return {"M": x.m, **x.read_planes}, ({"M": x.m} if x.read_planes else None)
+def tuned_as(x: Q8Activations, n: int) -> tuple:
+    """(const values, lookup) of a GEMV's tuned-table lookup on these activations and n
+    output rows (ember.ops.kernels.kernel and fastest): M, and PLANES where the digits
+    kernels read two planes; lookup's `or_as` (two planes take the three planes' entry on
+    a GPU whose tables hold no two-plane ones) and `shape` (MxNxK: the call's own bucket
+    before one as large, 1x4096x14336 before 1x14336x4096)."""
+    return {"M": x.m, **x.read_planes}, {"or_as": {"M": x.m} if x.read_planes else None,
+                                         "shape": f"{x.m}x{n}x{x.k}"}
 
 
 def _tensor_cores(op: str, x: Q8Activations, n: int, device: int) -> bool:
@@ -212,8 +215,8 @@ def _tensor_cores(op: str, x: Q8Activations, n: int, device: int) -> bool:
         if cuda.context(device).compute_capability < (8, 0):
             return False
     rule = int(x.m >= IMMA_FROM_M[op])
-    defines, or_as = tuned_as(x)
-    return fastest(_PAIRS[(op, x.digits)], defines, x.m * n * x.k, device, rule, or_as) == 1
+    defines, lookup = tuned_as(x, n)
+    return fastest(_PAIRS[(op, x.digits)], defines, x.m * n * x.k, device, rule, **lookup) == 1
 
 
 def q4k_gemv(w, x, *, out=None):
@@ -238,15 +241,15 @@ def plan_q8(op: str, w, x: Q8Activations, out) -> list:
     vo = _check_out(op, out, x.m, n, x.rows, {"w": vw, "x.aq": vxq, "x.ads": vxd})
     device = A.same_device(op, {"w": vw, "out": vo, "x.aq": vxq, "x.ads": vxd}) or 0
     if _tensor_cores("gemv", x, n, device):
-        defines, or_as = tuned_as(x)
+        defines, lookup = tuned_as(x, n)
         kern, cfg = kernel("q4k_imma.ember", "q4k_digits_imma" if x.digits else "q4k_q8_imma", defines,
-                           x.m * n * x.k, device, or_as=or_as)
+                           x.m * n * x.k, device, **lookup)
         aq, ads = _q8_words(vxq, vxd, x.digits, words_only=True)
         return [kern.prepare(A.reinterpret(vw, "<u4", 4), aq, ads, out, n, x.k,
                              grid=(-(-n // (16 * cfg["ROWS"])),))]
     source, name = ("q4k_digits.ember", "q4k_digits_gemv") if x.digits else ("q4k_dp4a.ember", "q4k_q8_gemv")
-    defines, or_as = tuned_as(x)
-    kern, cfg = kernel(source, name, defines, x.m * n * x.k, device, or_as=or_as)
+    defines, lookup = tuned_as(x, n)
+    kern, cfg = kernel(source, name, defines, x.m * n * x.k, device, **lookup)
     aq, ads = _q8_words(vxq, vxd, x.digits)
     return [kern.prepare(A.reinterpret(vw, "<u4", 4), aq, ads, out, n, x.k,
                          grid=(-(-n // (cfg["WARPS"] * cfg["ROWS"])),))]
@@ -274,15 +277,15 @@ def swiglu_q4k(w_gate, w_up, x: Q8Activations, *, out=None):
         device = A.same_device(op, {"w_gate": vg, "w_up": vu, "out": vo, "x.aq": vxq, "x.ads": vxd}) or 0
         weights = (A.reinterpret(vg, "<u4", 4), A.reinterpret(vu, "<u4", 4))
         if _tensor_cores("swiglu", x, n, device):
-            defines, or_as = tuned_as(x)
+            defines, lookup = tuned_as(x, n)
             kern, cfg = kernel("q4k_imma.ember", "q4k_digits_swiglu_imma" if x.digits else "q4k_q8_swiglu_imma",
-                               defines, x.m * n * x.k, device, or_as=or_as)
+                               defines, x.m * n * x.k, device, **lookup)
             return [kern.prepare(*weights, *_q8_words(vxq, vxd, x.digits, words_only=True), out, n, x.k,
                                  grid=(-(-n // (16 * cfg["ROWS"])),))]
         source, name = ("q4k_digits_swiglu.ember", "q4k_digits_swiglu") if x.digits else ("q4k_dp4a.ember",
                                                                                          "q4k_q8_swiglu")
-        defines, or_as = tuned_as(x)
-        kern, cfg = kernel(source, name, defines, x.m * n * x.k, device, or_as=or_as)
+        defines, lookup = tuned_as(x, n)
+        kern, cfg = kernel(source, name, defines, x.m * n * x.k, device, **lookup)
         return [kern.prepare(*weights, *_q8_words(vxq, vxd, x.digits), out, n, x.k,
                              grid=(-(-n // (cfg["WARPS"] * cfg["ROWS"])),))]
     run(op, (w_gate, w_up, x, out), plan)
@@ -335,7 +338,7 @@ def _f32_gemv(op: str, w, x, out, fmt: str):
             digits = Q8Activations.empty(vx.obj, m, kdim, rows, digits=True)
             return (plan_quantize(op, x, digits) + plan_q8(op, w, digits, out)
                     + [Keep(digits.aq), Keep(digits.ads)])
-        kern, cfg = kernel(source, name, {"M": m}, m * n * kdim, device)
+        kern, cfg = kernel(source, name, {"M": m}, m * n * kdim, device, shape=f"{m}x{n}x{kdim}")
         return [kern.prepare(A.reinterpret(vw, word, size), x, out, n, kdim,
                              grid=(-(-n // (cfg["WARPS"] * cfg["ROWS"])),))]
     run(op, (w, x, out, fmt == "q4k" and DIGITS_FOR_F32[0]), plan)

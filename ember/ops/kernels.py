@@ -54,9 +54,10 @@ def _size(bucket: str) -> int:
     return math.prod(int(d) for d in bucket.split(" ")[0].split("x"))
 
 
-def pick_entry(table: dict | None, device: str, defines: dict, size: int) -> dict | None:
+def pick_entry(table: dict | None, device: str, defines: dict, size: int, shape: str | None = None) -> dict | None:
     """The entry of `device` made with these const values whose bucket is nearest `size`
-    (ties: the smaller bucket, then the name), or None."""
+    (ties: the bucket of the call's own `shape`, as buckets write it - `1x4096x14336` where
+    `1x14336x4096` is as large - then the smaller bucket, then the name), or None."""
     if not table:
         return None
     want = values_key(defines)
@@ -64,21 +65,22 @@ def pick_entry(table: dict | None, device: str, defines: dict, size: int) -> dic
             if e.get("config") is not None and values_key(e.get("defines", {})) == want]
     if not fits:
         return None
-    return min(fits, key=lambda be: (abs(math.log(_size(be[0]) / max(size, 1))), _size(be[0]), be[0]))[1]
+    return min(fits, key=lambda be: (abs(math.log(_size(be[0]) / max(size, 1))), be[0].split(" ")[0] != shape,
+                                     _size(be[0]), be[0]))[1]
 
 
-def first_entry(tables: list, device: str, defines: dict, size: int) -> tuple:
+def first_entry(tables: list, device: str, defines: dict, size: int, shape: str | None = None) -> tuple:
     """(table, entry): pick_entry's entry in the first of `tables` that has one, with its
     table; (None, None) if none has."""
     for table in tables:
-        entry = pick_entry(table, device, defines, size)
+        entry = pick_entry(table, device, defines, size, shape)
         if entry is not None:
             return table, entry
     return None, None
 
 
 def kernel(source: str, name: str, defines: dict, size: int, device: int = 0, table_of: str | tuple | None = None,
-           plus: dict | None = None, or_as: dict | None = None):
+           plus: dict | None = None, or_as: dict | None = None, shape: str | None = None):
     """(the loaded kernel, the values of its const parameters): `name` of kernels_src/SOURCE
     for a call of `size` (the product of its shape), tuned by the table of `table_of` (a
     kernel of the same file that does the same work; default `name`), or by the first of
@@ -87,29 +89,31 @@ def kernel(source: str, name: str, defines: dict, size: int, device: int = 0, ta
     them (q4k_digits_qkv's head_dim and cache type: the loop q4k_digits_gemv's table
     measured is the same). `or_as`: the const values whose entry the call takes where no
     table has one for `defines` (the digits kernels' PLANES 2 on a GPU their tables hold
-    no two-plane entries for: the three planes' configuration). In the simulator
-    (ember.ops.on_simulator): the kernel's defaults, simulated."""
+    no two-plane entries for: the three planes' configuration). `shape`: the call's own, as
+    buckets write it (pick_entry). In the simulator (ember.ops.on_simulator): the kernel's
+    defaults, simulated."""
     from .args import simulating
     if simulating():
         return _simulated(source, name, values_key({**defines, **(plus or {})}))
     tables = (table_of,) if isinstance(table_of, str) else tuple(table_of or (name,))
     return _pick(source, name, values_key(defines), size, device, tables, _PROGRAMMATIC[0], values_key(plus or {}),
-                 None if or_as is None else values_key(or_as))
+                 None if or_as is None else values_key(or_as), shape)
 
 
-def fastest(names: tuple, defines: dict, size: int, device: int, otherwise: int, or_as: dict | None = None) -> int:
+def fastest(names: tuple, defines: dict, size: int, device: int, otherwise: int, or_as: dict | None = None,
+            shape: str | None = None) -> int:
     """Which of `names` (kernels doing the same work, each with a tuned table under
     kernels_src/tuned/) to run: the one whose table entry for this GPU, these const values
     and the bucket nearest `size` took the least time - where every one has an entry of
     the same bucket, measured the same way by `ember tune`; else the same for the const
     values `or_as` (as `kernel`'s); else (another GPU, a stale table, the simulator)
-    `otherwise`, the index of the caller's measured rule."""
+    `otherwise`, the index of the caller's measured rule. `shape` as `kernel`'s."""
     from .args import simulating
     if simulating():
         return otherwise
     if or_as is not None:
-        otherwise = _fastest(names, values_key(or_as), size, device, otherwise)
-    return _fastest(names, values_key(defines), size, device, otherwise)
+        otherwise = _fastest(names, values_key(or_as), size, device, otherwise, shape)
+    return _fastest(names, values_key(defines), size, device, otherwise, shape)
 
 
 def tuned_us(name: str, defines: dict, size: int, device: int) -> float | None:
@@ -135,11 +139,11 @@ def _tuned_us(name: str, defines: tuple, size: int, device: int) -> float | None
 
 
 @functools.lru_cache(maxsize=None)
-def _fastest(names: tuple, defines: tuple, size: int, device: int, otherwise: int) -> int:
+def _fastest(names: tuple, defines: tuple, size: int, device: int, otherwise: int, shape: str | None) -> int:
     from ..runtime import cuda
     ctx = cuda.context(device)
     tables = [_current_table(name, None) for name in names]
-    return fastest_of(tables, T.device_key(ctx.name, ctx.arch), dict(defines), size, otherwise)
+    return fastest_of(tables, T.device_key(ctx.name, ctx.arch), dict(defines), size, otherwise, shape)
 
 
 def _current_table(name: str, source) -> dict | None:
@@ -152,11 +156,11 @@ def _current_table(name: str, source) -> dict | None:
     return table if T.current(table, source or KERNELS_SRC / table["source"], stacklevel=5) else None
 
 
-def fastest_of(tables: list, device: str, defines: dict, size: int, otherwise: int) -> int:
+def fastest_of(tables: list, device: str, defines: dict, size: int, otherwise: int, shape: str | None = None) -> int:
     """fastest's choice among current tables (None: missing or stale)."""
     times = []
     for table in tables:
-        entry = pick_entry(table, device, defines, size)
+        entry = pick_entry(table, device, defines, size, shape)
         if entry is None:
             return otherwise
         bucket = next(b for b, e in table["devices"][device].items() if e is entry)
@@ -168,16 +172,16 @@ def fastest_of(tables: list, device: str, defines: dict, size: int, otherwise: i
 
 @functools.lru_cache(maxsize=None)
 def _pick(source: str, name: str, defines: tuple, size: int, device: int, tables: tuple, programmatic: bool,
-          plus: tuple = (), or_as: tuple | None = None):
+          plus: tuple = (), or_as: tuple | None = None, shape: str | None = None):
     """The kernel and its const values for a call (see `kernel`)."""
     from ..runtime import cuda
     ctx = cuda.context(device)
     path = KERNELS_SRC / source
     key = T.device_key(ctx.name, ctx.arch)
     current = [_current_table(t, path) for t in tables]
-    table, entry = first_entry(current, key, dict(defines), size)
+    table, entry = first_entry(current, key, dict(defines), size, shape)
     if entry is None and or_as is not None:
-        table, entry = first_entry(current, key, dict(or_as), size)
+        table, entry = first_entry(current, key, dict(or_as), size, shape)
     config, sass_path = ({}, "nvjitlink") if entry is None else (dict(entry["config"]), T.entry_sass_path(table, entry))
     kern, consts = load(str(path), name, tuple(sorted(defines + plus)), values_key(config), sass_path, device,
                         _launch_mode(name, programmatic, ctx))

@@ -71,9 +71,9 @@ def _plan(w, x, k_cache, v_cache, positions, base, neox, q_out) -> list:
     device = A.same_device(op, {**views, **reads}) or 0
     size = x.m * n * x.k
     if FUSED[0] and x.digits and not neox and not _tensor_cores("gemv", x, n, device):
-        defines, or_as = tuned_as(x)
+        defines, lookup = tuned_as(x, n)
         kern, cfg = kernel("q4k_digits.ember", "q4k_digits_qkv", defines, size, device,
-                           table_of="q4k_digits_gemv", plus={"HEAD_DIM": d, "T": t}, or_as=or_as)
+                           table_of="q4k_digits_gemv", plus={"HEAD_DIM": d, "T": t}, **lookup)
         return [kern.prepare(A.reinterpret(vw, "<u4", 4), *_q8_words(vxq, vxd, x.digits), q_out, k_cache, v_cache,
                              positions, hq, hkv, m, cache_len, base, x.k,
                              grid=(-(-n // (cfg["WARPS"] * cfg["PAIRED"])),))]

@@ -27,6 +27,22 @@ def test_the_nearest_bucket_with_the_same_values():
     assert pick_entry(TABLE, "GPU sm_90", {"T": "bf16", "COLS": 8192}, 1)["config"] == {"BLOCK": 256}
 
 
+def test_of_two_buckets_as_large_the_calls_own_shape():
+    """1x4096x14336 and 1x14336x4096 are the same size: a call of either shape takes its
+    own bucket's entry (else the smaller, then the name: 1x14336x4096 for both), in the
+    choice of entry and in the choice between two kernels."""
+    both = {"devices": {"GPU sm_90": {"1x14336x4096": entry({"M": 1}, {"WARPS": 2}),
+                                      "1x4096x14336": entry({"M": 1}, {"WARPS": 8})}}}
+    size = 4096 * 14336
+    assert pick_entry(both, "GPU sm_90", {"M": 1}, size, "1x4096x14336")["config"] == {"WARPS": 8}
+    assert pick_entry(both, "GPU sm_90", {"M": 1}, size, "1x14336x4096")["config"] == {"WARPS": 2}
+    assert pick_entry(both, "GPU sm_90", {"M": 1}, size)["config"] == {"WARPS": 2}
+    assert pick_entry(both, "GPU sm_90", {"M": 1}, 2 * size, "2x4096x14336")["config"] == {"WARPS": 2}
+    other = {"devices": {"GPU sm_90": {"1x4096x14336": {**entry({"M": 1}, {}), "us": 0.5}}}}
+    assert fastest_of([both, other], "GPU sm_90", {"M": 1}, size, 0, "1x4096x14336") == 1
+    assert fastest_of([both, other], "GPU sm_90", {"M": 1}, size, 0) == 0          # buckets differ: the rule
+
+
 def test_no_entry_for_other_values_or_another_gpu():
     assert pick_entry(TABLE, "GPU sm_90", {"T": "f32", "COLS": 1000}, 5000) is None
     assert pick_entry(TABLE, "GPU sm_90", {"T": "f32", "COLS": 4096, "VEC": 2}, 4096) is None
@@ -89,10 +105,11 @@ def test_two_digit_planes_take_their_own_entries_or_the_three_planes():
     `... p2`) where the tables hold them, else the three planes' (tuned_as's or_as) - in
     the choice of entry and in the choice between the DP4A and the tensor-core kernel."""
     from ember.ops.gemv import Q8Activations, tuned_as
-    x = Q8Activations(None, None, 2, 4096, None, True, digits=True, planes=2)
-    defines, or_as = tuned_as(x)
-    assert (defines, or_as) == ({"M": 2, "PLANES": 2}, {"M": 2})
-    assert tuned_as(Q8Activations(None, None, 2, 4096, None, True, digits=True)) == ({"M": 2}, None)
+    x = Q8Activations(None, None, 2, 14336, None, True, digits=True, planes=2)
+    defines, lookup = tuned_as(x, 4096)
+    or_as = lookup["or_as"]
+    assert (defines, lookup) == ({"M": 2, "PLANES": 2}, {"or_as": {"M": 2}, "shape": "2x4096x14336"})
+    assert tuned_as(Q8Activations(None, None, 2, 14336, None, True, digits=True), 4096)[1]["or_as"] is None
     three = {"2x4096x14336": {"defines": {"M": 2}, "config": {"WARPS": 4}, "us": 20.0}}
     both = {"devices": {"GPU sm_90": {**three, "2x4096x14336 p2": {"defines": {"M": 2, "PLANES": 2},
                                                                     "config": {"WARPS": 8}, "us": 17.0}}}}
