@@ -321,6 +321,13 @@ def dequantize_digits(digits: np.ndarray, s: np.ndarray) -> np.ndarray:
     return (units * np.asarray(s, np.float64)[..., None]).reshape(rows, k)
 
 
+def dequantize_q4k_scaled(blocks: np.ndarray) -> np.ndarray:
+    """The quants' terms d sc q of each weight (dequantize_q4k without dmin m), f64 [rows, K]."""
+    no_min = np.array(blocks, np.uint8).reshape(blocks.shape[0], -1, Q4K_BYTES)
+    no_min[..., 2:4] = 0                                   # dmin (f16) = 0
+    return dequantize_q4k(no_min.reshape(blocks.shape))
+
+
 def gemv_digits(blocks: np.ndarray, x: np.ndarray, planes: int = 3) -> np.ndarray:
     """y[m, n] in f64 as the digits kernels compute it reading the first `planes` digits of
     each value (their PLANES const): the quants' terms d sc q against x as those digits
@@ -328,7 +335,5 @@ def gemv_digits(blocks: np.ndarray, x: np.ndarray, planes: int = 3) -> np.ndarra
     the kernels read whole). With three planes within 2^-22 of a block's largest of gemv."""
     digits, s, _ = quantize_digits(x)
     kept = np.where(np.arange(3)[:, None, None] < planes, digits, 0)
-    no_min = np.array(blocks, np.uint8).reshape(blocks.shape[0], -1, Q4K_BYTES)
-    no_min[..., 2:4] = 0                                   # dmin (f16) = 0: d sc q alone
-    scaled = dequantize_q4k(no_min.reshape(blocks.shape))
+    scaled = dequantize_q4k_scaled(blocks)
     return dequantize_digits(kept, s) @ scaled.T - np.asarray(x, np.float64) @ (scaled - dequantize_q4k(blocks)).T

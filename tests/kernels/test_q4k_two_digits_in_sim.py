@@ -20,9 +20,7 @@ SRC = Path(__file__).resolve().parents[2] / "kernels_src"
 def two_digit_bound(w: np.ndarray, x: np.ndarray) -> np.ndarray:
     """|y2 - y| bound [m, n]: the quants' weights d sc q (the super-blocks' dmin zeroed)
     against each x's s / 508, plus the f32 rounding bound."""
-    no_min = w.copy().reshape(w.shape[0], -1, 144)
-    no_min[..., 2:4] = 0                                   # dmin (f16) = 0
-    dscq = np.abs(R.dequantize_q4k(no_min.reshape(w.shape)))
+    dscq = np.abs(R.dequantize_q4k_scaled(w))
     _, s, _ = R.quantize_digits(x)
     step = np.repeat(np.asarray(s, np.float64), 32, axis=1) / 508.0
     return (step @ dscq.T) * (1 + 1e-6) + f32_tolerance(w, x)
