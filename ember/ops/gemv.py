@@ -11,6 +11,7 @@ the tensor cores from IMMA_FROM_M rows on."""
 from __future__ import annotations
 
 from ..records import record
+from ..tuning.workload import imma_grid
 from . import args as A
 from .kernels import fastest, kernel
 from .plan import Keep, run, signature
@@ -246,7 +247,7 @@ def plan_q8(op: str, w, x: Q8Activations, out) -> list:
                            x.m * n * x.k, device, **lookup)
         aq, ads = _q8_words(vxq, vxd, x.digits, words_only=True)
         return [kern.prepare(A.reinterpret(vw, "<u4", 4), aq, ads, out, n, x.k,
-                             grid=(-(-n // (16 * cfg["ROWS"])),))]
+                             grid=imma_grid(n)(cfg))]
     source, name = ("q4k_digits.ember", "q4k_digits_gemv") if x.digits else ("q4k_dp4a.ember", "q4k_q8_gemv")
     defines, lookup = tuned_as(x, n)
     kern, cfg = kernel(source, name, defines, x.m * n * x.k, device, **lookup)
@@ -281,7 +282,7 @@ def swiglu_q4k(w_gate, w_up, x: Q8Activations, *, out=None):
             kern, cfg = kernel("q4k_imma.ember", "q4k_digits_swiglu_imma" if x.digits else "q4k_q8_swiglu_imma",
                                defines, x.m * n * x.k, device, **lookup)
             return [kern.prepare(*weights, *_q8_words(vxq, vxd, x.digits, words_only=True), out, n, x.k,
-                                 grid=(-(-n // (16 * cfg["ROWS"])),))]
+                                 grid=imma_grid(n)(cfg))]
         source, name = ("q4k_digits_swiglu.ember", "q4k_digits_swiglu") if x.digits else ("q4k_dp4a.ember",
                                                                                          "q4k_q8_swiglu")
         defines, lookup = tuned_as(x, n)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..shipped import KERNELS_SRC
-from .workload import Workload, seeded_rng, warp_rows_grid
+from .workload import Workload, imma_grid, seeded_rng, warp_rows_grid
 
 
 def _q4k_inputs(kernel: str, shape: str):
@@ -130,21 +130,16 @@ def _digit_pair(variant: str, ds_type):
     return digits
 
 
-def _sixteen_rows_grid(n: int):
-    """q4k_imma.ember's launch: a block per ROWS tiles of 16 output rows."""
-    return lambda c: (-(-n // (16 * c["ROWS"])),)
-
-
 def q4k_q8_imma(shape: str) -> Workload:
     """kernels_src/q4k_imma.ember q4k_q8_imma: q4k_q8_gemv's product on int8 tensor cores
     (the same activations, the same reference)."""
-    return _q8_gemv("q4k_q8_imma", "q4k_imma.ember", shape, _sixteen_rows_grid)
+    return _q8_gemv("q4k_q8_imma", "q4k_imma.ember", shape, imma_grid)
 
 
 def q4k_digits_imma(shape: str, variant: str = "") -> Workload:
     """kernels_src/q4k_imma.ember q4k_digits_imma: q4k_digits_gemv's product on int8 tensor
     cores (the same digits, their (s, sum) pairs passed as words; the f64 reference; `p2`)."""
-    return _digits_gemv("q4k_digits_imma", "q4k_imma.ember", shape, _sixteen_rows_grid, np.uint32, variant)
+    return _digits_gemv("q4k_digits_imma", "q4k_imma.ember", shape, imma_grid, np.uint32, variant)
 
 
 def q4k_q8_swiglu_imma(shape: str) -> Workload:
@@ -153,11 +148,11 @@ def q4k_q8_swiglu_imma(shape: str) -> Workload:
         q = R.quantize_q8_1(x)
         aq, ads = R.split_q8_1(q)
         return aq, "ads", ads, R.gemv_q8_1(wg, q), R.gemv_q8_1(wu, q)
-    return _swiglu("q4k_q8_swiglu_imma", "q4k_imma.ember", shape, q8, _sixteen_rows_grid)
+    return _swiglu("q4k_q8_swiglu_imma", "q4k_imma.ember", shape, q8, imma_grid)
 
 
 def q4k_digits_swiglu_imma(shape: str, variant: str = "") -> Workload:
     """kernels_src/q4k_imma.ember q4k_digits_swiglu_imma: q4k_digits_swiglu's result on int8
     tensor cores (`p2` as there)."""
     return _swiglu("q4k_digits_swiglu_imma", "q4k_imma.ember", shape, _digit_pair(variant, np.uint32),
-                   _sixteen_rows_grid, variant)
+                   imma_grid, variant)

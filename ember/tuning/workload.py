@@ -56,6 +56,18 @@ def warp_rows_grid(n: int):
     return lambda c: (-(-n // (c["WARPS"] * c["ROWS"])),)
 
 
+def imma_block_rows(c: dict) -> int:
+    """The output rows a block of q4k_imma.ember's kernels computes with configuration `c`:
+    ROWS tiles of 16 rows, each warp its own with SHARE_X (the block's warps on the same
+    super-blocks), else the block's warps together."""
+    return 16 * c["ROWS"] * (c["WARPS"] if c.get("SHARE_X") else 1)
+
+
+def imma_grid(n: int):
+    """q4k_imma.ember's launch over n output rows: a block per imma_block_rows."""
+    return lambda c: (-(-n // imma_block_rows(c)),)
+
+
 def seeded_rng(seed_text: str) -> np.random.Generator:
     """A generator seeded by the text (a kernel and its shape): the same inputs on every
     run and machine, other inputs for every shape."""

@@ -10,6 +10,7 @@ import pytest
 import ember
 from ember.reference import q4k as R
 from ember.runtime import load
+from ember.tuning.workload import imma_grid
 from tests.kernels.test_kernels_in_sim import _io
 from tests.kernels.test_q4k_in_sim import f32_tolerance
 
@@ -144,7 +145,8 @@ def test_q4k_f32_digits_gpu_equals_sim(m, rows):
     assert (np.abs(got["cuda"][0] - R.gemv(w, x)) <= f32_tolerance(w, x)).all()
 
 
-@pytest.mark.parametrize("m, defines", [(1, {"ROWS": 1}), (3, {"WARPS": 8, "STAGES": 3}), (8, {})])
+@pytest.mark.parametrize("m, defines", [(1, {"ROWS": 1}), (3, {"WARPS": 8, "STAGES": 3}), (8, {}),
+                                        (8, {"SHARE_X": True, "STAGES": 3}), (2, {"SHARE_X": True, "WARPS": 8})])
 def test_q4k_int8_tensor_core_gemvs_gpu_equal_sim(m, defines):
     """q4k_imma.ember on the DP4A kernels' own activations: both GEMVs bit for bit the
     simulator's (the mma sums are exact integers, the rest fixed-order f32) and within f32
@@ -157,7 +159,7 @@ def test_q4k_int8_tensor_core_gemvs_gpu_equal_sim(m, defines):
     aq8, ads8 = R.split_q8_1(q8)
     aqd, dsd = R.split_digits(*R.quantize_digits(x))
     src, d = SRC / "q4k_imma.ember", {"M": m, **defines}
-    grid = -(-n // (16 * d.get("ROWS", 2)))
+    grid = imma_grid(n)({"ROWS": 2, "WARPS": 4, **d})[0]           # the GEMVs' defaults: ROWS 2, WARPS 4
     y8 = both(src, d, "q4k_q8_imma", lambda: [w.view(np.uint32), aq8, ads8, np.zeros((m, n), np.float32), n, k],
               grid, [3])
     np.testing.assert_array_equal(y8["cuda"][0], y8["sim"][0])
@@ -166,7 +168,7 @@ def test_q4k_int8_tensor_core_gemvs_gpu_equal_sim(m, defines):
               lambda: [w.view(np.uint32), aqd, dsd.view(np.uint32), np.zeros((m, n), np.float32), n, k], grid, [3])
     np.testing.assert_array_equal(yd["cuda"][0], yd["sim"][0])
     assert (np.abs(yd["cuda"][0] - R.gemv(w, x)) <= f32_tolerance(w, x)).all()
-    grid = -(-n // (16 * d.get("ROWS", 1)))
+    grid = imma_grid(n)({"ROWS": 1, "WARPS": 4, **d})[0]           # the SwiGLU pairs': ROWS 1
     for name, aq, ads, g, u, xx in (("q4k_q8_swiglu_imma", aq8, ads8, R.gemv_q8_1(w, q8), R.gemv_q8_1(wu, q8),
                                      R.dequantize_q8_1(q8)),
                                     ("q4k_digits_swiglu_imma", aqd, dsd.view(np.uint32), R.gemv(w, x), R.gemv(wu, x),

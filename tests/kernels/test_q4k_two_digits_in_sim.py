@@ -82,16 +82,17 @@ def test_the_swiglu_pair(m, k, unroll, rows):
     assert (np.abs(y - silu(g) * u) <= tol).all()
 
 
-@pytest.mark.parametrize("m, n, warps, stages, rows", [(1, 7, 4, 2, 1), (8, 21, 2, 3, 2), (3, 33, 4, 2, 2)])
-def test_the_tensor_core_kernels(m, n, warps, stages, rows):
+@pytest.mark.parametrize("m, n, warps, stages, rows, share", [(1, 7, 4, 2, 1, False), (8, 21, 2, 3, 2, False),
+                                                              (3, 33, 4, 2, 2, False), (8, 70, 2, 4, 1, True)])
+def test_the_tensor_core_kernels(m, n, warps, stages, rows, share):
     k = 1280
     rng, w, x = digit_inputs(300 + m, n, k, m)
     wu = R.random_q4k(rng, n, k)
     aq, ds = R.split_digits(*R.quantize_digits(x))
     mod = load(ember.compile(SRC / "q4k_imma.ember", defines={"M": m, "WARPS": warps, "STAGES": stages, "ROWS": rows,
-                                                              "PLANES": 2},
+                                                              "PLANES": 2, "SHARE_X": share},
                              kernels=["q4k_digits_imma", "q4k_digits_swiglu_imma"]))
-    blocks = (-(-n // (16 * rows)),)
+    blocks = (-(-n // (16 * rows * (warps if share else 1))),)
     y = np.zeros((m, n), np.float32)
     mod.q4k_digits_imma(w.view(np.uint32), aq, ds.view(np.uint32), y, n, k, grid=blocks)
     assert (np.abs(y - R.gemv(w, x)) <= two_digit_bound(w, x)).all()
