@@ -9,7 +9,8 @@ the kernel's defaults are used through nvJitLink, with a warning once.
 On sm_90 and newer every kernel is compiled with programmatic_launch: it starts by waiting
 for the kernel before it on the stream, so the runtime launches it as a programmatic
 dependent launch, whose launch overlaps that kernel's end (in a CUDA graph too); the small
-kernels (SIGNAL_EARLY) also let the next kernel launch at their start.
+kernels (SIGNAL_EARLY) also let the next kernel launch at their start; a few configurations
+(PLAIN_CONFIGS) are launched plainly.
 `programmatic_launch(False)` turns this off (for an A/B measurement: bench/layer_ab.py)."""
 
 from __future__ import annotations
@@ -36,6 +37,14 @@ _PROGRAMMATIC = [True]
 # 115.7 -> 117.5 us a layer.
 SIGNAL_EARLY = frozenset({"add_rmsnorm_q8_parts", "add_rmsnorm_q8", "rope_append", "quantize_digits",
                           "quantize_q8_1"})
+# Configurations launched plainly even where the others are programmatic: q4k_imma.ember's
+# SHARE_X kernels (a block per 64 or 128 rows, every block resident at once, each streaming
+# the whole of k). Dispatched while the kernel before them ends, they ran far slower than
+# alone. H100, a decoder layer, 2026-11-27, us a layer (the split kernels / SHARE_X
+# programmatic / SHARE_X plain, the rest programmatic in all three): batch 8 at 512 keys,
+# digits 109.1-109.4 / 117.6-121.1 / 104.5-107.4, two digits 101.6-102.1 / 110.6-111.3 /
+# 97.0-97.6; batch 4, two digits 93.6-93.8 / 102.3-102.5 / 89.8-90.0.
+PLAIN_CONFIGS = (("SHARE_X", True),)
 
 
 def programmatic_launch(on: bool) -> None:
@@ -184,7 +193,7 @@ def _pick(source: str, name: str, defines: tuple, size: int, device: int, tables
         table, entry = first_entry(current, key, dict(or_as), size, shape)
     config, sass_path = ({}, "nvjitlink") if entry is None else (dict(entry["config"]), T.entry_sass_path(table, entry))
     kern, consts = load(str(path), name, tuple(sorted(defines + plus)), values_key(config), sass_path, device,
-                        _launch_mode(name, programmatic, ctx))
+                        _launch_mode(name, programmatic, ctx, config))
     if entry is None and set(kern.info.tunables) - {k for k, _ in defines + plus}:
         values = " ".join(f"{k}={v}" for k, v in defines + plus)
         warnings.warn(f"ember.ops: `{name}` is not tuned for {key} with {values or 'its defaults'}: its default "
@@ -192,9 +201,12 @@ def _pick(source: str, name: str, defines: tuple, size: int, device: int, tables
     return kern, consts
 
 
-def _launch_mode(name: str, programmatic: bool, ctx) -> bool | str:
-    """How kernel `name` is compiled for programmatic dependent launch on this GPU."""
+def _launch_mode(name: str, programmatic: bool, ctx, config: dict | None = None) -> bool | str:
+    """How kernel `name` in configuration `config` is compiled for programmatic dependent
+    launch on this GPU."""
     if not programmatic or ctx.compute_capability < (9, 0):
+        return False
+    if any((config or {}).get(k) == v for k, v in PLAIN_CONFIGS):
         return False
     return "signal" if name in SIGNAL_EARLY else "wait"
 

@@ -174,8 +174,8 @@ def test_the_attention_calls_on_f32_caches_find_their_shipped_entries():
 
 
 def test_how_each_kernel_is_compiled_for_programmatic_launch():
-    """sm_90+: the small kernels wait and signal, the others only wait; older GPUs and the
-    switch turned off: plain launches. Turning the switch drops the plans made before."""
+    """sm_90+: the small kernels wait and signal, the others only wait, the configurations of
+    PLAIN_CONFIGS launch plainly; older GPUs and the switch turned off: plain launches. Turning the switch drops the plans made before."""
     import types
 
     import pytest
@@ -188,6 +188,9 @@ def test_how_each_kernel_is_compiled_for_programmatic_launch():
     assert K._launch_mode("q4k_digits_gemv", True, hopper) == "wait"
     assert K._launch_mode("q4k_digits_gemv", True, ampere) is False
     assert K._launch_mode("rope_append", False, hopper) is False
+    # q4k_imma.ember's SHARE_X kernels ran far slower dispatched while the kernel before ended
+    assert K._launch_mode("q4k_digits_swiglu_imma", True, hopper, {"WARPS": 4, "SHARE_X": True}) is False
+    assert K._launch_mode("q4k_digits_swiglu_imma", True, hopper, {"WARPS": 4, "SHARE_X": False}) == "wait"
     plan._plans[("probe",)] = []
     try:
         K.programmatic_launch(False)
