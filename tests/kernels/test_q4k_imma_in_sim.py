@@ -35,7 +35,8 @@ def blocks(n: int, rows: int = 1, warps: int = 1) -> tuple:
 @pytest.mark.parametrize("m, n, k, warps, stages, rows, share", [
     (1, 7, 768, 4, 2, 1, False), (3, 21, 1280, 4, 3, 2, False), (8, 16, 512, 2, 2, 1, False),
     (5, 33, 256, 4, 3, 2, False), (2, 18, 1792, 2, 4, 1, False), (1, 40, 3072, 2, 2, 2, False),
-    (8, 72, 1280, 2, 3, 1, True), (3, 40, 768, 2, 4, 2, True), (2, 9, 256, 4, 2, 1, True)])
+    (8, 72, 1280, 2, 3, 1, True), (3, 40, 768, 2, 4, 2, True), (2, 9, 256, 4, 2, 1, True),
+    (8, 90, 1280, 2, 2, 4, False)])
 def test_q8_1_activations(m, n, k, warps, stages, rows, share):
     _, w, x = inputs(300 + 10 * m + n, n, k, m)
     x[0, :32] = 0.0                                   # an all-zero block: d = 0
@@ -52,7 +53,7 @@ def test_q8_1_activations(m, n, k, warps, stages, rows, share):
 
 @pytest.mark.parametrize("m, n, k, warps, stages, rows, share", [
     (1, 9, 768, 4, 2, 1, False), (8, 20, 1280, 4, 3, 2, False), (2, 16, 512, 2, 4, 1, False),
-    (8, 50, 1024, 2, 2, 1, True), (5, 20, 1280, 4, 3, 1, True)])
+    (8, 50, 1024, 2, 2, 1, True), (5, 20, 1280, 4, 3, 1, True), (3, 70, 768, 2, 3, 4, False)])
 def test_digit_activations(m, n, k, warps, stages, rows, share):
     _, w, x = inputs(400 + 10 * m + n, n, k, m)
     x[0, :32] = 0.0
