@@ -133,6 +133,13 @@ CODES: dict[str, tuple[str, str]] = {
               '`static_assert(COND)` with a condition that is false for the const values of this '
               'compile (the note lists them): a kernel states what its const parameters must satisfy '
               '(`static_assert(COLS % 8 == 0)`).'),
+    'E0409': ('array access out of bounds after unrolling',
+              'A load or store of a per-thread or shared array at an element that is a constant once '
+              'device functions are inlined, `unroll for` loops unrolled and constants folded, and '
+              'that lies outside the array (or outside its row of a 2-D array): out of bounds '
+              'whenever it runs. Typically a const parameter larger than the arrays a device function '
+              'indexes through a pointer parameter; the note names the array. Indices the source '
+              'writes as constants are E0216.'),
     'E0501': ('not available on the target architecture',
               'A builtin whose instruction needs a newer GPU (its op declares a minimum `sm`, e.g. '
               'tensor-core ops need sm_80) used with an older `--arch`.'),

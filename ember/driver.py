@@ -367,6 +367,7 @@ def _compile(source_or_path, arch, defines, opt, ptx_version, name, passes, stop
                             str(e)) from e
     if "unroll" in pass_list:
         warnings.extend(_kept_unroll_loops(module, diags))
+    _check_constant_bounds(module, diags)
     if remarks:
         result.remarks = _remarks(module.remarks, diags)
     stages["ir-opt"] = lambda: print_module(module)
@@ -538,6 +539,39 @@ def _kept_unroll_loops(module, diags) -> list:
                                      help="the loop runs as written; per-thread arrays it indexes with its "
                                           "variable may live in local memory (see `ember compile --check`)"))
     return out
+
+
+def _check_constant_bounds(module, diags) -> None:
+    """E0409 for each array access that the pipeline made a constant out of its array's
+    bounds (ember.ir.analysis.bounds), once per source location: unrolled and inlined copies
+    share it; the note names the array and the kernel."""
+    from .ir.analysis.bounds import out_of_bounds
+    from .ir.library import is_library_function
+    seen = set()
+    for f in module.functions:
+        if is_library_function(f):
+            continue
+        for oob in out_of_bounds([f]):
+            if (oob.access.loc, oob.array) in seen:
+                continue
+            seen.add((oob.access.loc, oob.array))
+            array = oob.array.attrs.get("name") or oob.array.results[0].name or "the array"
+            space = "shared" if oob.array.name == "mem.shared" else "per-thread"
+            what = "reads" if oob.access.name == "mem.load" else "writes"
+            span = (f"elements {oob.first}..{oob.first + oob.count - 1}" if oob.count > 1
+                    else f"element {oob.first}")
+            bounds = (f"its {oob.end} element{'s' if oob.end != 1 else ''}" if oob.start == 0 and oob.end == oob.array.attrs["length"]
+                      else f"the row of elements {oob.start}..{oob.end - 1} (of {oob.array.attrs['length']})")
+            notes = [f"`{array}` is the {space} array declared at {oob.array.loc}" if oob.array.loc else
+                     f"`{array}` is a {space} array"]
+            if f.kind == "kernel":
+                notes.append(f"in kernel `{f.name}`, whose unrolled loops and inlined calls made the index a constant")
+            diags.error("E0409", f"this access {what} {span} of {space} array `{array}`, outside {bounds}",
+                        oob.access.loc, label="out of bounds whenever this runs", notes=notes,
+                        help="check the const values this kernel was compiled with against the sizes of "
+                             "its arrays (a `static_assert` states what they must satisfy)")
+    if diags.has_errors:
+        raise CompileError(diags)
 
 
 def _check_inlined_size(module, diags) -> None:
