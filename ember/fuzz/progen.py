@@ -342,7 +342,7 @@ class Generator(Features, GenericFeatures, TensorCoreFeatures):
             options += [("if", 3), ("for", 2), ("while", 1)]
         options += [("array", 1), ("fast", 1), ("ptr_load", 1), ("ptr_store", 1), ("cast_local", 1),
                     ("fanout", 1), ("big_array", 1), ("generic", 1), ("generic_load", 1),
-                    ("generic_combine", 1), ("type_constant", 1), ("array_2d", 1)]
+                    ("generic_combine", 1), ("type_constant", 1), ("array_2d", 1), ("unrolled_fill", 1)]
         if depth == 0:
             options += [("long", 1), ("deep", 1)]
         if self.loop_depth:

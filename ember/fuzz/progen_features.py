@@ -10,6 +10,8 @@ programs of their kind (ember.fuzz.progen mixes these into its Generator):
 - long expressions and deep statement nests;
 - extreme literals (the limits of each type, negative minimums written with a suffix);
 - large per-thread and shared arrays, and arrays of two and three dimensions;
+- per-thread arrays filled through a device function's pointer in a loop its constant
+  arguments unroll (indices constant only after inlining: E0409 must not fire in bounds);
 - atomics with an order and a scope (on a block's own shared array or a thread's own
   slot, where every scope is correct);
 - blocks in clusters of two: relaxed atomics of both blocks on one counter at `cluster`
@@ -197,6 +199,22 @@ class Features:
         self.emit(f"var {a}: [{t}; {size}];")
         self.emit(f"for {i} in 0u32..{size}u32 {{ {a}[{i}] = {t}({i} % 7u32); }}")
         self.emit(f"{a}[({self.expr('u32', 1)}) % {size}u32] = {self.expr(t, 1)};")
+        self.let(t, f"{a}[({self.expr('u32', 1)}) % {size}u32]")
+
+    def stmt_unrolled_fill(self, allow_return, depth):
+        """A per-thread array filled by a device function through a pointer, in an `unroll
+        for` whose start and count are the call's constants: indices that become constants
+        only once the call is inlined and the loop unrolled (E0409 judges them: in bounds
+        here, so it must stay silent)."""
+        t = self.choice(self.types)
+        size = self.choice([2, 4, 8])
+        count = self.integer(1, size)
+        at = self.integer(0, size - count)
+        a, fill = self.fresh("a"), self.fresh("fill")
+        self.helpers.append(f"fn {fill}(p: *mut local {t}, at: u32, n: u32, v: {t}) {{\n"
+                            f"    unroll for i in 0..n {{\n        p[at + i] = v + {t}(i);\n    }}\n}}")
+        self.emit(f"var {a}: [{t}; {size}];")
+        self.emit(f"{fill}({a}, {at}u32, {count}u32, {self.not_nan(t, self.expr(t, 1))});")
         self.let(t, f"{a}[({self.expr('u32', 1)}) % {size}u32]")
 
     def stmt_array_2d(self, allow_return, depth):
