@@ -134,9 +134,10 @@ CODES: dict[str, tuple[str, str]] = {
               'compile (the note lists them): a kernel states what its const parameters must satisfy '
               '(`static_assert(COLS % 8 == 0)`).'),
     'E0409': ('array access out of bounds after unrolling',
-              'A load or store of a per-thread or shared array at an element that is a constant once '
+              'A load or store of a per-thread or shared array (or the elements an op touches from an '
+              'index: an mma\'s fragments, a copy\'s destination) at elements that are constants once '
               'device functions are inlined, `unroll for` loops unrolled and constants folded, and '
-              'that lies outside the array (or outside its row of a 2-D array): out of bounds '
+              'that lie outside the array (or outside its row of a 2-D array): out of bounds '
               'whenever it runs. Typically a const parameter larger than the arrays a device function '
               'indexes through a pointer parameter; the note names the array. Indices the source '
               'writes as constants are E0216.'),

@@ -557,7 +557,8 @@ def _check_constant_bounds(module, diags) -> None:
             seen.add((oob.access.loc, oob.array))
             array = oob.array.attrs.get("name") or oob.array.results[0].name or "the array"
             space = "shared" if oob.array.name == "mem.shared" else "per-thread"
-            what = "reads" if oob.access.name == "mem.load" else "writes"
+            what = {"mem.load": "this access reads", "mem.store": "this access writes"}.get(
+                oob.access.name, f"this `{oob.access.name.split('.')[-1]}` touches")
             span = (f"elements {oob.first}..{oob.first + oob.count - 1}" if oob.count > 1
                     else f"element {oob.first}")
             bounds = (f"its {oob.end} element{'s' if oob.end != 1 else ''}" if oob.start == 0 and oob.end == oob.array.attrs["length"]
@@ -566,7 +567,7 @@ def _check_constant_bounds(module, diags) -> None:
                      f"`{array}` is a {space} array"]
             if f.kind == "kernel":
                 notes.append(f"in kernel `{f.name}`, whose unrolled loops and inlined calls made the index a constant")
-            diags.error("E0409", f"this access {what} {span} of {space} array `{array}`, outside {bounds}",
+            diags.error("E0409", f"{what} {span} of {space} array `{array}`, outside {bounds}",
                         oob.access.loc, label="out of bounds whenever this runs", notes=notes,
                         help="check the const values this kernel was compiled with against the sizes of "
                              "its arrays (a `static_assert` states what they must satisfy)")

@@ -1,7 +1,7 @@
-"""Array accesses that are out of bounds whatever runs: a load or store of a per-thread or
-shared array (mem.alloca, mem.shared) at an element that is a constant once the pipeline
-has inlined, unrolled and folded, before the array's start or past its end (or its row,
-through mem.row).
+"""Array accesses that are out of bounds whenever they run: a load or store of a per-thread
+or shared array (mem.alloca, mem.shared), or an op's declared access (an mma's fragments,
+OpDef.accesses), at elements that are constants once the pipeline has inlined, unrolled
+and folded, before the array's start or past its end (or its row, through mem.row).
 
 The type checker reports constant indices the source writes (E0216). These come later:
 from const parameters and unrolled loops, through device functions whose parameter is a
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from ...records import record
 from ..core import Op, Value
-from ..types import VectorType
+from ..types import PtrType, ScalarType, VectorType
 from .values import const_value
 
 ARRAYS = ("mem.alloca", "mem.shared")
@@ -23,7 +23,7 @@ ARRAYS = ("mem.alloca", "mem.shared")
 
 @record(frozen=True)
 class OutOfBounds:
-    access: Op        # the mem.load or mem.store
+    access: Op        # the mem.load, mem.store, or an op declaring its accesses (OpDef.accesses)
     array: Op         # the mem.alloca or mem.shared it reads or writes
     first: int        # the first element it touches, counted from the array's start
     count: int        # the elements it touches (a vector access: several)
@@ -69,29 +69,43 @@ def _window(ptr: Value) -> tuple | None:
     return array, offset, start, end
 
 
+def _accesses(op: Op):
+    """(pointer, index, elements) of each array `op` reads or writes from a pointer and an
+    index: a load's or store's one (a vector: several elements), or those its op declares
+    (OpDef.accesses: an mma's fragments, a cp.async's destination, ...)."""
+    if op.name == "mem.load":
+        t = op.results[0].type
+        return [(op.operands[0], op.operands[1], t.length if isinstance(t, VectorType) else 1)]
+    if op.name == "mem.store":
+        t = op.operands[0].type
+        return [(op.operands[1], op.operands[2], t.length if isinstance(t, VectorType) else 1)]
+    d = op.opdef
+    if d.accesses is None:
+        return []
+    slot = {spec.name: v for spec, v in zip(d.operands, op.operands)}
+    elem_bytes = {name: v.type.pointee.nbytes for name, v in slot.items()
+                  if isinstance(v.type, PtrType) and isinstance(v.type.pointee, ScalarType)}
+    return [(slot[ptr], slot[index], count) for ptr, index, count in d.accesses(op.attrs, elem_bytes)
+            if ptr in slot and index in slot]
+
+
 def out_of_bounds(functions) -> list[OutOfBounds]:
-    """Every load and store of `functions` that is certainly out of its array's bounds."""
+    """Every array access of `functions` that is certainly out of its array's bounds."""
     found = []
     windows: dict = {}
     for f in functions:
         for op in f.body.walk():
-            if op.name == "mem.load":
-                ptr, index, t = op.operands[0], op.operands[1], op.results[0].type
-            elif op.name == "mem.store":
-                ptr, index, t = op.operands[1], op.operands[2], op.operands[0].type
-            else:
-                continue
-            c = _signed(index)
-            if c is None:
-                continue
-            if ptr not in windows:
-                windows[ptr] = _window(ptr)
-            w = windows[ptr]
-            if w is None:
-                continue
-            array, offset, start, end = w
-            count = t.length if isinstance(t, VectorType) else 1
-            first = offset + c
-            if first < start or first + count > end:
-                found.append(OutOfBounds(op, array, first, count, start, end))
+            for ptr, index, count in _accesses(op):
+                c = _signed(index)
+                if c is None:
+                    continue
+                if ptr not in windows:
+                    windows[ptr] = _window(ptr)
+                w = windows[ptr]
+                if w is None:
+                    continue
+                array, offset, start, end = w
+                first = offset + c
+                if first < start or first + count > end:
+                    found.append(OutOfBounds(op, array, first, count, start, end))
     return found
