@@ -561,8 +561,10 @@ def _check_constant_bounds(module, diags) -> None:
                 oob.access.name, f"this `{oob.access.name.split('.')[-1]}` touches")
             span = (f"elements {oob.first}..{oob.first + oob.count - 1}" if oob.count > 1
                     else f"element {oob.first}")
-            bounds = (f"its {oob.end} element{'s' if oob.end != 1 else ''}" if oob.start == 0 and oob.end == oob.array.attrs["length"]
-                      else f"the row of elements {oob.start}..{oob.end - 1} (of {oob.array.attrs['length']})")
+            length = oob.array.attrs["length"]
+            whole = oob.start == 0 and oob.end == length
+            bounds = (f"its {length} element{'s' if length != 1 else ''}" if whole
+                      else f"the row of elements {oob.start}..{oob.end - 1} (of {length})")
             notes = [f"`{array}` is the {space} array declared at {oob.array.loc}" if oob.array.loc else
                      f"`{array}` is a {space} array"]
             if f.kind == "kernel":
