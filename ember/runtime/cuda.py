@@ -115,9 +115,7 @@ class Context:
     @functools.cached_property
     def sm_count(self) -> int:
         """The streaming multiprocessors (132 on an H100 SXM): how many blocks fill the GPU."""
-        d = _driver()
-        dev = _check(d.cuDeviceGet(self.ordinal))
-        return int(_check(d.cuDeviceGetAttribute(d.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev)))
+        return sm_count(self.ordinal)
 
     @functools.cached_property
     def l2_bytes(self) -> int:
@@ -148,6 +146,15 @@ def context(device=0) -> Context:
         else:
             ctx.make_current()
         return ctx
+
+
+def sm_count(device=0) -> int:
+    """The streaming multiprocessors of a GPU, asked of the driver without making its
+    context current (context() does: a worker of `ember tune` measuring on cuda:1 that asked
+    cuda:0's count through it went on with cuda:0's context current)."""
+    d = _driver()
+    dev = _check(d.cuDeviceGet(device_ordinal(device)))
+    return int(_check(d.cuDeviceGetAttribute(d.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev)))
 
 
 def driver_version() -> str:
@@ -203,6 +210,12 @@ class DeviceArray:
         if out.nbytes:
             self.ctx.synchronize()
             _check(_driver().cuMemcpyDtoH(out.ctypes.data, self.ptr + offset, out.nbytes))
+
+    @property
+    def __ember_device__(self) -> int:
+        """The ordinal of the GPU the array lives on (ember.runtime.interop: what the CUDA
+        Array Interface's pointer query gets wrong for pool memory)."""
+        return self.ctx.ordinal
 
     @property
     def __cuda_array_interface__(self) -> dict:
@@ -534,5 +547,5 @@ def load(program, device=0, sass_path: str = "nvjitlink") -> Module:
     return Module(program, device=device, sass_path=sass_path)
 
 
-__all__ = ["Context", "context", "available", "device_count", "DeviceArray", "Event", "Stream", "Graph", "Module",
+__all__ = ["Context", "context", "available", "device_count", "sm_count", "DeviceArray", "Event", "Stream", "Graph", "Module",
            "Kernel", "Launch", "load", "load_ptx", "copy_device", "CudaError", "NoGPUError", "SASS_PATHS", "driver_version"]

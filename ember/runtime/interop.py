@@ -44,8 +44,7 @@ def borrow(obj) -> Buffer | None:
     for d in view.shape:
         n *= d
     return Buffer(int(view.ptr), n * itemsize, elem, bool(view.readonly),
-                  _contiguous(view.shape, view.strides), owner=(obj, view),
-                  device=view.device_id if view.device_id >= 0 else None)
+                  _contiguous(view.shape, view.strides), owner=(obj, view), device=_device_of(obj, view))
 
 
 def tensor(obj, p) -> Tensor | None:
@@ -72,8 +71,20 @@ def tensor(obj, p) -> Tensor | None:
             step *= d
     else:
         strides = [int(s) * es for s in view.strides]
-    return Tensor(int(view.ptr), shape, tuple(strides), elem, owner=(obj, view),
-                  device=view.device_id if view.device_id >= 0 else None)
+    return Tensor(int(view.ptr), shape, tuple(strides), elem, owner=(obj, view), device=_device_of(obj, view))
+
+
+def _device_of(obj, view) -> int | None:
+    """The GPU `obj` lives on. The view's device comes from the pointer's
+    CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL where `obj` offers the CUDA Array Interface, which
+    said 0 for memory a stream-ordered pool of cuda:1 allocated (two H200s, driver 13.0):
+    a runtime DeviceArray (always pool memory) on another GPU than the first was refused
+    its own kernels ("lives on cuda:0"), and `ember tune` on several GPUs failed. A
+    DeviceArray knows its device (`__ember_device__`)."""
+    own = getattr(obj, "__ember_device__", None)
+    if own is not None:
+        return own
+    return view.device_id if view.device_id >= 0 else None
 
 
 def _contiguous(shape, strides) -> bool:

@@ -23,7 +23,7 @@ def time_launches(launches: list, stream, warmup: int = 20, rounds: int = 5, ite
     stream.synchronize()
     per_launch = []
     for _ in range(rounds):
-        start, end = Event(), Event()
+        start, end = Event(stream.ctx.ordinal), Event(stream.ctx.ordinal)     # the stream's GPU's events
         start.record(stream)
         graph.launch()
         end.record(stream)

@@ -298,7 +298,7 @@ def gemm_wgmma(shape: str) -> Workload:
         from ..runtime import cuda
         rm, rn = (n, m) if c.get("SWAP") else (m, n)          # SWAP tiles c^T
         tiles = -(-rm // (64 * c["CONSUMERS"])) * -(-rn // c["BN"])
-        return (min(cuda.context().sm_count, tiles) if cuda.available() else tiles,)
+        return (min(cuda.sm_count(), tiles) if cuda.available() else tiles,)
     return Workload(KERNELS_SRC / "gemm_wgmma.ember", "gemm_wgmma", shape, {},
                     {"a": bf16_bits(a), "b": bf16_bits(w)}, "c", {"c": np.zeros((m, n), np.float32)},
                     ["a", "b", "c", m, n, k], grid,

@@ -104,6 +104,21 @@ def test_another_device_is_named_or_refused():
         mod.scale(torch.ones(128, device="cuda:0"), 1.0, 128, grid=1)
 
 
+def test_a_device_array_on_another_gpu_launches_there():
+    """A DeviceArray of the last GPU goes to that GPU's kernels (and is refused by the
+    first's): its device read from the CUDA Array Interface's pointer query said cuda:0 for
+    pool memory of cuda:1 on two H200s, which broke `ember tune` on several GPUs."""
+    from ember.runtime import cuda
+    n = cuda.device_count()
+    if n < 2:
+        pytest.skip("one GPU")
+    x = cuda.DeviceArray.from_host(np.arange(128, dtype=np.float32), n - 1)
+    cuda.load(_prog(SCALE), device=n - 1).scale(x, 2.0, 128, grid=1, sync=True)
+    assert (x.to_host() == 2 * np.arange(128)).all()
+    with pytest.raises(LaunchError, match=f"lives on cuda:{n - 1}"):
+        cuda.load(_prog(SCALE), device=0).scale(x, 1.0, 128, grid=1)
+
+
 @pytest.mark.parametrize("device", ["cuda", "sim"])
 def test_the_same_launch_arguments_on_both(device):
     mod = load(_prog(SCALE), device=device)
