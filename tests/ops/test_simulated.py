@@ -102,6 +102,27 @@ def test_decode_attention_into_f32_from_a_bf16_cache(max_cluster, monkeypatch):
     assert _attention_launches() == (1 if max_cluster else 2)
 
 
+@pytest.mark.parametrize("cache, max_cluster", [(BF16, 8), (BF16, 0), (np.float32, 8)])
+def test_lengths_outside_the_cache_are_clamped_into_it(cache, max_cluster, monkeypatch):
+    """lengths is device data ember.ops does not read: a length past the cache's S keys reads
+    as S (the split pass once read the next sequence's keys, and past the buffer for the
+    last sequence: the simulator's out-of-bounds report), a negative one as 0 (NaN rows, a
+    softmax over nothing) - on each of the three kernels' paths (one launch, the tensor
+    cores' split pass, attention_split for f32 caches)."""
+    from ember.ops import attention
+    monkeypatch.setattr(attention, "MAX_CLUSTER", max_cluster)
+    rng = np.random.default_rng(11)
+    q = rng.standard_normal((3, 1, 4, 64)).astype(np.float32)
+    kc, vc = (rng.standard_normal((3, 70, 2, 64)).astype(cache) for _ in range(2))
+    lengths = np.array([1 << 30, -4, 75], np.int32)
+    out = np.zeros_like(q)
+    with ops.on_simulator():
+        ops.decode_attention(q, kc, vc, lengths, out=out)
+    ref = decode_attention(q, kc.astype(np.float64), vc.astype(np.float64), [70, 1, 70])   # row 1 unused
+    assert np.abs(out[[0, 2]] - ref[[0, 2]]).max() <= 1e-5
+    assert np.isnan(out[1]).all()
+
+
 @pytest.mark.parametrize("split_us, one_us, launches", [(10.0, 20.0, 2), (10.0, 11.0, 1)])
 def test_the_tables_may_overrule_the_one_launch(split_us, one_us, launches, monkeypatch):
     """Where this GPU's tables measured the split pass plus the merge faster than the one
