@@ -168,7 +168,13 @@ def cluster_chunk(length: int, heads: int, sm_count: int, device: int, step: int
     `ember tune`, the best of WARPS x STAGES x CHAINS each): batch 1 at 4096 keys in 16 splits
     of 256 took 13.4 us against 11.03 in 8 of 512, at 512 keys 16 splits of 32 5.61 against
     5.01 in 8 of 64 - twice the blocks do not pay for the wider merge; and a deeper ring
-    (STAGES 6, 192 KB of tiles) was not the best at any of these shapes."""
+    (STAGES 6, 192 KB of tiles) was not the best at any of these shapes. One block an SM at
+    long contexts (H100, 2026-11-27, each tuned, one process, three interleaved rounds, us;
+    the cluster / split + merge / torch SDPA): batch 1 at 16384 keys in 16 splits of 1024
+    30.7-31.3 / 30.5-30.7 / 29.5-29.7, at 32768 in 16 of 2048 53.6-54.0 / 51.7-52.6 /
+    51.0-51.1, batch 2 at 16384 in 8 of 2048 52.1-52.6 / 51.1-51.9 / 50.6-50.8, batch 4 at
+    8192 in 4 of 2048 51.7-52.1 / 52.1-52.2 / 51.3-51.5: the merge it saves is paid back in
+    a slower stream (one block an SM keeps fewer bytes in flight than two)."""
     if not MAX_CLUSTER:
         return None
     if not A.simulating():
