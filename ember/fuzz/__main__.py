@@ -102,7 +102,7 @@ def cmd_gpu(a) -> int:
 
     failures = C.run_on_gpu(entries, levels, on_failure=failed)
     ints_only = sum(1 for e in entries if not set(e["types"]) & {"f16", "bf16", "f32", "f64"})
-    ctx = cuda.context()
+    ctx = cuda.context(0)                  # the GPU run_on_gpu ran on
     summary = (f"{len(entries)} programs ({ints_only} integer-only, {len(entries) - ints_only} with floats) "
                f"x -O{','.join(map(str, levels))} on {ctx.name} ({ctx.arch}): {len(failures)} disagree with "
                f"the simulator, {time.time() - t0:.0f} s")

@@ -121,7 +121,7 @@ def run_on_gpu(entries: list, levels=(3, 0), on_failure=None) -> list:
     the simulator's results. Returns [(seed, level, what differs)]."""
     import ember
     from ember.runtime import cuda
-    arch = cuda.context().arch
+    arch = cuda.context(0).arch             # the first GPU: the fuzz runs there
     failures = []
     for e in entries:
         program = program_of(e)
