@@ -69,14 +69,23 @@ def _run(args) -> int:
     bad = [d for d in args.device or [] if not 0 <= d < count]
     if bad:
         raise UsageError(f"--device {bad[0]}: this machine has {count} GPU{'s' if count != 1 else ''} (0..{count - 1})")
-    new = tune(args.kernel, shapes, args.device, args.jobs, sys.stderr, timing)
-    old, kept_lines = _old_entries(args.kernel, out, new, source)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    T.write(out, T.merge(old, new))
+    failures = []
+    new = tune(args.kernel, shapes, args.device, args.jobs, sys.stderr, timing, failures)
     lines, chose_all = summary(args.kernel, new)
-    print("\n".join(lines + kept_lines))
-    print(f"wrote {out}")
-    return EXIT_OK if chose_all else EXIT_ERRORS
+    if any(new["devices"].values()):
+        old, kept_lines = _old_entries(args.kernel, out, new, source)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        T.write(out, T.merge(old, new))
+        print("\n".join(lines + kept_lines))
+        print(f"wrote {out}")
+    for key, shape, error in failures:
+        print(f"ember tune: {args.kernel} {shape} on {key} could not be measured: {error}"
+              f"{'' if os.environ.get('EMBER_DEBUG') else ' (EMBER_DEBUG=1 for a traceback)'}", file=sys.stderr)
+    if failures:
+        print(f"ember tune: {len(failures)} of {len(failures) + sum(len(b) for b in new['devices'].values())} "
+              f"buckets not measured; {'the others were written' if any(new['devices'].values()) else 'nothing written'}",
+              file=sys.stderr)
+    return EXIT_OK if chose_all and not failures else EXIT_ERRORS
 
 
 def _old_entries(kernel: str, out: Path, new: dict, source) -> tuple[dict | None, list]:

@@ -215,12 +215,22 @@ def tune_bucket(kernel: str, shape: str, device: int = 0, workers: int = 1, prog
                                 if r["config"] == default and r["sass_path"] == "nvjitlink"), None)}
 
 
+class TuneError(RuntimeError):
+    """Buckets `tune` could not measure (each: the device, the bucket, what went wrong)."""
+
+
 def tune(kernel: str, shapes: list | None = None, devices: list | None = None, workers: int = 1,
-         progress_stream=sys.stderr, timing: dict | None = None) -> dict:
+         progress_stream=sys.stderr, timing: dict | None = None, failures: list | None = None) -> dict:
     """Tune `kernel` at each shape (default: its workload's buckets) on the GPUs `devices`
     (default: every GPU of the host): a table (ember.tuning.table) with their entries, each
     under the name and arch of the GPU that measured it. With several GPUs the shapes are
-    shared out among them, one process per GPU, all measuring at once."""
+    shared out among them, one process per GPU, all measuring at once.
+
+    A bucket whose measurement fails (a CUDA error, a worker that cannot start its GPU) does
+    not take the others with it: with a `failures` list, (device, bucket, what went wrong)
+    is appended to it and the table holds the buckets that were measured; without one,
+    TuneError names them once every GPU has finished. (A run on four GPUs lost every bucket
+    to one failing worker before.)"""
     from ..runtime import cuda
     from .workloads import buckets_of, source_of
     shapes = shapes or buckets_of(kernel)
@@ -237,8 +247,16 @@ def tune(kernel: str, shapes: list | None = None, devices: list | None = None, w
         slots = [jobs for jobs in slots if jobs]
         with concurrent.futures.ProcessPoolExecutor(len(slots), mp_context=multiprocessing.get_context("spawn")) as pool:
             done = [r for rs in pool.map(_device_jobs, slots) for r in rs]
-    for key, shape, entry in sorted(done, key=lambda r: shapes.index(r[1])):
-        out["devices"].setdefault(key, {})[shape] = entry
+    failed = []
+    for key, shape, entry, error in sorted(done, key=lambda r: shapes.index(r[1])):
+        if error is None:
+            out["devices"].setdefault(key, {})[shape] = entry
+        else:
+            failed.append((key, shape, error))
+    if failed and failures is None:
+        raise TuneError("; ".join(f"{shape} on {key}: {error}" for key, shape, error in failed))
+    if failures is not None:
+        failures.extend(failed)
     return out
 
 
@@ -248,10 +266,30 @@ def _device_jobs(jobs: list) -> list:
 
 
 def _bucket_job(job) -> tuple:
-    from ..runtime import cuda
+    """(device key, bucket, its entry, None), or (device key, bucket, None, what went wrong)
+    where measuring it raised. A kernel source that does not compile is raised as it is: it
+    fails every bucket alike, and the command reports it as the compiler does."""
+    from ..diagnostics import CompileError
     kernel, shape, device, workers, timing, stream = job
     stream = stream or sys.stderr
+    key = f"cuda:{device}"
+    try:
+        key = device_key(device)
+        stream.write(f"ember tune: {kernel} {shape} on cuda:{device} ({key})\n")
+        return key, shape, tune_bucket(kernel, shape, device, workers, stream, timing), None
+    except CompileError:
+        raise
+    except Exception as e:
+        import os
+        if os.environ.get("EMBER_DEBUG"):
+            import traceback
+            traceback.print_exc()
+        first = str(e).splitlines()[0] if str(e) else ""
+        return key, shape, None, f"{type(e).__name__}: {first}".rstrip(": ")
+
+
+def device_key(device: int) -> str:
+    """The name and arch a table files a GPU's entries under."""
+    from ..runtime import cuda
     ctx = cuda.context(device)
-    key = T.device_key(ctx.name, ctx.arch)
-    stream.write(f"ember tune: {kernel} {shape} on cuda:{device} ({key})\n")
-    return key, shape, tune_bucket(kernel, shape, device, workers, stream, timing)
+    return T.device_key(ctx.name, ctx.arch)

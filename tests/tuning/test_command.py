@@ -84,3 +84,23 @@ def test_a_retune_after_an_edit_keeps_the_entries_whose_code_is_unchanged(capsys
     assert f"rmsnorm_rows: kept 1 entry of {path} whose code the edit left alone" in out
     assert (f"rmsnorm_rows: dropped 1 stale entry (the edit changed their code, or it cannot be checked); retune "
             f"them: {device}, 2x4096 f32") in out
+
+
+def test_buckets_that_could_not_be_measured_are_named_and_the_rest_written(capsys, tmp_path, monkeypatch):
+    """A bucket whose measurement raised: the measured buckets are written, the failed one
+    is named with its error on standard error, and the exit status is 1."""
+    from ember.runtime import cuda
+    from ember.tuning import table as T
+    from tests.tuning.test_runner import _one_bucket_fails
+    _one_bucket_fails(monkeypatch)
+    monkeypatch.setattr(cuda, "available", lambda: True)
+    monkeypatch.setattr(cuda, "device_count", lambda: 1)
+    monkeypatch.setattr("ember.tuning.command.summary", lambda kernel, table: ([], True))
+    path = tmp_path / "t.json"
+    code, out, err = run(capsys, "tune", "rmsnorm_rows", "--shape", "1x4096 f32", "--shape", "4096x8192 bf16",
+                         "-o", str(path))
+    assert code == 1
+    assert set(T.read(path)["devices"]["GPU sm_90"]) == {"1x4096 f32"}
+    assert ("ember tune: rmsnorm_rows 4096x8192 bf16 on GPU sm_90 could not be measured: RuntimeError: "
+            "CUDA_ERROR_INVALID_HANDLE: a handle of another GPU") in err
+    assert "1 of 2 buckets not measured; the others were written" in err

@@ -1,4 +1,7 @@
-"""The tuner's decisions that need no GPU: the choice, its tie rule, the parallel compile."""
+"""The tuner's decisions that need no GPU: the choice, its tie rule, the parallel compile, and
+what a bucket that fails to measure leaves."""
+
+import pytest
 
 from ember.tuning.runner import choose, precompile
 from ember.tuning.workloads import source_of
@@ -23,3 +26,31 @@ def test_precompile_reports_each_configuration_that_does_not_compile():
     errors = precompile(jobs, workers=2)
     assert errors[0] is None and "error" in errors[1]
     assert precompile(jobs[:1], workers=1) == [None]
+
+
+def _one_bucket_fails(monkeypatch):
+    """tune_bucket as if cuda:0 measured every bucket but 4096x8192 bf16, whose launch failed."""
+    from ember.tuning import runner
+
+    def bucket(kernel, shape, device, workers, stream, timing):
+        if shape == "4096x8192 bf16":
+            raise RuntimeError("CUDA_ERROR_INVALID_HANDLE: a handle of another GPU\nsecond line")
+        return {"config": {"BLOCK": 256}, "us": 1.0}
+    monkeypatch.setattr(runner, "tune_bucket", bucket)
+    monkeypatch.setattr(runner, "device_key", lambda device: "GPU sm_90")
+    return runner
+
+
+def test_a_failing_bucket_leaves_the_others_measured(monkeypatch):
+    """A bucket whose measurement raises is named with what went wrong; the other buckets'
+    entries are kept (one failing worker of a run on four GPUs used to lose them all)."""
+    import io
+    runner = _one_bucket_fails(monkeypatch)
+    failures = []
+    shapes = ["16384x4096 f32", "4096x8192 bf16", "1x4096 f32"]
+    t = runner.tune("rmsnorm_rows", shapes, [0], progress_stream=io.StringIO(), failures=failures)
+    assert set(t["devices"]["GPU sm_90"]) == {"16384x4096 f32", "1x4096 f32"}
+    assert failures == [("GPU sm_90", "4096x8192 bf16",
+                         "RuntimeError: CUDA_ERROR_INVALID_HANDLE: a handle of another GPU")]
+    with pytest.raises(runner.TuneError, match="4096x8192 bf16 on GPU sm_90: RuntimeError"):
+        runner.tune("rmsnorm_rows", shapes, [0], progress_stream=io.StringIO())
