@@ -41,6 +41,7 @@ class DeviceView:
     dtype: str | None              # Ember's element name; None for a type Ember has not
     ptr: int
     device: int | None             # the CUDA ordinal, when the object says
+    readonly: bool = False         # the object says its memory may not be written
 
 
 def _contiguous_strides(shape) -> tuple:
@@ -72,13 +73,22 @@ def on_simulator():
         plan.clear()
 
 
-def view(op: str, name: str, obj) -> DeviceView:
-    """`obj` as a DeviceView, or an ArgumentError saying why it is not a device tensor."""
+def view(op: str, name: str, obj, written: bool = False) -> DeviceView:
+    """`obj` as a DeviceView, or an ArgumentError saying why it is not a device tensor - or,
+    `written` (the op writes it), why it may not be written (an export marked read-only:
+    the CUDA Array Interface's or DLPack's flag, a numpy array's in the simulator)."""
+    v = _view(op, name, obj)
+    if written and v.readonly:
+        raise ArgumentError(op, name, f"is read-only: {op} writes it (pass a writable tensor)")
+    return v
+
+
+def _view(op: str, name: str, obj) -> DeviceView:
     if _SIMULATOR[0] and type(obj).__module__ == "numpy" and hasattr(obj, "__array_interface__"):
         from ..abi import elem_name_of_dtype
         size = obj.dtype.itemsize
         return DeviceView(obj, tuple(obj.shape), tuple(st // size for st in obj.strides), elem_name_of_dtype(obj.dtype),
-                          int(obj.__array_interface__["data"][0]), None)
+                          int(obj.__array_interface__["data"][0]), None, not obj.flags.writeable)
     if type(obj).__module__.split(".")[0] == "torch" and hasattr(obj, "data_ptr"):
         if obj.device.type != "cuda":
             raise ArgumentError(op, name, f"is a torch tensor on `{obj.device}`: move it to a CUDA device "
@@ -99,7 +109,7 @@ def view(op: str, name: str, obj) -> DeviceView:
         dtype = elem_name_of_typestr(typestr)
         if typestr[1:] == "V2" and "bfloat16" in str(getattr(obj, "dtype", "")):
             dtype = "bf16"
-        return DeviceView(obj, shape, strides, dtype, int(cai["data"][0]), None)
+        return DeviceView(obj, shape, strides, dtype, int(cai["data"][0]), None, bool(cai["data"][1]))
     if hasattr(obj, "__dlpack_device__"):
         kind, ordinal = obj.__dlpack_device__()
         if int(kind) not in (2, 13):          # kDLCUDA, kDLCUDAManaged
@@ -115,7 +125,7 @@ def view(op: str, name: str, obj) -> DeviceView:
             dtype = elem_name_of_dtype(v.dtype)
         except Exception:       # noqa: BLE001 - a type numpy cannot name
             dtype = None
-        return DeviceView(obj, shape, strides, dtype, int(v.ptr), int(ordinal))
+        return DeviceView(obj, shape, strides, dtype, int(v.ptr), int(ordinal), bool(v.readonly))
     kind = "a numpy array in host memory" if type(obj).__module__ == "numpy" else f"a {type(obj).__name__}"
     raise ArgumentError(op, name, f"is {kind}, not a device tensor: pass a torch CUDA tensor, a CuPy array or "
                                   "any CUDA array with DLPack or __cuda_array_interface__")

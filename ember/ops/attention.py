@@ -214,7 +214,7 @@ def _plan(q, k_cache, v_cache, lengths, out, max_length) -> list:
         vqa, vqd = out.check(op, batch * m, hq * d)
         outs = {"out.aq": vqa, "out.ads": vqd}
     else:
-        vo = A.view(op, "out", out)
+        vo = A.view(op, "out", out, written=True)
         A.dtype(op, "out", vo, tuple(dict.fromkeys((vq.dtype, t, "f32"))))
         A.shape(op, "out", vo, vq.shape, "q's shape")
         A.contiguous(op, "out", vo)

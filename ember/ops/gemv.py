@@ -132,7 +132,7 @@ def _new_out(like, m: int, n: int, rows: bool):
 
 
 def _check_out(op: str, out, m: int, n: int, rows: bool, reads: dict):
-    vo = A.view(op, "out", out)
+    vo = A.view(op, "out", out, written=True)
     A.dtype(op, "out", vo, ("f32",))
     A.shape(op, "out", vo, (m, n) if rows else (n,), "one value per row of x and row of the weights")
     A.contiguous(op, "out", vo)

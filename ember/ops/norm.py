@@ -44,7 +44,7 @@ def _inputs(x, weight, eps, residual, op: str = "rms_norm") -> tuple:
     eps = A.positive_float(op, "eps", eps)
     views = {"x": vx, "weight": vw}
     if residual is not None:
-        vr = A.view(op, "residual", residual)
+        vr = A.view(op, "residual", residual, written=True)
         A.same_dtype(op, "residual", vr, "x", t)
         A.shape(op, "residual", vr, vx.shape, "the shape of x")
         A.contiguous(op, "residual", vr)
@@ -58,7 +58,7 @@ def _plan(x, weight, eps, residual, out) -> list:
     op = "rms_norm"
     views, t, rows, cols, eps = _inputs(x, weight, eps, residual)
     vx = views["x"]
-    vo = A.view(op, "out", out)
+    vo = A.view(op, "out", out, written=True)
     A.same_dtype(op, "out", vo, "x", t)
     A.shape(op, "out", vo, vx.shape, "the shape of x")
     A.contiguous(op, "out", vo)
@@ -107,7 +107,7 @@ def add_rms_norm_q8(x, residual, weight, eps: float = 1e-5, *, out: Q8Activation
         vq, vd = out.check(op, rows, cols)
         written = {"out.aq": vq, "out.ads": vd}
         if residual_out is not None:
-            vr = A.view(op, "residual_out", residual_out)
+            vr = A.view(op, "residual_out", residual_out, written=True)
             A.same_dtype(op, "residual_out", vr, "x", "f32")
             A.shape(op, "residual_out", vr, views["x"].shape, "the shape of x")
             A.contiguous(op, "residual_out", vr)

@@ -36,7 +36,7 @@ def _plan(w, x, k_cache, v_cache, positions, base, neox, q_out) -> list:
     if not isinstance(x, Q8Activations):
         raise A.ArgumentError(op, "x", f"is a {type(x).__name__}: it takes the activations of "
                                        "ember.ops.quantize_q8_1 or quantize_digits")
-    vo = A.view(op, "q_out", q_out)
+    vo = A.view(op, "q_out", q_out, written=True)
     A.dtype(op, "q_out", vo, ("f32",))
     A.rank(op, "q_out", vo, (4,), "[batch, tokens, heads, head_dim]")
     batch, m, hq, d = vo.shape

@@ -21,7 +21,7 @@ def rope(q, k, positions, base: float = 10000.0, *, neox: bool = False):
 
 def _plan(q, k, positions, base, neox) -> list:
     op = "rope"
-    vq, vk = A.view(op, "q", q), A.view(op, "k", k)
+    vq, vk = A.view(op, "q", q, written=True), A.view(op, "k", k, written=True)
     t = A.dtype(op, "q", vq, DTYPES)
     A.same_dtype(op, "k", vk, "q", t)
     A.rank(op, "q", vq, (3,), "[tokens, heads, head_dim]")
@@ -73,7 +73,7 @@ def rope_append(q, k, v, k_cache, v_cache, positions, base: float = 10000.0, *, 
 
 def _plan_append(q, k, v, k_cache, v_cache, positions, base, neox, q_out) -> list:
     op = "rope_append"
-    vq = A.view(op, "q", q)
+    vq = A.view(op, "q", q, written=q_out is q)
     ti = A.dtype(op, "q", vq, DTYPES)
     A.rank(op, "q", vq, (4,), "[batch, tokens, heads, head_dim]")
     batch, m, hq, d = vq.shape
@@ -95,7 +95,7 @@ def _plan_append(q, k, v, k_cache, v_cache, positions, base, neox, q_out) -> lis
     t, cache_len = caches(op, k_cache, v_cache, batch, hkv, d, ti, views)
     A.int_range(op, "q", batch * m, 1, 65535, "batch x tokens: the grid's y dimension")
     in_place = q_out is q
-    vo = vq if in_place else A.view(op, "q_out", q_out)
+    vo = vq if in_place else A.view(op, "q_out", q_out, written=True)
     tq = A.dtype(op, "q_out", vo, tuple(dict.fromkeys((ti, "f32"))))
     A.shape(op, "q_out", vo, vq.shape, "q's shape")
     if in_place:
@@ -129,7 +129,7 @@ def caches(op: str, k_cache, v_cache, batch: int, hkv: int, d: int, ti: str, vie
     (the new rows, of dtype `ti`, are the caches' dtype or f32), their views added to `views`."""
     t = None
     for name, c in (("k_cache", k_cache), ("v_cache", v_cache)):
-        vc = A.view(op, name, c)
+        vc = A.view(op, name, c, written=True)
         if t is None:
             t = A.dtype(op, name, vc, DTYPES)
             if ti != t and ti != "f32":

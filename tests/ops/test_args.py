@@ -13,8 +13,8 @@ from ember.ops import ArgumentError
 class CudaArray:
     """A device array as any CUDA library presents it (__cuda_array_interface__ v3)."""
 
-    def __init__(self, shape, typestr="<f4", ptr=0x7f0000000000, strides=None):
-        self.__cuda_array_interface__ = {"shape": tuple(shape), "typestr": typestr, "data": (ptr, False),
+    def __init__(self, shape, typestr="<f4", ptr=0x7f0000000000, strides=None, readonly=False):
+        self.__cuda_array_interface__ = {"shape": tuple(shape), "typestr": typestr, "data": (ptr, readonly),
                                          "strides": strides, "version": 3}
 
 
@@ -250,3 +250,32 @@ def test_activations_made_by_hand_are_checked_before_a_gemv_reads_them():
                               CudaArray((128,), "<u4", ptr=0x7f7800000000), 1, 4096, like, True)
     raises("x.aq", "has dtype f32", ops.swiglu_q4k, w, CudaArray((4096, 16 * 144), "|u1", ptr=0x7f9000000000), wrong,
            out=out)
+
+
+def test_every_written_argument_refuses_read_only_memory():
+    """An export marked read-only (the CUDA Array Interface's flag, DLPack's, a numpy array's
+    in the simulator) is refused where the op writes it, naming the argument -
+    until 2026-11-27 add_rms_norm_q8 reached the launch, whose error named the kernel's
+    parameter `r`; the arguments an op only reads may be read-only."""
+    def ro(*shape, typestr="<f4", ptr):
+        return CudaArray(shape, typestr, ptr=ptr, readonly=True)
+    x, w = f32(2, 4096), f32(4096, ptr=0x7f1000000000)
+    raises("out", "is read-only: rms_norm writes it", ops.rms_norm, x, w, out=ro(2, 4096, ptr=0x7f2000000000))
+    raises("residual", "is read-only", ops.rms_norm, x, w, residual=ro(2, 4096, ptr=0x7f2000000000))
+    raises("residual", "is read-only", ops.add_rms_norm_q8, x, ro(2, 4096, ptr=0x7f2000000000), w)
+    raises("q", "is read-only: rope writes it", ops.rope, ro(8, 32, 128, ptr=0x7f0000000000),
+           f32(8, 8, 128, ptr=0x7f1000000000), CudaArray((8,), "<i4", ptr=0x7f2000000000))
+    raises("k", "is read-only", ops.rope, f32(8, 32, 128), ro(8, 8, 128, ptr=0x7f1000000000),
+           CudaArray((8,), "<i4", ptr=0x7f2000000000))
+    q, k, v = f32(2, 1, 32, 128), f32(2, 1, 8, 128, ptr=0x7f1000000000), f32(2, 1, 8, 128, ptr=0x7f2000000000)
+    kc, vc = f32(2, 4096, 8, 128, ptr=0x7f3000000000), f32(2, 4096, 8, 128, ptr=0x7f4000000000)
+    pos = CudaArray((2, 1), "<i4", ptr=0x7f5000000000)
+    raises("k_cache", "is read-only: rope_append writes it", ops.rope_append, q, k, v,
+           ro(2, 4096, 8, 128, ptr=0x7f3000000000), vc, pos)
+    raises("v_cache", "is read-only", ops.rope_append, q, k, v, kc, ro(2, 4096, 8, 128, ptr=0x7f4000000000), pos)
+    raises("q", "is read-only", ops.rope_append, ro(2, 1, 32, 128, ptr=0x7f0000000000), k, v, kc, vc, pos)
+    raises("q_out", "is read-only", ops.rope_append, q, k, v, kc, vc, pos, q_out=ro(2, 1, 32, 128, ptr=0x7f6000000000))
+    raises("out", "is read-only: decode_attention writes it", ops.decode_attention, q, kc, vc,
+           CudaArray((2,), "<i4", ptr=0x7f5000000000), out=ro(2, 1, 32, 128, ptr=0x7f6000000000))
+    raises("out", "is read-only: q4k_gemv writes it", ops.q4k_gemv, CudaArray((8, 16 * 144), "|u1"),
+           f32(1, 4096, ptr=0x7f1000000000), out=ro(1, 8, ptr=0x7f2000000000))

@@ -213,3 +213,16 @@ def test_the_tensor_core_gemvs_from_their_rule():
     assert np.abs(s8 - g / (1 + np.exp(-g)) * u).max() <= 1e-5 * np.abs(g * u).max()
     g, u = exact[:ms], Q.gemv(wu, x[:ms])
     assert np.abs(sd - g / (1 + np.exp(-g)) * u).max() <= 1e-5 * np.abs(g * u).max()
+
+
+def test_read_only_numpy_arrays_are_read_but_not_written():
+    """In the simulator a numpy array that may not be written is refused where the op writes
+    it, and read where it only reads."""
+    x = np.ones((2, 256), np.float32)
+    x.flags.writeable = False
+    w = np.ones(256, np.float32)
+    with ops.on_simulator():
+        y = ops.rms_norm(x, w, 1e-5)
+        with pytest.raises(ops.ArgumentError, match="`residual` is read-only: add_rms_norm_q8 writes it"):
+            ops.add_rms_norm_q8(np.ones((2, 256), np.float32), x, w, 1e-5)
+    assert np.allclose(y, 1.0, atol=1e-5)
