@@ -111,7 +111,40 @@ def read(path) -> dict:
         raise CommandError(f"{path} is not a tuned table: {e}") from None
     if not isinstance(table, dict) or not isinstance(table.get("devices"), dict) or "kernel" not in table:
         raise CommandError(f"{path} is not a tuned table: no kernel and devices")
+    problem = _malformed(table)
+    if problem:
+        raise CommandError(f"{path} is not a tuned table: {problem}")
     return table
+
+
+_SCALARS = (bool, int, float, str)
+
+
+def _malformed(table: dict) -> str | None:
+    """What in a table's structure its readers could not use (a hand edit, a merge gone wrong),
+    or None. Checked before any reader indexes it: a bucket that was not an object made
+    `ember tune --restamp` fail inside Ember (exit 70), and a table without its source was
+    passed over by `ember compile --tuned` without a word."""
+    for key in ("kernel", "source", "source_hash"):
+        if not isinstance(table.get(key), str):
+            return f"`{key}` is {json.dumps(table.get(key))}, not a string"
+    for device, buckets in table["devices"].items():
+        if not isinstance(buckets, dict):
+            return f"device {json.dumps(device)} holds {json.dumps(buckets)}, not an object of buckets"
+        for bucket, e in buckets.items():
+            where = f"the entry of {json.dumps(device)} at {json.dumps(bucket)}"
+            if not isinstance(e, dict) or "config" not in e:
+                return f"{where} is {json.dumps(e)}, not an object with a `config`"
+            config = e["config"]
+            if config is not None and (not isinstance(config, dict)
+                                       or not all(isinstance(v, _SCALARS) for v in config.values())):
+                return f"{where} has `config` {json.dumps(config)}: an object of const values, or null"
+            for key, kinds in (("defines", dict), ("us", (int, float)), ("sass_path", str), ("ptx_sha256", str)):
+                if e.get(key) is not None and (not isinstance(e[key], kinds) or isinstance(e[key], bool)):
+                    return f"{where} has `{key}` {json.dumps(e[key])} of the wrong type"
+            if e.get("sass_path") not in (None, "nvjitlink", "driver"):
+                return f"{where} has `sass_path` {json.dumps(e['sass_path'])}: nvjitlink or driver"
+    return None
 
 
 def write(path, table: dict) -> None:

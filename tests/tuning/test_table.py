@@ -1,7 +1,9 @@
-"""Tuned tables: written deterministically, merged per device, and refused with a warning
-when the kernel's source changed after tuning."""
+"""Tuned tables: written deterministically, merged per device, refused with a warning
+when the kernel's source changed after tuning, and with an error naming the part when
+their structure is broken."""
 
 import json
+import re
 import shutil
 
 import pytest
@@ -176,3 +178,31 @@ def test_a_table_is_written_as_ember_writes_outputs_and_a_non_table_is_named(tmp
     decoy.write_text("[1, 2]")
     with pytest.raises(CommandError, match="no kernel and devices"):
         T.read(decoy)
+
+
+BAD_TABLES = [
+    ({"source": None}, "`source` is null, not a string"),
+    ({"devices": {"GPU sm_90": [1]}}, 'device "GPU sm_90" holds [1], not an object of buckets'),
+    ({"devices": {"GPU sm_90": {"b": 5}}}, 'the entry of "GPU sm_90" at "b" is 5, not an object with a `config`'),
+    ({"devices": {"GPU sm_90": {"b": {"us": 1.0}}}}, "not an object with a `config`"),
+    ({"devices": {"GPU sm_90": {"b": {"config": {"WARPS": [4]}}}}}, "an object of const values, or null"),
+    ({"devices": {"GPU sm_90": {"b": {"config": {}, "us": "fast"}}}}, '`us` "fast" of the wrong type'),
+    ({"devices": {"GPU sm_90": {"b": {"config": {}, "defines": 3}}}}, "`defines` 3 of the wrong type"),
+    ({"devices": {"GPU sm_90": {"b": {"config": {}, "sass_path": "ptxas"}}}}, '"ptxas": nvjitlink or driver'),
+]
+
+
+@pytest.mark.parametrize("change, message", BAD_TABLES)
+def test_a_malformed_table_is_named_with_what_is_wrong(change, message, tmp_path, capsys):
+    """A table whose structure its readers could not use (a hand edit): an error naming the
+    file and the part - `ember tune --restamp` failed inside Ember (exit 70) on a bucket that
+    was not an object, and `ember compile --tuned` passed over a table without its source."""
+    from ember.cli_support import CommandError
+    from tests.test_cli import run
+    t = {**T.new_table("rmsnorm_rows", source_of("rmsnorm_rows")), **change}
+    path = tmp_path / "rmsnorm_rows.json"
+    path.write_text(json.dumps(t))
+    with pytest.raises(CommandError, match=f"{path} is not a tuned table: .*{re.escape(message)}"):
+        T.read(path)
+    code, _, err = run(capsys, "tune", "rmsnorm_rows", "--restamp", "-o", str(path))
+    assert code == 1 and message in err
