@@ -547,5 +547,6 @@ def load(program, device=0, sass_path: str = "nvjitlink") -> Module:
     return Module(program, device=device, sass_path=sass_path)
 
 
-__all__ = ["Context", "context", "available", "device_count", "sm_count", "DeviceArray", "Event", "Stream", "Graph", "Module",
-           "Kernel", "Launch", "load", "load_ptx", "copy_device", "CudaError", "NoGPUError", "SASS_PATHS", "driver_version"]
+__all__ = ["Context", "context", "available", "device_count", "sm_count", "DeviceArray", "Event", "Stream", "Graph",
+           "Module", "Kernel", "Launch", "load", "load_ptx", "copy_device", "CudaError", "NoGPUError", "SASS_PATHS",
+           "driver_version"]

@@ -82,9 +82,9 @@ def _run(args) -> int:
         print(f"ember tune: {args.kernel} {shape} on {key} could not be measured: {error}"
               f"{'' if os.environ.get('EMBER_DEBUG') else ' (EMBER_DEBUG=1 for a traceback)'}", file=sys.stderr)
     if failures:
-        print(f"ember tune: {len(failures)} of {len(failures) + sum(len(b) for b in new['devices'].values())} "
-              f"buckets not measured; {'the others were written' if any(new['devices'].values()) else 'nothing written'}",
-              file=sys.stderr)
+        measured = sum(len(b) for b in new["devices"].values())
+        print(f"ember tune: {len(failures)} of {len(failures) + measured} buckets not measured; "
+              f"{'the others were written' if measured else 'nothing written'}", file=sys.stderr)
     return EXIT_OK if chose_all and not failures else EXIT_ERRORS
 
 
