@@ -79,11 +79,19 @@ def _device_of(obj, view) -> int | None:
     CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL where `obj` offers the CUDA Array Interface, which
     said 0 for memory a stream-ordered pool of cuda:1 allocated (two H200s, driver 13.0):
     a runtime DeviceArray (always pool memory) on another GPU than the first was refused
-    its own kernels ("lives on cuda:0"), and `ember tune` on several GPUs failed. A
-    DeviceArray knows its device (`__ember_device__`)."""
+    its own kernels ("lives on cuda:0"), and `ember tune` on several GPUs failed. So the
+    object's own word comes first: a DeviceArray's (`__ember_device__`), then DLPack's
+    device (torch and CuPy say it; their pools - torch's cudaMallocAsync backend, CuPy's
+    MemoryAsyncPool - are stream-ordered too)."""
     own = getattr(obj, "__ember_device__", None)
     if own is not None:
         return own
+    try:
+        kind, ordinal = obj.__dlpack_device__()
+        if int(kind) in (2, 13):               # kDLCUDA, kDLCUDAManaged
+            return int(ordinal)
+    except Exception:       # noqa: BLE001 - no DLPack, or an object that cannot say
+        pass
     return view.device_id if view.device_id >= 0 else None
 
 
