@@ -69,6 +69,10 @@ def _run(args) -> int:
     bad = [d for d in args.device or [] if not 0 <= d < count]
     if bad:
         raise UsageError(f"--device {bad[0]}: this machine has {count} GPU{'s' if count != 1 else ''} (0..{count - 1})")
+    twice = [d for i, d in enumerate(args.device or []) if d in (args.device or [])[:i]]
+    if twice:
+        raise UsageError(f"--device {twice[0]} is named twice: two processes would time on one GPU at once, and "
+                         "each would slow the other's kernels")
     failures = []
     new = tune(args.kernel, shapes, args.device, args.jobs, sys.stderr, timing, failures)
     lines, chose_all = summary(args.kernel, new)

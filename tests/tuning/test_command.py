@@ -23,6 +23,15 @@ def test_usage_errors(capsys, tmp_path):
     assert code == 2 and "not a regular file" in err
 
 
+def test_a_device_named_twice_is_refused(capsys, monkeypatch):
+    """Two workers on one GPU would time each other's kernels."""
+    from ember.runtime import cuda
+    monkeypatch.setattr(cuda, "available", lambda: True)
+    monkeypatch.setattr(cuda, "device_count", lambda: 2)
+    code, _, err = run(capsys, "tune", "q4k_gemv", "--device", "1", "--device", "0", "--device", "1")
+    assert code == 2 and "--device 1 is named twice" in err
+
+
 def test_without_a_gpu_it_says_so(capsys):
     from ember.runtime import cuda
     if cuda.available():
