@@ -191,6 +191,11 @@ class CompileError(Exception):
         self.diagnostics = diagnostics
         super().__init__(diagnostics.render())
 
+    def __reduce__(self):
+        # Rebuilt from its diagnostics, not from the rendered text (Exception's default): a
+        # worker process of `ember tune` sends it back to the command, which renders it.
+        return (CompileError, (self.diagnostics,))
+
 
 class InternalError(Exception):
     """A bug in Ember (not in the user's program). Names the stage it happened in."""

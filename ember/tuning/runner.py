@@ -239,14 +239,7 @@ def tune(kernel: str, shapes: list | None = None, devices: list | None = None, w
     if len(devices) == 1:
         done = [_bucket_job((kernel, shape, devices[0], workers, timing, progress_stream)) for shape in shapes]
     else:
-        import concurrent.futures
-        import multiprocessing
-        per_gpu = max(1, workers // len(devices))
-        slots = [[(kernel, shape, devices[i], per_gpu, timing, None) for shape in shapes[i::len(devices)]]
-                 for i in range(len(devices))]
-        slots = [jobs for jobs in slots if jobs]
-        with concurrent.futures.ProcessPoolExecutor(len(slots), mp_context=multiprocessing.get_context("spawn")) as pool:
-            done = [r for rs in pool.map(_device_jobs, slots) for r in rs]
+        done = share_out(kernel, shapes, devices, max(1, workers // len(devices)), timing)
     failed = []
     for key, shape, entry, error in sorted(done, key=lambda r: shapes.index(r[1])):
         if error is None:
@@ -260,9 +253,78 @@ def tune(kernel: str, shapes: list | None = None, devices: list | None = None, w
     return out
 
 
-def _device_jobs(jobs: list) -> list:
-    """A worker process: one GPU's buckets, in turn."""
-    return [_bucket_job(j) for j in jobs]
+def share_out(kernel: str, shapes: list, devices: list, workers: int, timing: dict | None,
+              measure=None) -> list:
+    """Measure `shapes` with one process per GPU of `devices`, all at once: a queue of
+    buckets from which each GPU takes the next when it is done with one (buckets differ by
+    10x in time, so a fixed share left GPUs idle while one worked through the long ones).
+    `measure` (default _bucket_job) runs in the worker on (kernel, shape, device, workers,
+    timing, None) and returns (device key, bucket, entry, error).
+
+    A worker that ends without answering (a crash in the driver, killed for memory) fails
+    the bucket it was measuring, with its exit status; the other GPUs go on with the rest,
+    and what no worker is left to measure is failed too. A kernel source that does not
+    compile is raised here, as the compiler reports it."""
+    import multiprocessing
+    from multiprocessing.connection import wait
+    mp = multiprocessing.get_context("spawn")
+    todo = mp.Queue()
+    for index in range(len(shapes)):
+        todo.put(index)
+    for _ in devices:
+        todo.put(None)
+    # Each worker answers through a pipe of its own (a send is written when it returns: a
+    # queue's feeder thread dies with a crashing process, and the answer before it with it)
+    # and says in shared memory which bucket it measures.
+    readers, procs, measuring = {}, [], []
+    for device in devices:
+        reader, writer = mp.Pipe(duplex=False)
+        at = mp.Value("i", -1, lock=False)
+        p = mp.Process(target=_gpu_worker, args=(measure or _bucket_job, kernel, shapes, device, workers, timing,
+                                                todo, writer, at), daemon=True)
+        p.start()
+        writer.close()
+        readers[reader] = len(procs)
+        procs.append(p)
+        measuring.append(at)
+    done = {}
+    try:
+        while readers and len(done) < len(shapes):
+            for reader in wait(list(readers)):
+                try:
+                    what, index, result = reader.recv()
+                except EOFError:            # the worker has ended: all it sent is read
+                    i = readers.pop(reader)
+                    procs[i].join()
+                    if measuring[i].value >= 0:
+                        index = measuring[i].value
+                        done[index] = (f"cuda:{devices[i]}", shapes[index], None, f"the worker measuring on "
+                                       f"cuda:{devices[i]} ended (exit status {procs[i].exitcode})")
+                    continue
+                if what == "raise":
+                    raise result
+                done[index] = result
+    finally:
+        for p in procs:
+            if p.is_alive():
+                p.terminate()
+            p.join()
+    return [done.get(i, (f"cuda:{devices[0]}", shape, None, "not measured: every GPU's worker had ended"))
+            for i, shape in enumerate(shapes)]
+
+
+def _gpu_worker(measure, kernel, shapes, device, workers, timing, todo, answers, measuring) -> None:
+    """A worker process: the next bucket from `todo` on its GPU, until it takes None."""
+    from ..diagnostics import CompileError
+    while (index := todo.get()) is not None:
+        measuring.value = index
+        try:
+            result = measure((kernel, shapes[index], device, workers, timing, None))
+        except CompileError as e:
+            answers.send(("raise", index, e))
+            return
+        answers.send(("done", index, result))
+        measuring.value = -1
 
 
 def _bucket_job(job) -> tuple:
