@@ -281,7 +281,7 @@ def share_out(kernel: str, shapes: list, devices: list, workers: int, timing: di
         reader, writer = mp.Pipe(duplex=False)
         at = mp.Value("i", -1, lock=False)
         p = mp.Process(target=_gpu_worker, args=(measure or _bucket_job, kernel, shapes, device, workers, timing,
-                                                todo, writer, at), daemon=True)
+                                                todo, writer, at))   # not daemonic: it starts compile workers
         p.start()
         writer.close()
         readers[reader] = len(procs)

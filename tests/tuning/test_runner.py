@@ -82,6 +82,15 @@ def _crashes_on_a_bucket(job):
     return f"cuda:{job[2]}", job[1], {"pid": os.getpid()}, None
 
 
+def _starts_a_process(job):
+    """As tune_bucket's compile workers do (a daemonic worker may not)."""
+    import multiprocessing
+    child = multiprocessing.get_context("spawn").Process(target=int)
+    child.start()
+    child.join()
+    return f"cuda:{job[2]}", job[1], {"child_exit": child.exitcode}, None
+
+
 def _does_not_compile(job):
     import ember
     ember.compile("kernel k(x: ptr<f32>) { let a = ; }", arch="sm_90")
@@ -96,6 +105,13 @@ def test_gpus_take_the_next_bucket_when_they_are_done(tmp_path):
     assert [d[1] for d in done] == shapes and all(d[3] is None for d in done)
     pid = {shape: entry["pid"] for _, shape, entry, _ in done}
     assert pid["a"] == pid["b"] == pid["c"] != pid["long"]
+
+
+def test_a_worker_may_start_processes_of_its_own():
+    """Its bucket's compile workers: a daemonic GPU worker lost every bucket of a 4-GPU run to
+    "daemonic processes are not allowed to have children"."""
+    from ember.tuning.runner import share_out
+    assert share_out("k", ["x"], [0, 0], 1, None, measure=_starts_a_process) == [("cuda:0", "x", {"child_exit": 0}, None)]
 
 
 def test_a_worker_that_dies_fails_its_bucket_and_the_others_go_on():
