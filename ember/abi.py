@@ -187,7 +187,10 @@ def scalar_bytes(value, t: ScalarType, kernel: str, pname: str) -> bytes:
     if isinstance(value, (np.generic,)):
         value = value.item()
     if isinstance(value, bool):
-        value = int(value)
+        # No kernel parameter is a bool (docs/language.md): True for a `u32` count or a float
+        # is a mistaken argument, not a 1 to pass on.
+        raise LaunchError(f"{kernel}: `{pname}` is `{t}`, got bool {value!r} (kernel parameters are numbers; "
+                          f"pass int({value!r}) if 1 or 0 is meant)")
     if t.is_int:
         if not isinstance(value, int):
             if isinstance(value, float) and value.is_integer():

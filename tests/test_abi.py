@@ -35,6 +35,11 @@ def test_scalars():
         scalar_bytes(-1, U32, "k", "n")
     with pytest.raises(LaunchError, match="got float"):
         scalar_bytes(1.5, U32, "k", "n")
+    import numpy as np
+    for flag in (True, False, np.bool_(True)):       # no parameter is a bool: a flag passed as a count
+        for t in (U32, I32, F16):
+            with pytest.raises(LaunchError, match=f"`n` is `{t}`, got bool {bool(flag)}"):
+                scalar_bytes(flag, t, "k", "n")
 
 
 def bind(x: Buffer, y: Buffer):
