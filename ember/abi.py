@@ -102,7 +102,8 @@ def elem_name_of_dtype(dtype) -> str | None:
     `elem_name_of_typestr` of its typestr, and bf16 for ml_dtypes' bfloat16 (whose
     typestr is a bare `<V2`)."""
     if getattr(dtype, "name", "") == "bfloat16":
-        return "bf16"
+        # a byte-swapped one (dtype.newbyteorder(">")) is named big-endian like `>f2`
+        return "bf16" + (BIG_ENDIAN if dtype.str[0] == ">" else "")
     return elem_name_of_typestr(dtype.str)
 
 

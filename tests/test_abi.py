@@ -94,6 +94,17 @@ def test_a_buffer_is_accepted_only_when_its_bytes_mean_the_parameters_type(elem)
         assert accepted == same, (elem, dt.str)
 
 
+def test_a_byte_swapped_bfloat16_is_named_big_endian():
+    """ml_dtypes' bfloat16 has a bare `V2` typestr, named by its dtype's name: a byte-swapped
+    one (`>V2`) was named plain bf16 and accepted (ember.ops in the simulator wrote a KV
+    cache of it little-endian, until 2026-11-27)."""
+    import ml_dtypes
+    from ember.abi import BIG_ENDIAN, elem_name_of_dtype
+    bf16 = np.dtype(ml_dtypes.bfloat16)
+    assert elem_name_of_dtype(bf16) == elem_name_of_dtype(bf16.newbyteorder("<")) == "bf16"
+    assert elem_name_of_dtype(bf16.newbyteorder(">")) == "bf16" + BIG_ENDIAN
+
+
 def test_a_big_endian_file_is_refused_by_ember_run(tmp_path):
     import subprocess
     import sys

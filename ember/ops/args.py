@@ -227,6 +227,14 @@ def positive_float(op: str, name: str, value) -> float:
     return f
 
 
+def flag(op: str, name: str, value) -> bool:
+    """A yes / no option (RoPE's neox): a Python or numpy bool. Anything else is refused - the
+    string "false" or a list is true to Python, and would choose the other pairing silently."""
+    if isinstance(value, bool) or (type(value).__module__ == "numpy" and type(value).__name__ in ("bool", "bool_")):
+        return bool(value)
+    raise ArgumentError(op, name, f"must be True or False, not {type(value).__name__} {value!r}"[:200])
+
+
 def int_range(op: str, name: str, value: int, low: int, high: int, why: str) -> int:
     if not low <= value <= high:
         raise ArgumentError(op, name, f"is {value}; it must be in [{low}, {high}] ({why})")
@@ -258,21 +266,32 @@ _TYPESTR = {"f32": "<f4", "f16": "<f2", "bf16": "<u2", "i32": "<i4", "u32": "<u4
 def span(v: DeviceView, writable: bool = False):
     """A strided view's memory from its first element to its last, as one dense run of its
     elements, for a kernel that takes the strides as arguments (the launch checks buffers
-    as dense runs)."""
+    as dense runs). `writable`: the kernel's parameter is `mut` (see _mut_run)."""
     n = sum((d - 1) * st for d, st in zip(v.shape, v.strides)) + 1 if all(v.shape) else 0
     np = _numpy()
     if isinstance(v.obj, np.ndarray):
-        return np.lib.stride_tricks.as_strided(v.obj, shape=(n,), strides=(v.obj.dtype.itemsize,))
+        return _mut_run(np.lib.stride_tricks.as_strided(v.obj, shape=(n,), strides=(v.obj.dtype.itemsize,)),
+                        writable)
     return _Interface(v.obj, v.ptr, n, _TYPESTR[v.dtype], writable)
 
 
 def run_of(v: DeviceView, start: int, n: int, writable: bool = False):
     """Elements start .. start + n - 1 of a dense view's memory as one run: a part of each of
-    a buffer's rows, for a kernel that takes the rows' stride (q, k and v of one projection)."""
+    a buffer's rows, for a kernel that takes the rows' stride (q, k and v of one projection).
+    `writable`: the kernel's parameter is `mut` (see _mut_run)."""
     np = _numpy()
     if isinstance(v.obj, np.ndarray):
-        return v.obj.reshape(-1)[start:start + n]
+        return _mut_run(v.obj.reshape(-1)[start:start + n], writable)
     return _Interface(v.obj, v.ptr + start * ITEMSIZE[v.dtype], n, _TYPESTR[v.dtype], writable)
+
+
+def _mut_run(a, writable: bool):
+    """A numpy run (the simulator) for a `mut` kernel parameter that the op may not write -
+    rope_append's q, k and v are `mut` because q_out may be q. An op checks what it writes
+    with view(..., written=True), so a read-only array reaching here is only read: it goes
+    as a copy, which the launch's writability check accepts (it refused the array itself,
+    where the same call on the GPU ran)."""
+    return a.copy() if writable and not a.flags.writeable else a
 
 
 def _numpy():

@@ -54,12 +54,15 @@ def _plan(w, x, k_cache, v_cache, positions, base, neox, q_out) -> list:
                                              "(grouped-query attention)")
     views = {"q_out": vo}
     t, cache_len = caches(op, k_cache, v_cache, batch, hkv, d, "f32", views)
+    for name in ("k_cache", "v_cache"):         # as rope_append takes them (the two-launch path)
+        A.aligned(op, name, views[name], 8)
     vw, n = _weights(op, "w", w, "q4k", x.k, 16)
     if n != (hq + 2 * hkv) * d:
         raise A.ArgumentError(op, "w", f"has {n} rows; q's {hq} heads, then k's and v's {hkv}, of {d}: "
                                        f"{(hq + 2 * hkv) * d} are needed")
     vp = token_positions(op, positions, batch, m)
     base = A.positive_float(op, "base", base)
+    neox = A.flag(op, "neox", neox)
     vxq, vxd = x.check(op, x.m, x.k, "x")
     reads = {"w": vw, "x.aq": vxq, "x.ads": vxd, "positions": vp}
     outs = ("q_out", "k_cache", "v_cache")

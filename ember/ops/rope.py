@@ -46,6 +46,7 @@ def _plan(q, k, positions, base, neox) -> list:
     A.contiguous(op, "positions", vp)
     A.aligned(op, "positions", vp, 4)
     base = A.positive_float(op, "base", base)
+    neox = A.flag(op, "neox", neox)
     device = A.same_device(op, {"q": vq, "k": vk, "positions": vp}) or 0
     launches = []
     for x, heads in ((q, q_heads), (k, kv_heads)):
@@ -116,6 +117,7 @@ def _plan_append(q, k, v, k_cache, v_cache, positions, base, neox, q_out) -> lis
                 A.no_overlap(op, r, views[r], w, views[w])
     vp = token_positions(op, positions, batch, m)
     base = A.positive_float(op, "base", base)
+    neox = A.flag(op, "neox", neox)
     device = A.same_device(op, {**views, "positions": vp}) or 0
     defines = {"HEAD_DIM": d, "T": t, "TI": ti, "TQ": tq, **({"NEOX": "true"} if neox else {})}
     kern, _ = kernel("rope_append.ember", "rope_append", defines, batch * m * (hq + 2 * hkv) * d, device)

@@ -252,6 +252,31 @@ def test_activations_made_by_hand_are_checked_before_a_gemv_reads_them():
            out=out)
 
 
+HOSTILE_FLAGS = ["false", "no", 0, 1, None, [], [False], 1.0, np.int32(1), object()]
+
+
+@pytest.mark.parametrize("value", HOSTILE_FLAGS, ids=repr)
+def test_every_flag_refuses_what_is_not_a_bool(value):
+    """neox="false" is true to Python and chose the NeoX pairing silently (until 2026-11-27,
+    found calling the ops with hostile arguments); 0 and 1 are refused too, as numbers are for
+    flags of a typed API. np.bool_ passes (test below)."""
+    q, k, pos = f32(8, 32, 128), f32(8, 8, 128, ptr=0x7f1000000000), CudaArray((8,), "<i4", ptr=0x7f2000000000)
+    qa, ka, va = f32(2, 1, 32, 128), f32(2, 1, 8, 128, ptr=0x7f1000000000), f32(2, 1, 8, 128, ptr=0x7f2000000000)
+    kc, vc = f32(2, 4096, 8, 128, ptr=0x7f3000000000), f32(2, 4096, 8, 128, ptr=0x7f4000000000)
+    posa = CudaArray((2, 1), "<i4", ptr=0x7f5000000000)
+    wqkv = CudaArray(((32 + 2 * 8) * 128, 16 * 144), "|u1", ptr=0x7f6000000000)
+    xd = ops.Q8Activations(CudaArray((3 * 2 * 1024,), "<u4", ptr=0x7f7000000000),
+                           CudaArray((2 * 2 * 128,), "<u4", ptr=0x7f7800000000), 2, 4096,
+                           ops.args.view("test", "x", f32(2, 4096, ptr=0x7f8000000000)), True, True)
+    raises("neox", "must be True or False", ops.rope, q, k, pos, neox=value)
+    raises("neox", "must be True or False", ops.rope_append, qa, ka, va, kc, vc, posa, neox=value)
+    raises("neox", "must be True or False", ops.q4k_qkv_rope_append, wqkv, xd, kc, vc, posa, q_out=qa, neox=value)
+
+
+def test_a_flag_takes_numpy_bools():
+    assert ops.args.flag("op", "neox", np.True_) is True and ops.args.flag("op", "neox", False) is False
+
+
 def test_every_written_argument_refuses_read_only_memory():
     """An export marked read-only (the CUDA Array Interface's flag, DLPack's, a numpy array's
     in the simulator) is refused where the op writes it, naming the argument -

@@ -107,5 +107,7 @@ def test_q4k_qkv_rope_append_names_each_bad_argument():
            CudaArray((2, 4096, 8, 128), "<f2", ptr=0x7f2000000100), vc, pos,
            q_out=q_out)
     raises("q_out", "overlaps `w`", f, w, x, kc, vc, pos, q_out=CudaArray((2, 1, 32, 128), ptr=0x7f0000000000))
+    raises("v_cache", "not a multiple of 8 bytes", f, w, x, kc, CudaArray((2, 4096, 8, 128), "<f2", ptr=0x7f4000000004), pos,
+           q_out=q_out)         # as rope_append (the two-launch path) takes it: not a LaunchError
     with pytest.raises(TypeError):
         f(w, x, kc, vc, pos)                      # q_out is required: it gives q's heads

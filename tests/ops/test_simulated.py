@@ -226,3 +226,22 @@ def test_read_only_numpy_arrays_are_read_but_not_written():
         with pytest.raises(ops.ArgumentError, match="`residual` is read-only: add_rms_norm_q8 writes it"):
             ops.add_rms_norm_q8(np.ones((2, 256), np.float32), x, w, 1e-5)
     assert np.allclose(y, 1.0, atol=1e-5)
+
+
+def test_rope_append_reads_read_only_inputs_into_q_out():
+    """q, k and v are only read where q_out is given, so read-only arrays pass - as on the
+    GPU; the simulator's launch refused them (its kernel parameters are `mut`, since q_out
+    may be q) with a LaunchError naming `q` as written (until 2026-11-27)."""
+    from ember.reference.rope import rope_append
+    rng = np.random.default_rng(7)
+    q, k, v = (rng.standard_normal((2, 1, h, 64)).astype(np.float32) for h in (4, 2, 2))
+    kc, vc = (rng.standard_normal((2, 8, 2, 64)).astype(np.float32) for _ in range(2))
+    pos = np.array([[3], [6]], np.int32)
+    want = rope_append(q[:, 0], k[:, 0], v[:, 0], kc, vc, pos.reshape(-1), 1, 1e4)
+    for a in (q, k, v):
+        a.flags.writeable = False
+    q_out = np.zeros_like(q)
+    with ops.on_simulator():
+        ops.rope_append(q, k, v, kc, vc, pos, 1e4, q_out=q_out)
+    for got, exp in zip((q_out[:, 0], kc, vc), want):
+        assert np.abs(got - exp).max() <= 1e-5
