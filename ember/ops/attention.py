@@ -279,6 +279,16 @@ def _scale(d: int) -> float:
 
 MERGE_US = 2.5               # what the merge kernel adds to the split pass (bench attention, us:
                              # 2.3-3.0 on an H100, 2.6 on an H200 at 512 to 4096 keys)
+# Tried and not kept (H100, 2026-11-27, bench attention, one run): the split pass merging
+# itself, its last block of each KV head (a ticket per block: atomic_add acq_rel, the
+# memory_model.md pattern) merging the head's G x M rows one after another, the merge
+# kernel's bits exactly (simulator and GPU, replayed graphs too). Slower at every shape
+# that takes the split pass, us, last blocks merge / split + merge kernel / SDPA: batch 1
+# at 512 keys 11.33 / 7.08 / 8.1, at 16384 35.07 / 30.76 / 29.84, at 32768 56.55 / 52.72 /
+# 51.17; batch 8 at 4096 53.4 / 52.13; the layer at batch 1, 32768 keys 119.2 against 114.6.
+# The merge kernel runs a block per query row on every SM, launched before the split pass
+# ends (programmatic launch); one block per head merging its rows after its ticket is a
+# serial tail of round trips to L2 that nothing overlaps.
 
 
 def _measured_faster(split_defines: dict, one: int, length: int, size: int, device: int) -> str | None:
