@@ -439,6 +439,8 @@ def _run(args) -> int:
     except CompileError as e:
         print(e.diagnostics.render(), file=sys.stderr)
         return EXIT_ERRORS
+    for w in prog.warnings:                 # as `ember compile` prints them (a -D no kernel has)
+        print(w.render(), file=sys.stderr)
     name = args.kernel or (next(iter(prog.kernels)) if len(prog.kernels) == 1 else None)
     if name is None:
         raise UsageError(f"choose a kernel with --kernel: {', '.join(prog.kernels)}")

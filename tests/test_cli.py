@@ -221,6 +221,24 @@ def test_run_one_kernel_of_a_file_whose_other_kernel_needs_a_define(tmp_path, ca
     assert code == 1 and "has no kernel `c`" in err and "its kernels: a, b" in err
 
 
+def test_a_define_no_kernel_has_is_named_by_run_and_tune_space_as_by_compile(tmp_path, capsys):
+    """-D WARP=8 for WARPS (a typo) ran the defaults silently in `ember run --kernel` and
+    `ember tune-space` (until 2026-11-27) where `ember compile` warns (W0001); a define of
+    the file's other kernel is not a typo, and is not named."""
+    f = tmp_path / "two.ember"
+    f.write_text("kernel a<const N: u32 = 2 tune [2, 4]>(y: *mut global f32) block(32) { y[0] = f32(N); }\n"
+                 "kernel b<const W: u32 = 1>(y: *mut global f32) block(32) { y[thread_idx.x] = f32(W); }\n")
+    code, _, err = run(capsys, "run", str(f), "--kernel", "b", "--grid", "1", "y=ones:32", "-D", "WW=3")
+    assert code == 0 and "warning[W0001]: `-D WW` is not a const parameter of any kernel" in err
+    assert "similar name exists: `W`" in err
+    code, _, err = run(capsys, "run", str(f), "--kernel", "b", "--grid", "1", "y=ones:32", "-D", "N=3")
+    assert code == 0 and "W0001" not in err                 # kernel a's
+    code, out, err = run(capsys, "tune-space", str(f), "-D", "NN=3")
+    assert code == 0 and "`-D NN` is not a const parameter" in err and "kernel a: 2 of 2" in out
+    code, _, err = run(capsys, "tune-space", str(f), "-D", "W=3")
+    assert code == 0 and "W0001" not in err
+
+
 def test_a_pass_list_with_or_without_expand_math_gives_the_same_ptx(tmp_path, capsys):
     """The lowering emits the accurate math ops' expansions that expand-math would copy in."""
     f = tmp_path / "e.ember"

@@ -131,8 +131,11 @@ class Checker:
         self.check_recursion()
         if not self.diags.has_errors:
             self.check_local_memory()
+        # With some kernels only (`ember run --kernel`, the runtime's one kernel), a define may
+        # be another kernel's: unused, it is named only where no kernel of the file has it
+        everyones = set(self._all_const_names()) if self.only is not None else set()
         for name in self.defines:
-            if name not in self.used_defines and self.only is None:
+            if name not in self.used_defines and name not in everyones:
                 self.diags.warning("W0001", f"`-D {name}` is not a const parameter of any kernel",
                                    help=self._suggest(name, self._all_const_names()))
         if not self.kernels and not self.module.broken_items and not self.diags.has_errors:

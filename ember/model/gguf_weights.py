@@ -96,8 +96,10 @@ class Model:
         gguf = _gguf()
         try:
             self.reader = gguf.GGUFReader(self.path)
-        except (ValueError, OSError) as exc:
-            raise GGUFError(f"{self.path}: not a GGUF file Ember can read ({exc})") from None
+        except Exception as exc:        # noqa: BLE001 - the package's parser of the file's bytes: what it
+            # raises on a malformed file is its own (ValueError, an IndexError on a header cut short)
+            raise GGUFError(f"{self.path}: not a GGUF file Ember can read "
+                            f"({type(exc).__name__}: {str(exc)[:200]})") from None
         self.fields = self.reader.fields
         self.hparams = self._hparams()
         self._tensors = {t.name: t for t in self.reader.tensors}

@@ -28,9 +28,10 @@ class TuneSpace:
 
 
 def tune_space(source_or_path, arch: str | None = None, kernel: str | None = None,
-               defines: dict | None = None, include_dirs: list | None = None) -> dict:
+               defines: dict | None = None, include_dirs: list | None = None, warnings: list | None = None) -> dict:
     """{kernel name: TuneSpace} for every kernel with tuned parameters (or the one named):
-    each configuration of the product of their values checked (the front end only: fast)."""
+    each configuration of the product of their values checked (the front end only: fast).
+    `warnings`: a list the file's warnings are appended to (a -D that no kernel has)."""
     from .. import compile as compile_
     from ..diagnostics import CompileError
     kw = {"arch": arch} if arch else {}
@@ -39,6 +40,8 @@ def tune_space(source_or_path, arch: str | None = None, kernel: str | None = Non
     failed = None
     try:
         base = compile_(source_or_path, defines=defines or {}, **kw)
+        if warnings is not None:
+            warnings.extend(base.warnings)
         declared = {name: (info.tunables, info.consts) for name, info in base.kernels.items()}
     except CompileError as e:
         # the default configuration need not check with these values (COLS = 512 and a

@@ -29,12 +29,16 @@ def run(args) -> int:
     if args.arch and args.arch not in archs():
         raise UsageError(f"unknown --arch `{args.arch}`; choose one of {', '.join(archs())}")
     source = read_source(args.file)
+    warnings = []
     try:
         spaces = tune_space(source, arch=args.arch, kernel=args.kernel,
-                            defines=dict(parse_define(d) for d in args.defines), include_dirs=args.include_dirs)
+                            defines=dict(parse_define(d) for d in args.defines), include_dirs=args.include_dirs,
+                            warnings=warnings)
     except CompileError as e:
         print(e.diagnostics.render(), file=sys.stderr)
         return EXIT_ERRORS
+    for w in warnings:                      # as `ember compile` prints them (a -D no kernel has)
+        print(w.render(), file=sys.stderr)
     if args.json:
         print(json.dumps({name: {"params": s.params, "admissible": s.admissible,
                                  "rejected": [{"config": c, "error": why} for c, why in s.rejected]}

@@ -122,6 +122,19 @@ def test_not_a_gguf_file_and_a_missing_layer(tmp_path):
         load(tmp_path / "m.gguf").layer(2)
 
 
+@pytest.mark.parametrize("keep", [30, 200, 0.5, -5000, -1])
+def test_a_file_cut_short_is_refused_by_name(tmp_path, keep):
+    """A download cut short, anywhere: the header (the gguf reader raised an IndexError
+    there, a traceback until 2026-11-27), the tensor infos, the data."""
+    write(tmp_path / "m.gguf")
+    whole = (tmp_path / "m.gguf").read_bytes()
+    n = int(len(whole) * keep) if isinstance(keep, float) else keep if keep > 0 else len(whole) + keep
+    (tmp_path / "cut.gguf").write_bytes(whole[:n])
+    with pytest.raises(GGUFError, match="cut.gguf: "):
+        model = load(tmp_path / "cut.gguf")
+        model.layer(0), model.layer(1)
+
+
 def test_a_head_count_that_does_not_divide(tmp_path):
     path = tmp_path / "bad.gguf"
     w = gguf.GGUFWriter(str(path), "llama")

@@ -252,7 +252,12 @@ def test_activations_made_by_hand_are_checked_before_a_gemv_reads_them():
            out=out)
 
 
-HOSTILE_FLAGS = ["false", "no", 0, 1, None, [], [False], 1.0, np.int32(1), object()]
+class _AnObject:
+    def __repr__(self):             # a stable test id (object()'s repr holds its address: xdist's
+        return "an object"          # workers would collect different tests)
+
+
+HOSTILE_FLAGS = ["false", "no", 0, 1, None, [], [False], 1.0, np.int32(1), _AnObject()]
 
 
 @pytest.mark.parametrize("value", HOSTILE_FLAGS, ids=repr)
