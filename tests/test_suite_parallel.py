@@ -45,3 +45,12 @@ def test_a_worker_does_not_spread_again(monkeypatch):
     config = _config(pytest.Config.ArgsSource.TESTPATHS)
     conftest.pytest_cmdline_main(config)
     assert config.option.numprocesses is None
+
+
+def test_a_test_id_holding_a_memory_address_stops_the_collection():
+    """Such an id differs between xdist's workers, which then refuse to run anything (a flag
+    test's `object()` parameter with ids=repr did so, 2026-11-27): named at collection."""
+    items = [SimpleNamespace(nodeid="tests/t.py::test_x[<object object at 0x7f83a1cc7610>]", keywords={}),
+             SimpleNamespace(nodeid="tests/t.py::test_y[an object]", keywords={})]
+    with pytest.raises(pytest.UsageError, match=r"test_x\[<object object at 0x7f83a1cc7610>\]"):
+        conftest.pytest_collection_modifyitems(None, items)
