@@ -161,9 +161,9 @@ HOSTILE_NUMBERS = ["1e-5", b"1", True, np.True_, None, [1e-5], complex(1, 0), 1e
                    float("nan"), float("-inf"), np.float64("inf"), 0, -3]
 
 
-@pytest.mark.parametrize("value", HOSTILE_NUMBERS, ids=repr)
-def test_every_float_parameter_refuses_hostile_values(value):
-    x, w = f32(4, 4096), f32(4096, ptr=0x7f1000000000)
+def _rope_arguments() -> tuple:
+    """Valid arguments (fake device arrays) of rope (q, k, positions), rope_append (q, k, v,
+    caches, positions, as qa .. posa) and q4k_qkv_rope_append (w, digit activations)."""
     q, k, pos = f32(8, 32, 128), f32(8, 8, 128, ptr=0x7f1000000000), CudaArray((8,), "<i4", ptr=0x7f2000000000)
     qa, ka, va = f32(2, 1, 32, 128), f32(2, 1, 8, 128, ptr=0x7f1000000000), f32(2, 1, 8, 128, ptr=0x7f2000000000)
     kc, vc = f32(2, 4096, 8, 128, ptr=0x7f3000000000), f32(2, 4096, 8, 128, ptr=0x7f4000000000)
@@ -172,6 +172,13 @@ def test_every_float_parameter_refuses_hostile_values(value):
     xd = ops.Q8Activations(CudaArray((3 * 2 * 1024,), "<u4", ptr=0x7f7000000000),
                            CudaArray((2 * 2 * 128,), "<u4", ptr=0x7f7800000000), 2, 4096,
                            ops.args.view("test", "x", f32(2, 4096, ptr=0x7f8000000000)), True, True)
+    return q, k, pos, qa, ka, va, kc, vc, posa, wqkv, xd
+
+
+@pytest.mark.parametrize("value", HOSTILE_NUMBERS, ids=repr)
+def test_every_float_parameter_refuses_hostile_values(value):
+    x, w = f32(4, 4096), f32(4096, ptr=0x7f1000000000)
+    q, k, pos, qa, ka, va, kc, vc, posa, wqkv, xd = _rope_arguments()
     for argument, fn, args, kw in (("eps", ops.rms_norm, (x, w, value), {}), ("base", ops.rope, (q, k, pos, value), {}),
                                    ("base", ops.rope_append, (qa, ka, va, kc, vc, posa, value), {}),
                                    ("base", ops.q4k_qkv_rope_append, (wqkv, xd, kc, vc, posa, value), {"q_out": qa})):
@@ -265,14 +272,7 @@ def test_every_flag_refuses_what_is_not_a_bool(value):
     """neox="false" is true to Python and chose the NeoX pairing silently (until 2026-11-27,
     found calling the ops with hostile arguments); 0 and 1 are refused too, as numbers are for
     flags of a typed API. np.bool_ passes (test below)."""
-    q, k, pos = f32(8, 32, 128), f32(8, 8, 128, ptr=0x7f1000000000), CudaArray((8,), "<i4", ptr=0x7f2000000000)
-    qa, ka, va = f32(2, 1, 32, 128), f32(2, 1, 8, 128, ptr=0x7f1000000000), f32(2, 1, 8, 128, ptr=0x7f2000000000)
-    kc, vc = f32(2, 4096, 8, 128, ptr=0x7f3000000000), f32(2, 4096, 8, 128, ptr=0x7f4000000000)
-    posa = CudaArray((2, 1), "<i4", ptr=0x7f5000000000)
-    wqkv = CudaArray(((32 + 2 * 8) * 128, 16 * 144), "|u1", ptr=0x7f6000000000)
-    xd = ops.Q8Activations(CudaArray((3 * 2 * 1024,), "<u4", ptr=0x7f7000000000),
-                           CudaArray((2 * 2 * 128,), "<u4", ptr=0x7f7800000000), 2, 4096,
-                           ops.args.view("test", "x", f32(2, 4096, ptr=0x7f8000000000)), True, True)
+    q, k, pos, qa, ka, va, kc, vc, posa, wqkv, xd = _rope_arguments()
     raises("neox", "must be True or False", ops.rope, q, k, pos, neox=value)
     raises("neox", "must be True or False", ops.rope_append, qa, ka, va, kc, vc, posa, neox=value)
     raises("neox", "must be True or False", ops.q4k_qkv_rope_append, wqkv, xd, kc, vc, posa, q_out=qa, neox=value)
