@@ -1,4 +1,4 @@
-"""python -m bench {rope,rmsnorm,q4k,ops_gemv,q6k,gemm,hopper,hopper_decode,attention,layer,tuned,compile,scaling,sim,launch} [--out DIR]
+"""python -m bench {rope,rmsnorm,q4k,ops_gemv,q6k,gemm,hopper,hopper_decode,attention,layer,llamacpp,tuned,compile,scaling,sim,launch} [--out DIR]
 
 rope: RoPE on the GPU against the hand-written PTX; rmsnorm: RMSNorm and add+RMSNorm
 against Triton, liger-kernel and torch; q4k: the Q4_K GEMV family against Triton and torch; ops_gemv:
@@ -7,7 +7,9 @@ ceiling and torch; gemm: the bf16 tensor-core GEMM against cuBLAS and Triton; ho
 wgmma + TMA GEMM against the mma.sync one, cuBLAS and Triton (sm_90); hopper_decode: its
 tile configurations at decode shapes (M <= 16) against the copy ceiling, cuBLAS and Triton; attention: decode
 attention (ember.ops) against torch's SDPA; layer: a Llama-3-8B-shaped Q4_K decoder layer
-(ember.model.layer, one CUDA graph) against the bandwidth floor and torch bf16; tuned: the tuned
+(ember.model.layer, one CUDA graph) against the bandwidth floor and torch bf16; llamacpp: the same
+layer against llama.cpp's CUDA kernels on the same GGUF file (--llama-bench: a llama-batched-bench
+built with CUDA); tuned: the tuned
 tables of kernels_src/tuned/ (`ember tune`) beside the defaults and the copy ceiling;
 compile: compile time against Triton and Numba-CUDA; scaling: compile time of large
 inputs (long expressions, a 4.7 MB import);
@@ -21,7 +23,8 @@ import sys
 # What each benchmark needs beyond Ember's own dependencies, and where it comes from.
 NEEDS = {"compile": ("triton", "numba", "pip install -e '.[bench]' (Triton and Numba-CUDA, compiling without a GPU)"),
          "rope": ("torch",), "rmsnorm": ("torch", "triton"), "q4k": ("torch", "triton"), "ops_gemv": ("torch",), "q6k": ("torch",), "gemm": ("torch", "triton"),
-         "hopper": ("torch", "triton"), "hopper_decode": ("torch", "triton"), "attention": ("torch",), "layer": ("torch",), "tuned": (),
+         "hopper": ("torch", "triton"), "hopper_decode": ("torch", "triton"), "attention": ("torch",), "layer": ("torch",),
+         "llamacpp": ("torch", "gguf"), "tuned": (),
          "sim": (), "scaling": (), "launch": ()}
 
 
@@ -40,11 +43,12 @@ def _missing(which: str) -> str | None:
 def main() -> int:
     p = argparse.ArgumentParser(prog="python -m bench", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("which", choices=["rope", "rmsnorm", "q4k", "ops_gemv", "q6k", "gemm", "hopper", "hopper_decode", "attention", "layer", "tuned", "compile",
+    p.add_argument("which", choices=["rope", "rmsnorm", "q4k", "ops_gemv", "q6k", "gemm", "hopper", "hopper_decode", "attention", "layer", "llamacpp", "tuned", "compile",
                                      "scaling",
                                      "sim", "launch"])
     p.add_argument("--out", default="bench/results", help="directory for the JSON and markdown results")
     p.add_argument("--quick", action="store_true", help="fewer repetitions (smoke test)")
+    p.add_argument("--llama-bench", metavar="PATH", help="llamacpp: the llama-batched-bench binary to compare with")
     args = p.parse_args()
     why = _missing(args.which)
     if why:
@@ -77,6 +81,13 @@ def main() -> int:
     if args.which == "layer":
         from . import layer_ab
         return layer_ab.main(args.out, quick=args.quick)
+    if args.which == "llamacpp":
+        if not args.llama_bench:
+            print("bench: error: python -m bench llamacpp needs --llama-bench PATH (llama.cpp's llama-batched-bench, "
+                  "built with CUDA)", file=sys.stderr)
+            return 2
+        from . import llamacpp_ab
+        return llamacpp_ab.main(args.out, args.llama_bench, quick=args.quick)
     if args.which == "attention":
         from . import attention_ab
         return attention_ab.main(args.out, quick=args.quick)
