@@ -1,5 +1,8 @@
-"""The Q6_K GEMV (kernels_src/q6k_gemv.ember, f32 activations) on the GPU against the
-copy ceiling and torch, same data, same GPU, one run.
+"""The Q6_K GEMVs on the GPU against the copy ceiling and torch, same data, same GPU, one run:
+kernels_src/q6k_gemv.ember (f32 activations) and q6k_dp4a.ember (dp4a on Q8_1 activations
+and on three digits a value, the activations a decoder layer makes; `quarters`: QUARTERS, a
+lane's 8 weights of four quarters, `pairs`: 16 of two; parity against the f64 product with
+the values they stand for: Q8_1's, and x itself for the digits).
 
 Shapes N x K: Llama-3-8B's tensors that a Q4_K_M file keeps in 6 bits - the FFN down
 projection (4096 x 14336) and the attention value projection (1024 x 4096) - and the
@@ -34,6 +37,7 @@ def run_shape(n: int, k: int, arch: str, quick: bool, rng) -> list:
     import ember
     from bench.gpu_timing import ember_on_torch_stream
     from bench.q4k_ab import rotating, weight_sides
+    from ember.reference import q4k as R4
     from ember.reference import q6k as R
     from ember.runtime import cuda
     w_host = R.random_q6k(rng, n, k)
@@ -52,6 +56,24 @@ def run_shape(n: int, k: int, arch: str, quick: bool, rng) -> list:
             launches = [ember_on_torch_stream(mod.q6k_gemv.prepare(wi.view(torch.uint16), x, y, n, k, grid=grid))
                         for wi in ws]
             record(f"ember f32 (ROWS {rows})", m, rotating(launches), lambda y=y: y, ref)
+        # the DP4A kernels on the activations a decoder layer makes (quantized on the host
+        # as quantize_q8_1 / quantize_digits store them)
+        q8 = R4.quantize_q8_1(x_host)
+        digits_words = R4.split_digits(*R4.quantize_digits(x_host))
+        for label, kern, (aq, ads), want in (("dp4a Q8_1", "q6k_q8_gemv", R4.split_q8_1(q8), R.gemv_q8_1(w_host, q8)),
+                                             ("dp4a digits", "q6k_digits_gemv", digits_words, ref)):
+            aq_d, ads_d = (torch.from_numpy(np.ascontiguousarray(a).view(np.int32)).cuda().view(torch.uint32)
+                           if a.dtype == np.uint32 else torch.from_numpy(a).cuda() for a in (aq, ads))
+            for quarters in (True, False):
+                for rows in ROWS:
+                    mod = cuda.load(ember.compile(ROOT / "kernels_src" / "q6k_dp4a.ember", arch=arch,
+                                                  defines={"M": m, "WARPS": WARPS, "ROWS": rows, "QUARTERS": quarters},
+                                                  kernels=[kern]))
+                    grid = (n + WARPS * rows - 1) // (WARPS * rows)
+                    launches = [ember_on_torch_stream(getattr(mod, kern).prepare(wi.view(torch.uint16), aq_d, ads_d, y,
+                                                                                 n, k, grid=grid)) for wi in ws]
+                    share = "quarters" if quarters else "pairs"
+                    record(f"ember {label} (ROWS {rows}, {share})", m, rotating(launches), lambda y=y: y, want)
         xb = x.to(torch.bfloat16)
         yb = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
         record("torch bf16 dense (cuBLAS)", m, lambda: torch.matmul(xb, dense.T, out=yb), lambda: yb, ref)

@@ -38,9 +38,9 @@ within 2^-16 of its block's largest, a third less integer work for the GEMVs) or
 (activations="q8_1": llama.cpp's quantisation, off by up to half a step of max|x| / 127);
 the output projection reads the attention's Q8_1 (its share of the error is small:
 bench/results/layer_ab.md).
-A Q6_K projection reads f32 activations instead (rms_norm with the residual, then
-quantize_q8_1 for the Q4_K ones; the attention output in f32): two launches more where wv
-is Q6_K, none where w_down is.
+A Q6_K projection reads the same activations (kernels_src/q6k_dp4a.ember: ember.ops.q6k_gemv
+on Q8Activations): none more where w_down or wo is Q6_K; where one of q, k and v is, the
+fused QKV launch is three GEMVs and rope_append (three more).
 """
 
 from __future__ import annotations
@@ -171,20 +171,15 @@ def dequantized(w: LayerWeights) -> dict:
 
 
 def q8_inputs(w: LayerWeights, activations: str = "q8_1") -> tuple:
-    """The projections whose input the Decoder quantises to Q8_1: its Q4_K ones, or with
-    digit activations only the output projection (the attention's merge writes Q8_1) - the
-    `q8` of ember.reference.layer.layer_step."""
-    names = PROJECTIONS if activations == "q8_1" else ("wo",)
-    return tuple(n for n in names if getattr(w, n).kind == "Q4_K")
+    """The projections whose input the Decoder quantises to Q8_1: all of them (Q4_K and
+    Q6_K read the same activations), or with digit activations only the output projection
+    (the attention's merge writes Q8_1) - the `q8` of ember.reference.layer.layer_step."""
+    return PROJECTIONS if activations == "q8_1" else ("wo",)
 
 
-def _gemv(w: Weight, x_q8, x_f32, out):
-    """out = x W^T through the kernel of W's kind (Q4_K: the Q8_1 or digit activations,
-    Q6_K: f32)."""
-    if w.kind == "Q4_K":
-        ops.q4k_gemv(w.data, x_q8, out=out)
-    else:
-        ops.q6k_gemv(w.data, x_f32, out=out)
+def _gemv(w: Weight, x_q8, out):
+    """out = x W^T on the Q8_1 or digit activations x_q8, through the kernel of W's kind."""
+    (ops.q4k_gemv if w.kind == "Q4_K" else ops.q6k_gemv)(w.data, x_q8, out=out)
 
 
 class _Layer:
@@ -199,7 +194,6 @@ class _Layer:
         qkv = (w.wq, w.wk, w.wv)
         self.fused_qkv = all(x.kind == "Q4_K" for x in qkv)
         self.wqkv = _cat([x.data for x in qkv]) if self.fused_qkv else None
-        self.needs_f32 = not self.fused_qkv           # a Q6_K q, k or v reads the normalised row in f32
         shape = (batch, context, hp.kv_heads, hp.head_dim)
         self.k_cache = _zeros(w.attn_norm, shape, cache_dtype)
         self.v_cache = _zeros(w.attn_norm, shape, cache_dtype)
@@ -231,12 +225,10 @@ class Decoder:
             return _zeros(like, shape, "f32")
         self.h, self.delta = f32(batch, hp.hidden), f32(batch, hp.hidden)
         self.h_alt = f32(batch, hp.hidden)                 # the residual stream between a layer's norms
-        self.x_f32 = f32(batch, hp.hidden)                   # the normalised row, for Q6_K projections
         # separate GEMVs (a Q6_K one among q, k, v) write dense buffers of their own: a
         # column slice of qkv is not an output a GEMV takes
         self.qkv_parts = (f32(batch, q), f32(batch, kv), f32(batch, kv))
         self.q_rot = f32(batch, 1, hp.heads, hp.head_dim)
-        self.o_f32 = f32(batch, 1, hp.heads, hp.head_dim)
         self.g = f32(batch, hp.ffn)
         self.x_q8 = ops.Q8Activations.empty(self.h, batch, hp.hidden, digits=digits, planes=planes)
         self.o_q8 = ops.Q8Activations.empty(self.h, batch, q)
@@ -246,51 +238,37 @@ class Decoder:
         self.lengths += 1
         self.max_length = context            # the attention's split covers the whole cache
 
-    def _norm(self, weight, f32: bool, into=None) -> None:
-        """h += delta, then the normalised row as the projections read it: Q8_1 or digits
-        (and f32 first where a Q6_K projection reads it). `into`: h + delta goes there
-        instead (the other residual buffer: add_rmsnorm_q8_parts, several blocks a row)."""
-        if f32 or (into is None and self.x_q8.digits):     # digits in place: through the f32 row
-            ops.rms_norm(self.delta, weight, self.hp.eps, residual=self.h, out=self.x_f32)
-            ops.quantize_q8_1(self.x_f32, out=self.x_q8)
-        elif into is None:
-            ops.add_rms_norm_q8(self.delta, self.h, weight, self.hp.eps, out=self.x_q8)
-        else:
-            src = self.h_alt if into is self.h else self.h
-            ops.add_rms_norm_q8(self.delta, src, weight, self.hp.eps, out=self.x_q8, residual_out=into)
+    def _norm(self, weight, into) -> None:
+        """The residual stream plus delta into `into` (h or h_alt: the other buffer than the
+        one holding the stream - add_rmsnorm_q8_parts, several blocks a row), and its
+        normalised row as the projections read it: Q8_1 or digits."""
+        src = self.h_alt if into is self.h else self.h
+        ops.add_rms_norm_q8(self.delta, src, weight, self.hp.eps, out=self.x_q8, residual_out=into)
 
     def _layer(self, layer: _Layer) -> None:
         hp, b = self.hp, self.batch
-        q, d = hp.heads * hp.head_dim, hp.head_dim
+        d = hp.head_dim
         w = layer.w
-        # a Q4_K layer's two norms move the residual stream to h_alt and back (an even number
-        # of moves a step: a graph replays with h holding the stream); a Q6_K q, k or v
-        # needs the f32 row, an in-place norm, and the layer's other norm stays in place too
-        swap = layer.fused_qkv
-        self._norm(w.attn_norm, not layer.fused_qkv, self.h_alt if swap else None)
+        # a layer's two norms move the residual stream to h_alt and back (an even number of
+        # moves a step: a graph replays with h holding the stream)
+        self._norm(w.attn_norm, self.h_alt)
         if layer.fused_qkv:
             ops.q4k_qkv_rope_append(layer.wqkv, self.x_q8, layer.k_cache, layer.v_cache, self.positions.reshape(b, 1),
                                     hp.rope_base, q_out=self.q_rot, neox=self.neox)
         else:
             parts = self.qkv_parts
             for x, out in zip((w.wq, w.wk, w.wv), parts):
-                _gemv(x, self.x_q8, self.x_f32, out)
+                _gemv(x, self.x_q8, out)
             qs, ks, vs = (x.reshape(b, 1, -1, d) for x in parts)
             ops.rope_append(qs, ks, vs, layer.k_cache, layer.v_cache, self.positions.reshape(b, 1), hp.rope_base,
                             neox=self.neox, q_out=self.q_rot)
-        if w.wo.kind == "Q4_K":
-            ops.decode_attention(self.q_rot, layer.k_cache, layer.v_cache, self.lengths, out=self.o_q8,
-                                 max_length=self.max_length)
-            ops.q4k_gemv(w.wo.data, self.o_q8, out=self.delta)
-        else:
-            ops.decode_attention(self.q_rot, layer.k_cache, layer.v_cache, self.lengths, out=self.o_f32,
-                                 max_length=self.max_length)
-            ops.q6k_gemv(w.wo.data, self.o_f32.reshape(b, q), out=self.delta)
-        self._norm(w.ffn_norm, False, self.h if swap else None)      # gate and up are Q4_K
+        ops.decode_attention(self.q_rot, layer.k_cache, layer.v_cache, self.lengths, out=self.o_q8,
+                             max_length=self.max_length)
+        _gemv(w.wo, self.o_q8, self.delta)
+        self._norm(w.ffn_norm, self.h)                               # gate and up are Q4_K
         ops.swiglu_q4k(w.w_gate.data, w.w_up.data, self.x_q8, out=self.g)
-        if w.w_down.kind == "Q4_K":
-            ops.quantize_q8_1(self.g, out=self.g_q8)
-        _gemv(w.w_down, self.g_q8, self.g, self.delta)
+        ops.quantize_q8_1(self.g, out=self.g_q8)
+        _gemv(w.w_down, self.g_q8, self.delta)
 
     def step(self) -> None:
         """Every layer once on torch's current stream (the last layer's delta not yet added:

@@ -3,7 +3,7 @@ stores it, for M = 1..8 rows of activations - f32 (kernels_src/q6k_gemv.ember; f
 quantized to three digits a value by the op itself, or q4k_gemv.ember without dp4a:
 DIGITS_FOR_F32), or quantized once to Q8_1 (or three digits) for the integer kernels: on
 dp4a (q4k_dp4a.ember: quantize_q8_1, q4k_q8_gemv, and q4k_q8_swiglu for a SwiGLU's gate
-and up together; q4k_digits.ember) or on int8 tensor cores (q4k_imma.ember, the same
+and up together; q4k_digits.ember; for Q6_K q6k_dp4a.ember) or, Q4_K, on int8 tensor cores (q4k_imma.ember, the same
 activations: its cost hardly grows with M). Which of the two runs is the one the tuned
 tables of this GPU measured faster at the call's M and shape; without both tables' entries,
 the tensor cores from IMMA_FROM_M rows on."""
@@ -295,8 +295,30 @@ def swiglu_q4k(w_gate, w_up, x: Q8Activations, *, out=None):
 
 def q6k_gemv(w, x, *, out=None):
     """y = x W^T: w the Q6_K bytes of an [n, k] weight (uint8 [n, k / 256 * 210]); x f32
-    [m, k] (or [k]), m 1..8. Returns out: f32 [m, n] (or [n])."""
-    return _f32_gemv("q6k_gemv", w, x, out, "q6k")
+    [m, k] (or [k]), m 1..8 - or a Q8Activations (Q8_1 or digits, as q4k_gemv reads them),
+    which runs the DP4A kernels of q6k_dp4a.ember. Returns out: f32 [m, n] (or [n])."""
+    op = "q6k_gemv"
+    if isinstance(x, Q8Activations):
+        if out is None:
+            out = _new_out(x.like, x.m, _weights(op, "w", w, "q6k", x.k, 2)[1], x.rows)
+
+        run(op, (w, x, out), lambda: plan_q6k_q8(op, w, x, out))
+        return out
+    return _f32_gemv(op, w, x, out, "q6k")
+
+
+def plan_q6k_q8(op: str, w, x: Q8Activations, out) -> list:
+    """The launch of q6k_gemv on Q8_1 or digit activations (q6k_dp4a.ember: q6k_q8_gemv,
+    q6k_digits_gemv, reading `x.planes` digits)."""
+    vw, n = _weights(op, "w", w, "q6k", x.k, 2)
+    vxq, vxd = x.check(op, x.m, x.k, "x")
+    vo = _check_out(op, out, x.m, n, x.rows, {"w": vw, "x.aq": vxq, "x.ads": vxd})
+    device = A.same_device(op, {"w": vw, "out": vo, "x.aq": vxq, "x.ads": vxd}) or 0
+    defines, lookup = tuned_as(x, n)
+    kern, cfg = kernel("q6k_dp4a.ember", "q6k_digits_gemv" if x.digits else "q6k_q8_gemv", defines, x.m * n * x.k,
+                       device, **lookup)
+    return [kern.prepare(A.reinterpret(vw, "<u2", 2), *_q8_words(vxq, vxd, x.digits), out, n, x.k,
+                         grid=(-(-n // (cfg["WARPS"] * cfg["ROWS"])),))]
 
 
 # ember.ops.q4k_gemv with f32 activations runs them as digits (quantize_digits, then the

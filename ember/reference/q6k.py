@@ -67,3 +67,22 @@ def model_like_q6k(rng: np.random.Generator, rows: int, k: int, std: float) -> n
     d = (rng.uniform(0.5, 1.5, (rows, nb)) * std / 296).astype(np.float16)
     blocks[..., 208:210] = d[..., None].view(np.uint8).reshape(rows, nb, 2)
     return blocks.reshape(rows, nb * Q6K_BYTES)
+
+
+def gemv_q8_1(blocks: np.ndarray, q8: np.ndarray) -> np.ndarray:
+    """y [M, N] in f64 of Q6_K weights against Q8_1 activations (ember.reference.q4k's
+    quantize_q8_1 blocks): the product with the values the quants stand for, d8 q. The DP4A
+    kernel (kernels_src/q6k_dp4a.ember q6k_q8_gemv) computes each 8-weight dot exactly in
+    the integer and meets the scales in f32: within f32 rounding of this."""
+    from .q4k import dequantize_q8_1
+    return dequantize_q8_1(q8) @ dequantize_q6k(blocks).T
+
+
+def gemv_digits(blocks: np.ndarray, x: np.ndarray, planes: int = 3) -> np.ndarray:
+    """y [M, N] in f64 of Q6_K weights against f32 activations x as the first `planes`
+    digits of ember.reference.q4k.quantize_digits stand for them (q6k_digits_gemv's PLANES):
+    with three planes within 2^-22 of a block's largest of x @ W^T itself."""
+    from .q4k import dequantize_digits, quantize_digits
+    digits, s, _ = quantize_digits(x)
+    kept = np.where(np.arange(3)[:, None, None] < planes, digits, 0)
+    return dequantize_digits(kept, s) @ dequantize_q6k(blocks).T

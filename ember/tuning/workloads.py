@@ -271,6 +271,45 @@ def q6k_gemv(shape: str) -> Workload:
                     np.asarray(x, np.float64) @ R6.dequantize_q6k(w).T, 1e-5, w.nbytes + x.nbytes + m * n * 4)
 
 
+def _q6k_inputs(kernel: str, shape: str):
+    from ..reference import q6k as R6
+    m, n, k = (int(v) for v in shape.split("x"))
+    rng = seeded_rng(f"{kernel} {shape}")
+    w = R6.random_q6k(rng, n, k)
+    x = (rng.standard_normal((m, k)) * rng.uniform(0.1, 10.0, (m, 1))).astype(np.float32)
+    return R6, m, n, k, w, x
+
+
+def q6k_q8_gemv(shape: str) -> Workload:
+    """kernels_src/q6k_dp4a.ember q6k_q8_gemv: MxNxK, Q6_K weights times M rows of Q8_1
+    activations (split on the host as quantize_q8_1 splits them); the reference is the f64
+    product with the values the quants stand for."""
+    from ..reference import q4k as R4
+    R6, m, n, k, w, x = _q6k_inputs("q6k_q8_gemv", shape)
+    q8 = R4.quantize_q8_1(x)
+    aq, ads = R4.split_q8_1(q8)
+    return Workload(KERNELS_SRC / "q6k_dp4a.ember", "q6k_q8_gemv", shape, {"M": m},
+                    {"w": w.view(np.uint16), "aq": aq, "ads": ads}, "y", {"y": np.zeros((m, n), np.float32)},
+                    ["w", "aq", "ads", "y", n, k], warp_rows_grid(n), R6.gemv_q8_1(w, q8), 1e-5,
+                    w.nbytes + aq.nbytes + ads.nbytes + m * n * 4)
+
+
+def q6k_digits_gemv(shape: str, variant: str = "") -> Workload:
+    """kernels_src/q6k_dp4a.ember q6k_digits_gemv: MxNxK, Q6_K weights times M rows of f32
+    activations as int8 digits (split on the host as quantize_digits splits them); `p2`
+    after the shape: PLANES 2. The reference: the f64 product with the values the digits
+    read stand for."""
+    from ..reference import q4k as R4
+    from .q4k_workloads import _planes, _planes_define
+    planes = _planes(variant)
+    R6, m, n, k, w, x = _q6k_inputs("q6k_digits_gemv", shape)
+    aq, ds = R4.split_digits(*R4.quantize_digits(x))
+    return Workload(KERNELS_SRC / "q6k_dp4a.ember", "q6k_digits_gemv", f"{shape} {variant}".strip(),
+                    {"M": m, **_planes_define(planes)}, {"w": w.view(np.uint16), "aq": aq, "ds": ds}, "y",
+                    {"y": np.zeros((m, n), np.float32)}, ["w", "aq", "ds", "y", n, k], warp_rows_grid(n),
+                    R6.gemv_digits(w, x, planes), 1e-5, w.nbytes + aq.nbytes * planes // 3 + ds.nbytes + m * n * 4)
+
+
 def gemm_bf16(shape: str) -> Workload:
     """kernels_src/gemm_bf16.ember gemm_bf16 forward: MxNxK, y = a w^T with bf16 a [M, K]
     and w [N, K], f32 out; the reference the f64 product of the same bf16 values."""
@@ -329,6 +368,8 @@ _LAYER_SWIGLU_P2 = [f"{m}x14336x4096 p2" for m in (1, 2, 4, 8)]
 
 # kernel -> (workload factory, its source, the shape buckets tuned by default: the decoder
 # layer's shapes of bench/, e.g. Llama-3-8B's 4096 and 14336)
+_Q6K_LAYER = [f"{m}x{n}x{k}" for m in (1, 2, 4, 8) for n, k in ((4096, 14336), (1024, 4096))]
+
 WORKLOADS = {
     "rmsnorm_rows": (rmsnorm_rows, "rmsnorm.ember", ["16384x4096 f32", "4096x8192 bf16", "1x4096 f32"]),
     "add_rmsnorm_rows": (add_rmsnorm_rows, "rmsnorm.ember", ["16384x4096 f32", "4096x8192 bf16", "1x4096 f32"]),
@@ -363,6 +404,10 @@ WORKLOADS = {
                                [f"{m}x14336x4096" for m in (1, 2, 4, 8)] + _LAYER_SWIGLU_P2),
     "rope_out": (rope_out, "rope.ember", ["4096x32x128 f32", "4096x32x128 bf16", "1x32x128 f32"]),
     "q6k_gemv": (q6k_gemv, "q6k_gemv.ember", ["1x4096x14336", "1x14336x4096", "8x4096x14336"]),
+    # on the activations a decoder layer makes: the Q6_K tensors of a Q4_K_M file (the down
+    # projection 4096x14336, V 1024x4096) at every batch
+    "q6k_q8_gemv": (q6k_q8_gemv, "q6k_dp4a.ember", _Q6K_LAYER),
+    "q6k_digits_gemv": (q6k_digits_gemv, "q6k_dp4a.ember", _Q6K_LAYER + [f"{b} p2" for b in _Q6K_LAYER]),
     # the decoder layer's attention (ember.ops.decode_attention): batch x context x queries
     "attention_split_mma": (attention_split_mma, "decode_attention_mma.ember",
                             [f"{b} {q}".strip() for q in ("", "f32") for b in

@@ -20,3 +20,29 @@ def test_q6k_gemv(m, n, k, rows):
     mod.q6k_gemv(w.view(np.uint16), x, y, n, k, grid=(n + WARPS * rows - 1) // (WARPS * rows))
     check(y, w, x)
 
+
+
+@pytest.mark.parametrize("quarters", [True, False])
+@pytest.mark.parametrize("m, n, k, rows, planes", [(1, 4096, 14336, 1, 0), (8, 1024, 4096, 2, 0),
+                                                   (1, 4096, 14336, 1, 3), (8, 4096, 14336, 2, 3),
+                                                   (3, 777, 2304, 1, 2)])
+def test_q6k_dp4a_gemvs(m, n, k, rows, planes, quarters):
+    """q6k_dp4a.ember on the GPU: Q8_1 (planes 0) and digit activations against the f64
+    products of the simulator's test (tests/kernels/test_q6k_dp4a_in_sim.py)."""
+    from ember.reference import q4k as R4
+    from ember.reference import q6k as R6
+    from ember.runtime import cuda
+    from tests.kernels.test_q6k_dp4a_in_sim import SRC as DP4A, f32_bound, grid, inputs
+    w, x = inputs(7 * m + n, n, k, m)
+    defines = {"M": m, "WARPS": WARPS, "ROWS": rows, "QUARTERS": quarters, **({"PLANES": planes} if planes else {})}
+    mod = ember.runtime.load(ember.compile(DP4A, arch=cuda.context().arch, defines=defines), device="cuda")
+    y = np.full((m, n), np.nan, np.float32)
+    if planes:
+        aq, ds = R4.split_digits(*R4.quantize_digits(x))
+        mod.q6k_digits_gemv(w.view(np.uint16), aq, ds, y, n, k, grid=grid(n, rows))
+        want, xv = R6.gemv_digits(w, x, planes), x
+    else:
+        q8 = R4.quantize_q8_1(x)
+        mod.q6k_q8_gemv(w.view(np.uint16), *R4.split_q8_1(q8), y, n, k, grid=grid(n, rows))
+        want, xv = R6.gemv_q8_1(w, q8), R4.dequantize_q8_1(q8)
+    assert (np.abs(y - want) <= f32_bound(w, xv)).all()

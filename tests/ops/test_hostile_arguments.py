@@ -42,6 +42,8 @@ def _calls() -> dict:
         "q4k_gemv": (ops.q4k_gemv, [w, x], {"out": np.zeros((2, 16), np.float32)}),
         "q6k_gemv": (ops.q6k_gemv, [Q6.model_like_q6k(rng, 16, 256, 256 ** -0.5), x],
                      {"out": np.zeros((2, 16), np.float32)}),
+        "q6k_gemv on digits": (ops.q6k_gemv, [Q6.model_like_q6k(rng, 16, 256, 256 ** -0.5), xd],
+                               {"out": np.zeros((2, 16), np.float32)}),
         "quantize_q8_1": (ops.quantize_q8_1, [x], {}),
         "quantize_digits": (ops.quantize_digits, [x], {}),
         "swiglu_q4k": (ops.swiglu_q4k, [w, wu, xq], {}),

@@ -191,6 +191,31 @@ def test_two_digits_a_value_are_read_where_the_activations_say_so():
             assert e.value.argument == "planes"
 
 
+@pytest.mark.parametrize("m", [1, 3, 8])
+def test_q6k_gemv_on_the_integer_activations(m):
+    """q6k_gemv takes the activations the Q4_K GEMVs read (q6k_dp4a.ember): digits within
+    the f32 rounding of the exact product, two digits and Q8_1 of the products with the
+    values they stand for; weights of another k than the activations' are refused, naming w."""
+    from ember.reference import q6k as Q6
+    rng = np.random.default_rng(40 + m)
+    k = 512
+    w = Q6.model_like_q6k(rng, 20, k, k ** -0.5)
+    x = rng.standard_normal((m, k)).astype(np.float32)
+    with ops.on_simulator():
+        yd = ops.q6k_gemv(w, ops.quantize_digits(x))
+        y2 = ops.q6k_gemv(w, ops.quantize_digits(x, out=ops.Q8Activations.empty(x, m, k, digits=True, planes=2)))
+        y8 = ops.q6k_gemv(w, ops.quantize_q8_1(x))
+        with pytest.raises(ops.ArgumentError, match="2 Q6_K super-blocks of 210 bytes per row for k = 512") as e:
+            ops.q6k_gemv(Q6.model_like_q6k(rng, 20, 2 * k, k ** -0.5), ops.quantize_q8_1(x))
+    assert e.value.argument == "w"
+    exact = np.asarray(x, np.float64) @ Q6.dequantize_q6k(w).T
+    bound = k * 2.0 ** -23 * (np.abs(np.asarray(x, np.float64)) @ np.abs(Q6.dequantize_q6k(w)).T)
+    assert (np.abs(yd - exact) <= bound).all()
+    assert (np.abs(y2 - Q6.gemv_digits(w, x, 2)) <= bound).all() and np.abs(y2 - exact).max() > 8 * np.abs(yd - exact).max()
+    want8 = Q6.gemv_q8_1(w, Q.quantize_q8_1(x))
+    assert np.abs(y8 - want8).max() <= 1e-5 * np.abs(want8).max() < 0.1 * np.abs(y8 - exact).max()
+
+
 def test_the_tensor_core_gemvs_from_their_rule():
     """Without tuned tables (the simulator) the int8 tensor-core kernels run the GEMV from
     IMMA_FROM_M["gemv"] rows and the SwiGLU pair from IMMA_FROM_M["swiglu"]: the same

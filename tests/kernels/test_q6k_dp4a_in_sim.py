@@ -1,0 +1,98 @@
+"""The Q6_K GEMVs on dp4a (kernels_src/q6k_dp4a.ember) in the simulator: Q6_K weights with
+random quant bits and signed scales against Q8_1 or digit activations in the split layout
+the quantisers store (made on the host here, ember.reference.q4k: the same words, checked
+against the kernels in test_q4k_in_sim.py), against the f64 products of
+ember.reference.q6k; N not a multiple of a block's rows, M = 1..8."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import ember
+from ember.reference import q4k as R4
+from ember.reference import q6k as R6
+from ember.sim import load
+
+SRC = Path(__file__).resolve().parents[2] / "kernels_src" / "q6k_dp4a.ember"
+WARPS = 4
+
+
+def grid(n: int, rows: int) -> int:
+    return (n + WARPS * rows - 1) // (WARPS * rows)
+
+
+def inputs(seed: int, n: int, k: int, m: int):
+    rng = np.random.default_rng(seed)
+    w = R6.random_q6k(rng, n, k)
+    x = (rng.standard_normal((m, k)) * rng.uniform(0.1, 10.0, (m, 1))).astype(np.float32)
+    return w, x
+
+
+def f32_bound(w: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """f32 rounding of a K-term dot product: K * eps * sum |w x|."""
+    mag = np.abs(np.asarray(x, np.float64)) @ np.abs(R6.dequantize_q6k(w)).T
+    return x.shape[1] * 2.0 ** -23 * mag + 1e-30
+
+
+@pytest.mark.parametrize("quarters", [True, False])
+@pytest.mark.parametrize("m, n, k, rows", [(1, 7, 768, 1), (3, 9, 256, 2), (8, 5, 512, 1), (2, 11, 1280, 2)])
+def test_q6k_q8_gemv(m, n, k, rows, quarters):
+    """Both ways lanes share a super-block (QUARTERS: 8 weights of four quarters a lane, or
+    16 of two)."""
+    w, x = inputs(100 * m + n, n, k, m)
+    q8 = R4.quantize_q8_1(x)
+    aq, ads = R4.split_q8_1(q8)
+    mod = load(ember.compile(SRC, defines={"M": m, "WARPS": WARPS, "ROWS": rows, "QUARTERS": quarters}))
+    y = np.zeros((m, n), np.float32)
+    mod.q6k_q8_gemv(w.view(np.uint16), aq, ads, y, n, k, grid=grid(n, rows))
+    xq = R4.dequantize_q8_1(q8)
+    err = np.abs(y - R6.gemv_q8_1(w, q8))
+    assert (err <= f32_bound(w, xq)).all(), (err / f32_bound(w, xq)).max()
+
+
+@pytest.mark.parametrize("quarters", [True, False])
+@pytest.mark.parametrize("m, n, k, rows, planes", [(1, 7, 768, 1, 3), (3, 9, 256, 2, 3), (8, 5, 512, 1, 3),
+                                                   (2, 6, 512, 2, 2), (1, 10, 1024, 1, 2)])
+def test_q6k_digits_gemv(m, n, k, rows, planes, quarters):
+    """Three digits: within the f32 rounding bound of the product with x itself (the
+    digits stand for x within 2^-23 of its block's largest); two: of the product with the
+    values two digits stand for."""
+    w, x = inputs(6000 + 10 * m + n, n, k, m)
+    x[0, :32] = 0.0                                   # an all-zero block: s = 0
+    x[-1, 40] = 1e4                                   # one block dominated by one value
+    x[-1, 41] = 3e-7
+    digits, s, sums = R4.quantize_digits(x)
+    aq, ds = R4.split_digits(digits, s, sums)
+    mod = load(ember.compile(SRC, defines={"M": m, "WARPS": WARPS, "ROWS": rows, "PLANES": planes,
+                                           "QUARTERS": quarters}))
+    y = np.zeros((m, n), np.float32)
+    mod.q6k_digits_gemv(w.view(np.uint16), aq, ds, y, n, k, grid=grid(n, rows))
+    want = np.asarray(x, np.float64) @ R6.dequantize_q6k(w).T if planes == 3 else R6.gemv_digits(w, x, planes)
+    err = np.abs(y - want)
+    assert (err <= f32_bound(w, x)).all(), (err / f32_bound(w, x)).max()
+
+
+@pytest.mark.parametrize("quarters", [True, False])
+def test_q6k_digits_gemv_extreme_digits_do_not_overflow(quarters):
+    """The digit dots meet in integers and f32: t = dot1 254 + dot2 in an i32 (and as an
+    exact f32), dot3 beside it. Every quant 0 (q - 32 = -32) and every digit -127 make each
+    16-weight dot (QUARTERS false) 65024 in magnitude and |t| = 65024 * 255, just below 2^24
+    (all three in one i32 would pass 2^31). y must still be the f64 product with the values the digits
+    stand for."""
+    m, n, k = 1, 5, 512
+    rng = np.random.default_rng(77)
+    w = R6.random_q6k(rng, n, k).reshape(n, -1, 210)
+    w[..., :192] = 0                                  # every quant 0: q - 32 = -32
+    w = w.reshape(n, -1)
+    digits = np.full((3, m, k), -127, np.int64)
+    s = np.full((m, k // 32), 0.5, np.float32)
+    sums = np.zeros((m, k // 32), np.float32)
+    aq, ds = R4.split_digits(digits, s, sums)
+    mod = load(ember.compile(SRC, defines={"M": m, "WARPS": WARPS, "QUARTERS": quarters}))
+    y = np.zeros((m, n), np.float32)
+    mod.q6k_digits_gemv(w.view(np.uint16), aq, ds, y, n, k, grid=grid(n, 1))
+    xhat = R4.dequantize_digits(digits, s)
+    want = xhat @ R6.dequantize_q6k(w).T
+    assert np.abs(y - want).max() <= f32_bound(w, xhat).max()
+    assert np.abs(want).min() > 0
