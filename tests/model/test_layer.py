@@ -15,15 +15,15 @@ TINY = HParams("llama", 2, 256, 2, 1, 256, 1e-5, 10000.0, 16)
 
 
 @pytest.mark.parametrize("activations", ["digits", "digits2", "q8_1"])
-@pytest.mark.parametrize("kinds, launches", [({}, 9), ({"wv": "Q6_K", "w_down": "Q6_K"}, 11),
-                                             ({"wo": "Q6_K", "w_down": "Q6_K"}, 9)])
+@pytest.mark.parametrize("kinds, launches", [({}, 9), ({"wv": "Q6_K", "w_down": "Q6_K"}, 10),
+                                             ({"wq": "Q6_K"}, 11), ({"wo": "Q6_K", "w_down": "Q6_K"}, 9)])
 def test_a_decode_step_in_the_simulator(kinds, launches, activations):
     """Q6_K projections read the activations the Q4_K ones do (ember.ops.q6k_gemv on them):
-    a Q6_K q, k or v makes the QKV projection three GEMVs (2 launches more), a Q6_K o or
-    down projection none. With digits and one Q4_K weight for q, k and v, the projection,
+    a Q6_K v makes the QKV projection a GEMV of q and k together and v's (1 launch more), a
+    Q6_K q three GEMVs (2 more), a Q6_K o or down projection none. With digits and one Q4_K weight for q, k and v, the projection,
     RoPE and the KV append are one launch (q4k_qkv_rope_append: 1 less). Two digits a value
     (digits2) launch as three."""
-    if activations.startswith("digits") and "wv" not in kinds:
+    if activations.startswith("digits") and not {"wq", "wv"} & set(kinds):
         launches -= 1
     decode_step(kinds, launches, activations, np.array([0, 3], np.int32))
 
@@ -63,10 +63,13 @@ def decode_step(kinds, launches, activations, positions):
         exact, _, _ = layer_step(args[0], exact, *args[2:])
         got_k, got_v = (c.astype(np.float64) for c in (dec.layers[i].k_cache, dec.layers[i].v_cache))
         assert cosine(got_k, kc) >= 1 - 1e-6 and cosine(got_v, vc) >= 1 - 1e-6
-    # the reference reads two digits a value (digits2) as the values themselves: each is
-    # within 2^-16 of its block's largest, which leaves the output at 0.8-1.2e-6 of it here
-    # (three digits: about 1e-13)
-    assert cosine(dec.h, want) >= 1 - (3e-6 if activations == "digits2" else 1e-6)
+    # Agreement is about 1e-14 but where a value the reference quantises to Q8_1 on the host
+    # (the attention's output for wo, and with q8_1 the normalised rows) lies on a rounding
+    # boundary that the device's f32 value, an ulp away, falls on the other side of: one
+    # quant a step off moves the output by about 2.4e-6 here (batch [0, 3] with a Q6_K q).
+    # And the reference reads two digits a value (digits2) as the values themselves: each is
+    # within 2^-16 of its block's largest, 0.8-1.2e-6 of the output here.
+    assert cosine(dec.h, want) >= 1 - 1e-5
     assert cosine(dec.h - h0, want - h0) >= 1 - 1e-5
     assert cosine(dec.h, exact) >= 1 - 1e-4       # two layers of 256 over 4 keys: the bf16 k, v rows weigh
 
