@@ -59,3 +59,13 @@ def test_main_refuses_a_path_that_is_not_a_program(tmp_path, capsys):
     assert llamacpp_ab.main(str(tmp_path / "out"), os.devnull) == 2
     assert "not an executable" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
+
+
+def test_build_script_says_how_to_call_it():
+    """bench/build_llamacpp.sh without its arguments stops before running anything, with
+    its usage (the build itself needs nvcc and a llama.cpp source: the GPU machine)."""
+    import subprocess
+    from pathlib import Path
+    script = Path(__file__).resolve().parents[2] / "bench" / "build_llamacpp.sh"
+    run = subprocess.run(["bash", str(script)], capture_output=True, text=True, timeout=60)
+    assert run.returncode != 0 and "usage: build_llamacpp.sh SRC BUILD [ARCH]" in run.stderr
