@@ -152,16 +152,23 @@ def _ember_layer(weights, batch: int, ctx: int, g, replays: int, activations: st
         qkv.FUSED[0] = True
 
 
-def _ember_layer_with(weights, batch: int, ctx: int, g, replays: int, activations: str) -> tuple:
-    from ember import ops
+def decoder_at(weights, hp, batch: int, ctx: int, g, activations: str):
+    """A Decoder over `weights` whose caches hold `ctx` keys of random data (generator g),
+    every sequence's new token at position ctx - 1."""
     from ember.model.layer import Decoder
-    dec = Decoder(weights, _hparams(), batch, ctx, activations=activations)
+    dec = Decoder(weights, hp, batch, ctx, activations=activations)
     for layer in dec.layers:
         layer.k_cache.normal_(generator=g)
         layer.v_cache.normal_(generator=g)
     dec.h.normal_(generator=g)
     dec.positions.fill_(ctx - 1)
     dec.lengths.fill_(ctx)
+    return dec
+
+
+def _ember_layer_with(weights, batch: int, ctx: int, g, replays: int, activations: str) -> tuple:
+    from ember import ops
+    dec = decoder_at(weights, _hparams(), batch, ctx, g, activations)
     before = ops.plan.launched()
     dec.step()
     launches = (ops.plan.launched() - before) / LAYERS

@@ -135,20 +135,14 @@ def ember_layer_us(path: str, batch: int, ctx: int, activations: str, replays: i
     """us per layer of Ember's Decoder over the file's layers, one graph a step."""
     import torch
 
-    from bench.layer_ab import _time
+    from bench.layer_ab import _time, decoder_at
     from ember.model.gguf_weights import load
-    from ember.model.layer import Decoder, LayerWeights
+    from ember.model.layer import LayerWeights
     model = load(path)
     hp = model.hparams
     layers = [LayerWeights.from_gguf(model.layer(i), hp) for i in range(hp.layers)]
     g = torch.Generator(device="cuda").manual_seed(batch * 7919 + ctx)
-    dec = Decoder(layers, hp, batch, ctx, activations=activations)
-    for layer in dec.layers:
-        layer.k_cache.normal_(generator=g)
-        layer.v_cache.normal_(generator=g)
-    dec.h.normal_(generator=g)
-    dec.positions.fill_(ctx - 1)
-    dec.lengths.fill_(ctx)
+    dec = decoder_at(layers, hp, batch, ctx, g, activations)
     graph = dec.capture()
     us = _time(graph.replay, replays) / hp.layers
     del graph, dec, layers

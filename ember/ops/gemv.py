@@ -224,14 +224,18 @@ def q4k_gemv(w, x, *, out=None):
     """y = x W^T: w the Q4_K bytes of an [n, k] weight (uint8 [n, k / 256 * 144]); x f32
     [m, k] (or [k]), m 1..8 - or a Q8Activations from quantize_q8_1, which runs the DP4A
     kernel. Returns out: f32 [m, n] (or [n]; allocated like x when not given)."""
-    op = "q4k_gemv"
+    return _gemv("q4k_gemv", w, x, out, "q4k", 16, plan_q8)
+
+
+def _gemv(op: str, w, x, out, fmt: str, align: int, plan_q8_of):
+    """A GEMV op: on Q8Activations through plan_q8_of(op, w, x, out), else on f32 x."""
     if isinstance(x, Q8Activations):
         if out is None:
-            out = _new_out(x.like, x.m, _weights(op, "w", w, "q4k", x.k, 16)[1], x.rows)
+            out = _new_out(x.like, x.m, _weights(op, "w", w, fmt, x.k, align)[1], x.rows)
 
-        run(op, (w, x, out), lambda: plan_q8(op, w, x, out))
+        run(op, (w, x, out), lambda: plan_q8_of(op, w, x, out))
         return out
-    return _f32_gemv(op, w, x, out, "q4k")
+    return _f32_gemv(op, w, x, out, fmt)
 
 
 def plan_q8(op: str, w, x: Q8Activations, out) -> list:
@@ -297,14 +301,7 @@ def q6k_gemv(w, x, *, out=None):
     """y = x W^T: w the Q6_K bytes of an [n, k] weight (uint8 [n, k / 256 * 210]); x f32
     [m, k] (or [k]), m 1..8 - or a Q8Activations (Q8_1 or digits, as q4k_gemv reads them),
     which runs the DP4A kernels of q6k_dp4a.ember. Returns out: f32 [m, n] (or [n])."""
-    op = "q6k_gemv"
-    if isinstance(x, Q8Activations):
-        if out is None:
-            out = _new_out(x.like, x.m, _weights(op, "w", w, "q6k", x.k, 2)[1], x.rows)
-
-        run(op, (w, x, out), lambda: plan_q6k_q8(op, w, x, out))
-        return out
-    return _f32_gemv(op, w, x, out, "q6k")
+    return _gemv("q6k_gemv", w, x, out, "q6k", 2, plan_q6k_q8)
 
 
 def plan_q6k_q8(op: str, w, x: Q8Activations, out) -> list:

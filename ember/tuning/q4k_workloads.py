@@ -13,11 +13,18 @@ from .workload import Workload, imma_grid, seeded_rng, warp_rows_grid
 
 def _q4k_inputs(kernel: str, shape: str):
     from ..reference import q4k as R
+    return (R, *gemv_inputs(kernel, shape, R.random_q4k))
+
+
+def gemv_inputs(kernel: str, shape: str, random_weights) -> tuple:
+    """(m, n, k, weights, f32 activations) of a quantized GEMV's workload at `shape` (MxNxK):
+    random_weights(rng, n, k)'s blocks and activations of several sizes a row, seeded by the
+    kernel and shape."""
     m, n, k = (int(v) for v in shape.split("x"))
     rng = seeded_rng(f"{kernel} {shape}")
-    w = R.random_q4k(rng, n, k)
+    w = random_weights(rng, n, k)
     x = (rng.standard_normal((m, k)) * rng.uniform(0.1, 10.0, (m, 1))).astype(np.float32)
-    return R, m, n, k, w, x
+    return m, n, k, w, x
 
 
 def q4k_q8_gemv(shape: str) -> Workload:

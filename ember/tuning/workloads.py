@@ -273,11 +273,8 @@ def q6k_gemv(shape: str) -> Workload:
 
 def _q6k_inputs(kernel: str, shape: str):
     from ..reference import q6k as R6
-    m, n, k = (int(v) for v in shape.split("x"))
-    rng = seeded_rng(f"{kernel} {shape}")
-    w = R6.random_q6k(rng, n, k)
-    x = (rng.standard_normal((m, k)) * rng.uniform(0.1, 10.0, (m, 1))).astype(np.float32)
-    return R6, m, n, k, w, x
+    from .q4k_workloads import gemv_inputs
+    return (R6, *gemv_inputs(kernel, shape, R6.random_q6k))
 
 
 def q6k_q8_gemv(shape: str) -> Workload:
