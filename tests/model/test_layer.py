@@ -63,13 +63,14 @@ def decode_step(kinds, launches, activations, positions):
         exact, _, _ = layer_step(args[0], exact, *args[2:])
         got_k, got_v = (c.astype(np.float64) for c in (dec.layers[i].k_cache, dec.layers[i].v_cache))
         assert cosine(got_k, kc) >= 1 - 1e-6 and cosine(got_v, vc) >= 1 - 1e-6
-    # Agreement is about 1e-14 but where a value the reference quantises to Q8_1 on the host
+    # Agreement is about 1e-14, but where a value the reference quantises to Q8_1 on the host
     # (the attention's output for wo, and with q8_1 the normalised rows) lies on a rounding
-    # boundary that the device's f32 value, an ulp away, falls on the other side of: one
-    # quant a step off moves the output by about 2.4e-6 here (batch [0, 3] with a Q6_K q).
-    # And the reference reads two digits a value (digits2) as the values themselves: each is
-    # within 2^-16 of its block's largest, 0.8-1.2e-6 of the output here.
-    assert cosine(dec.h, want) >= 1 - 1e-5
+    # boundary that the device's f32 value, an ulp away, falls on the other side of, one
+    # quant a step off moves the output by about 2.4e-6: batch [0, 3] with a Q6_K q (other
+    # positions: 1e-14). And the reference reads two digits a value (digits2) as the values
+    # themselves: each is within 2^-16 of its block's largest, 0.8-1.2e-6 of the output here.
+    bound = 1e-5 if "wq" in kinds else 3e-6 if activations == "digits2" else 1e-6
+    assert cosine(dec.h, want) >= 1 - bound
     assert cosine(dec.h - h0, want - h0) >= 1 - 1e-5
     assert cosine(dec.h, exact) >= 1 - 1e-4       # two layers of 256 over 4 keys: the bf16 k, v rows weigh
 
