@@ -3,8 +3,8 @@ stores it, for M = 1..8 rows of activations - f32 (kernels_src/q6k_gemv.ember; f
 quantized to three digits a value by the op itself, or q4k_gemv.ember without dp4a:
 DIGITS_FOR_F32), or quantized once to Q8_1 (or three digits) for the integer kernels: on
 dp4a (q4k_dp4a.ember: quantize_q8_1, q4k_q8_gemv, and q4k_q8_swiglu for a SwiGLU's gate
-and up together; q4k_digits.ember; for Q6_K q6k_dp4a.ember) or, Q4_K, on int8 tensor cores (q4k_imma.ember, the same
-activations: its cost hardly grows with M). Which of the two runs is the one the tuned
+and up together; q4k_digits.ember; for Q6_K q6k_dp4a.ember) or, Q4_K, on int8 tensor
+cores (q4k_imma.ember, the same activations: its cost hardly grows with M). Which of the two runs is the one the tuned
 tables of this GPU measured faster at the call's M and shape; without both tables' entries,
 the tensor cores from IMMA_FROM_M rows on."""
 

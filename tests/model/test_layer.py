@@ -20,9 +20,9 @@ TINY = HParams("llama", 2, 256, 2, 1, 256, 1e-5, 10000.0, 16)
 def test_a_decode_step_in_the_simulator(kinds, launches, activations):
     """Q6_K projections read the activations the Q4_K ones do (ember.ops.q6k_gemv on them):
     a Q6_K v makes the QKV projection a GEMV of q and k together and v's (1 launch more), a
-    Q6_K q three GEMVs (2 more), a Q6_K o or down projection none. With digits and one Q4_K weight for q, k and v, the projection,
-    RoPE and the KV append are one launch (q4k_qkv_rope_append: 1 less). Two digits a value
-    (digits2) launch as three."""
+    Q6_K q three GEMVs (2 more), a Q6_K o or down projection none. With digits and one Q4_K
+    weight for q, k and v, the projection, RoPE and the KV append are one launch
+    (q4k_qkv_rope_append: 1 less). Two digits a value (digits2) launch as three."""
     if activations.startswith("digits") and not {"wq", "wv"} & set(kinds):
         launches -= 1
     decode_step(kinds, launches, activations, np.array([0, 3], np.int32))
