@@ -48,9 +48,6 @@ CONTEXTS = (512, 4096)
 TG = 128                           # tokens each sequence decodes (llama.cpp)
 REPEATS = 3                        # llama.cpp runs a file, the median step time taken
 MIXES = {"Q4_K": (), "Q4_K, Q6_K V and down": ("attn_v", "ffn_down")}   # the second as a Q4_K_M file's
-PROJECTIONS = {"attn_q": (HEADS * D, HIDDEN), "attn_k": (KV_HEADS * D, HIDDEN), "attn_v": (KV_HEADS * D, HIDDEN),
-               "attn_output": (HIDDEN, HEADS * D), "ffn_gate": (FFN, HIDDEN), "ffn_up": (FFN, HIDDEN),
-               "ffn_down": (HIDDEN, FFN)}
 
 
 def write_model(path: str, layers: int, seed: int = 0, hidden: int = HIDDEN, heads: int = HEADS,
