@@ -39,7 +39,7 @@ import subprocess
 import sys
 import tempfile
 
-HIDDEN, HEADS, KV_HEADS, D, FFN = 4096, 32, 8, 128, 14336
+HIDDEN, HEADS, KV_HEADS, FFN = 4096, 32, 8, 14336       # head_dim: HIDDEN / HEADS = 128
 EPS, ROPE_BASE = 1e-5, 500000.0
 VOCAB = 256
 FEW, MANY = 2, 6                   # layers of the two files: 123 MB of weights a layer, no layer in L2
