@@ -28,7 +28,10 @@ HOPELESS_US = 500.0  # when that launch is long too (one launch of a microsecond
 QUICK = {"warmup": 3, "rounds": 1, "iters": 10}
 FULL = {"warmup": 20, "rounds": 5, "iters": 100}
 MAX_COPIES = 16
-DRIVER_ALL = 64      # a space this small is measured whole through the driver's JIT too
+DRIVER_ALL = 96      # a space this small is measured whole through the driver's JIT too (every kernel's
+                     # but the GEMMs'): a configuration far from the top through nvJitLink can be the
+                     # fastest through the driver (H100, q6k_q8_gemv 8x4096x14336: 46.96 us through
+                     # nvJitLink, 38.39 through the driver, where the top 8 through nvJitLink were 42.7+)
 DRIVER_TOP = 8       # of a larger one, the configurations this fast through nvJitLink
 
 

@@ -80,6 +80,24 @@ def test_shipped_tables_match_their_sources_and_serve_config_for():
         assert config_for("q4k_gemv", "1x14336x4096", device_name="Some GPU", arch="sm_80") == {}
 
 
+# buckets a shipped table has never held on any GPU (the workload lists them; tuning them is
+# left): a bucket missing from this list and from a device's entries is an entry lost
+NEVER_TUNED = {"gemm_bf16": {"2048x14336x4096"}}
+
+
+def test_shipped_tables_hold_every_bucket_of_their_workload():
+    """Each device of a shipped table has an entry for every bucket `ember tune` measures for
+    the kernel: merging a partial retune made from newer source (ember.tuning.table.merge
+    replaces a table of other source whole) once left a table of one bucket a device, and
+    ember.ops ran the defaults everywhere else without failing a test."""
+    from ember.tuning.workloads import WORKLOADS
+    for path in sorted(source_of("q4k_gemv").parent.glob("tuned/*.json")):
+        t = T.read(path)
+        want = set(WORKLOADS[path.stem][2]) - NEVER_TUNED.get(path.stem, set())
+        for key, buckets in t["devices"].items():
+            assert want <= set(buckets), (path.stem, key, sorted(want - set(buckets)))
+
+
 def test_config_for_without_a_table_warns_and_uses_the_defaults(tmp_path):
     from ember.tuning import config_for
     with pytest.warns(UserWarning, match="no tuned table"):
