@@ -1,7 +1,8 @@
 """The Q6_K GEMVs on the GPU against the copy ceiling and torch, same data, same GPU, one run:
 kernels_src/q6k_gemv.ember (f32 activations) and q6k_dp4a.ember (dp4a on Q8_1 activations
 and on three digits a value, the activations a decoder layer makes; `quarters`: QUARTERS, a
-lane's 8 weights of four quarters, `pairs`: 16 of two; parity against the f64 product with
+lane's 8 weights of four quarters, `pairs`: 16 of two; `staged`: STAGED, the warp's
+super-blocks copied whole into shared memory (cp.async, 8-byte pieces) and read there; parity against the f64 product with
 the values they stand for: Q8_1's, and x itself for the digits).
 
 Shapes N x K: Llama-3-8B's tensors that a Q4_K_M file keeps in 6 bits - the FFN down
@@ -18,6 +19,7 @@ through nvJitLink (Ember's runtime). Writes q6k_ab.json / .md."""
 from __future__ import annotations
 
 import datetime
+import itertools
 import sys
 from pathlib import Path
 
@@ -64,16 +66,15 @@ def run_shape(n: int, k: int, arch: str, quick: bool, rng) -> list:
                                              ("dp4a digits", "q6k_digits_gemv", digits_words, ref)):
             aq_d, ads_d = (torch.from_numpy(np.ascontiguousarray(a).view(np.int32)).cuda().view(torch.uint32)
                            if a.dtype == np.uint32 else torch.from_numpy(a).cuda() for a in (aq, ads))
-            for quarters in (True, False):
-                for rows in ROWS:
-                    mod = cuda.load(ember.compile(ROOT / "kernels_src" / "q6k_dp4a.ember", arch=arch,
-                                                  defines={"M": m, "WARPS": WARPS, "ROWS": rows, "QUARTERS": quarters},
-                                                  kernels=[kern]))
-                    grid = (n + WARPS * rows - 1) // (WARPS * rows)
-                    launches = [ember_on_torch_stream(getattr(mod, kern).prepare(wi.view(torch.uint16), aq_d, ads_d, y,
-                                                                                 n, k, grid=grid)) for wi in ws]
-                    share = "quarters" if quarters else "pairs"
-                    record(f"ember {label} (ROWS {rows}, {share})", m, rotating(launches), lambda y=y: y, want)
+            for quarters, rows, staged in itertools.product((True, False), ROWS, (False, True)):
+                defines = {"M": m, "WARPS": WARPS, "ROWS": rows, "QUARTERS": quarters, "STAGED": staged}
+                mod = cuda.load(ember.compile(ROOT / "kernels_src" / "q6k_dp4a.ember", arch=arch, defines=defines,
+                                              kernels=[kern]))
+                grid = (n + WARPS * rows - 1) // (WARPS * rows)
+                launches = [ember_on_torch_stream(getattr(mod, kern).prepare(wi.view(torch.uint16), aq_d, ads_d, y,
+                                                                             n, k, grid=grid)) for wi in ws]
+                share = ("quarters" if quarters else "pairs") + (", staged" if staged else "")
+                record(f"ember {label} (ROWS {rows}, {share})", m, rotating(launches), lambda y=y: y, want)
         xb = x.to(torch.bfloat16)
         yb = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
         record("torch bf16 dense (cuBLAS)", m, lambda: torch.matmul(xb, dense.T, out=yb), lambda: yb, ref)

@@ -312,8 +312,14 @@ def plan_q6k_q8(op: str, w, x: Q8Activations, out) -> list:
     vo = _check_out(op, out, x.m, n, x.rows, {"w": vw, "x.aq": vxq, "x.ads": vxd})
     device = A.same_device(op, {"w": vw, "out": vo, "x.aq": vxq, "x.ads": vxd}) or 0
     defines, lookup = tuned_as(x, n)
-    kern, cfg = kernel("q6k_dp4a.ember", "q6k_digits_gemv" if x.digits else "q6k_q8_gemv", defines, x.m * n * x.k,
-                       device, **lookup)
+    name = "q6k_digits_gemv" if x.digits else "q6k_q8_gemv"
+    kern, cfg = kernel("q6k_dp4a.ember", name, defines, x.m * n * x.k, device, **lookup)
+    if cfg.get("STAGED") and not (x.k % (4 * QK_K) == 0 and vw.ptr % 8 == 0):
+        # the entry's configuration unstaged: STAGED copies the weights in 8-byte pieces of
+        # four super-blocks (q6k_copy_stage), which need k a multiple of 1024 and w 8-byte aligned
+        fixed = {c: cfg[c] for c in kern.info.tunables}
+        kern, cfg = kernel("q6k_dp4a.ember", name, {**defines, **fixed, "STAGED": False, "STAGES": 2},
+                           x.m * n * x.k, device)
     return [kern.prepare(A.reinterpret(vw, "<u2", 2), *_q8_words(vxq, vxd, x.digits), out, n, x.k,
                          grid=(-(-n // (cfg["WARPS"] * cfg["ROWS"])),))]
 

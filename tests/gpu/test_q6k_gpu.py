@@ -22,19 +22,24 @@ def test_q6k_gemv(m, n, k, rows):
 
 
 
+@pytest.mark.parametrize("staged", [False, True])
 @pytest.mark.parametrize("quarters", [True, False])
 @pytest.mark.parametrize("m, n, k, rows, planes", [(1, 4096, 14336, 1, 0), (8, 1024, 4096, 2, 0),
                                                    (1, 4096, 14336, 1, 3), (8, 4096, 14336, 2, 3),
                                                    (3, 777, 2304, 1, 2)])
-def test_q6k_dp4a_gemvs(m, n, k, rows, planes, quarters):
+def test_q6k_dp4a_gemvs(m, n, k, rows, planes, quarters, staged):
     """q6k_dp4a.ember on the GPU: Q8_1 (planes 0) and digit activations against the f64
-    products of the simulator's test (tests/kernels/test_q6k_dp4a_in_sim.py)."""
+    products of the simulator's test (tests/kernels/test_q6k_dp4a_in_sim.py); STAGED (K a
+    multiple of 1024) with rings of 2 stages (ROWS 1) and 3 (ROWS 2)."""
+    if staged and k % 1024:
+        pytest.skip("STAGED takes K a multiple of 1024")
     from ember.reference import q4k as R4
     from ember.reference import q6k as R6
     from ember.runtime import cuda
     from tests.kernels.test_q6k_dp4a_in_sim import SRC as DP4A, f32_bound, grid, inputs
     w, x = inputs(7 * m + n, n, k, m)
-    defines = {"M": m, "WARPS": WARPS, "ROWS": rows, "QUARTERS": quarters, **({"PLANES": planes} if planes else {})}
+    defines = {"M": m, "WARPS": WARPS, "ROWS": rows, "QUARTERS": quarters, **({"PLANES": planes} if planes else {}),
+               **({"STAGED": True, "STAGES": 1 + rows} if staged else {})}
     mod = ember.runtime.load(ember.compile(DP4A, arch=cuda.context().arch, defines=defines), device="cuda")
     y = np.full((m, n), np.nan, np.float32)
     if planes:

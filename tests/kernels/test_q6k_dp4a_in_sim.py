@@ -40,10 +40,27 @@ def f32_bound(w: np.ndarray, x: np.ndarray) -> np.ndarray:
 def test_q6k_q8_gemv(m, n, k, rows, quarters):
     """Both ways lanes share a super-block (QUARTERS: 8 weights of four quarters a lane, or
     16 of two)."""
+    check_q8(m, n, k, rows, {"QUARTERS": quarters})
+
+
+# STAGED: the warp's super-blocks copied whole into a ring in shared memory (K a multiple of
+# 1024), its lanes' words read there; STAGES 2 and 3, more steps than stages. BIAS false: the
+# quants made signed bytes q - 32 in each row instead of -32 sum(a) once for all rows.
+STAGED = ([{"QUARTERS": q, "STAGED": True, "STAGES": s} for q in (True, False) for s in (2, 3)]
+          + [{"QUARTERS": q, "STAGED": st, "BIAS": False} for q in (True, False) for st in (True, False)])
+
+
+@pytest.mark.parametrize("consts", STAGED, ids=str)
+@pytest.mark.parametrize("m, n, k, rows", [(1, 7, 1024, 1), (3, 9, 4096, 2), (8, 5, 2048, 2)])
+def test_q6k_q8_gemv_staged(m, n, k, rows, consts):
+    check_q8(m, n, k, rows, consts)
+
+
+def check_q8(m, n, k, rows, consts):
     w, x = inputs(100 * m + n, n, k, m)
     q8 = R4.quantize_q8_1(x)
     aq, ads = R4.split_q8_1(q8)
-    mod = load(ember.compile(SRC, defines={"M": m, "WARPS": WARPS, "ROWS": rows, "QUARTERS": quarters}))
+    mod = load(ember.compile(SRC, defines={"M": m, "WARPS": WARPS, "ROWS": rows, **consts}))
     y = np.zeros((m, n), np.float32)
     mod.q6k_q8_gemv(w.view(np.uint16), aq, ads, y, n, k, grid=grid(n, rows))
     xq = R4.dequantize_q8_1(q8)
@@ -58,14 +75,23 @@ def test_q6k_digits_gemv(m, n, k, rows, planes, quarters):
     """Three digits: within the f32 rounding bound of the product with x itself (the
     digits stand for x within 2^-23 of its block's largest); two: of the product with the
     values two digits stand for."""
+    check_digits(m, n, k, rows, planes, {"QUARTERS": quarters})
+
+
+@pytest.mark.parametrize("consts", STAGED, ids=str)
+@pytest.mark.parametrize("m, n, k, rows, planes", [(1, 7, 2048, 2, 3), (2, 6, 1024, 1, 2), (5, 9, 1024, 2, 3)])
+def test_q6k_digits_gemv_staged(m, n, k, rows, planes, consts):
+    check_digits(m, n, k, rows, planes, consts)
+
+
+def check_digits(m, n, k, rows, planes, consts):
     w, x = inputs(6000 + 10 * m + n, n, k, m)
     x[0, :32] = 0.0                                   # an all-zero block: s = 0
     x[-1, 40] = 1e4                                   # one block dominated by one value
     x[-1, 41] = 3e-7
     digits, s, sums = R4.quantize_digits(x)
     aq, ds = R4.split_digits(digits, s, sums)
-    mod = load(ember.compile(SRC, defines={"M": m, "WARPS": WARPS, "ROWS": rows, "PLANES": planes,
-                                           "QUARTERS": quarters}))
+    mod = load(ember.compile(SRC, defines={"M": m, "WARPS": WARPS, "ROWS": rows, "PLANES": planes, **consts}))
     y = np.zeros((m, n), np.float32)
     mod.q6k_digits_gemv(w.view(np.uint16), aq, ds, y, n, k, grid=grid(n, rows))
     want = np.asarray(x, np.float64) @ R6.dequantize_q6k(w).T if planes == 3 else R6.gemv_digits(w, x, planes)
@@ -96,3 +122,20 @@ def test_q6k_digits_gemv_extreme_digits_do_not_overflow(quarters):
     want = xhat @ R6.dequantize_q6k(w).T
     assert np.abs(y - want).max() <= f32_bound(w, xhat).max()
     assert np.abs(want).min() > 0
+
+
+@pytest.mark.parametrize("kernel", ["q6k_q8_gemv", "q6k_digits_gemv"])
+def test_staged_outside_its_contract_gives_nan_rows(kernel):
+    """STAGED needs K a multiple of 1024 (whole 8-byte pieces of four super-blocks); at
+    K = 768 it stores NaN in every row and reads no weight (the simulator reports stray
+    or misaligned reads)."""
+    m, n, k = 2, 7, 768
+    w, x = inputs(31, n, k, m)
+    if kernel == "q6k_q8_gemv":
+        aq, act = R4.split_q8_1(R4.quantize_q8_1(x))
+    else:
+        aq, act = R4.split_digits(*R4.quantize_digits(x))
+    mod = load(ember.compile(SRC, defines={"M": m, "WARPS": WARPS, "STAGED": True}))
+    y = np.zeros((m, n), np.float32)
+    getattr(mod, kernel)(w.view(np.uint16), aq, act, y, n, k, grid=grid(n, 1))
+    assert np.isnan(y).all()

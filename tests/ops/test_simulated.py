@@ -217,6 +217,38 @@ def test_q6k_gemv_on_the_integer_activations(m):
     assert np.abs(y8 - want8).max() <= 1e-5 * np.abs(want8).max() < 0.1 * np.abs(y8 - exact).max()
 
 
+@pytest.mark.parametrize("k, staged", [(1024, True), (512, False)])
+def test_q6k_gemv_runs_a_staged_entry_only_where_its_contract_holds(monkeypatch, k, staged):
+    """A tuned entry with STAGED (the weights copied into shared memory in 8-byte pieces of
+    four super-blocks: k a multiple of 1024, w 8-byte aligned) runs as chosen where that
+    holds, and with the same configuration unstaged where it does not - never a kernel that
+    would give NaN rows. The tables stand in for a GPU's: the first lookup answers STAGED."""
+    from ember.reference import q6k as Q6
+    from ember.ops import gemv
+    asked = []
+
+    def tuned(source, name, defines, size, device=0, **lookup):
+        if source != "q6k_dp4a.ember":
+            return real(source, name, defines, size, device, **lookup)
+        asked.append(dict(defines))
+        chosen = {"WARPS": 4, "ROWS": 2, "QUARTERS": False, "STAGED": True, "STAGES": 3}
+        return real(source, name, {**chosen, **defines}, size, device)
+
+    real = gemv.kernel
+    monkeypatch.setattr(gemv, "kernel", tuned)
+    rng = np.random.default_rng(7)
+    w = Q6.model_like_q6k(rng, 13, k, k ** -0.5)
+    x = rng.standard_normal((2, k)).astype(np.float32)
+    with ops.on_simulator():
+        y = ops.q6k_gemv(w, ops.quantize_q8_1(x))
+    want = Q6.gemv_q8_1(w, Q.quantize_q8_1(x))
+    assert np.abs(y - want).max() <= 1e-5 * np.abs(want).max()
+    assert len(asked) == (1 if staged else 2)
+    if not staged:
+        assert asked[1] == {"M": 2, "WARPS": 4, "ROWS": 2, "QUARTERS": False, "STAGED": False, "STAGES": 2,
+                            "BIAS": True}
+
+
 def test_the_tensor_core_gemvs_from_their_rule():
     """Without tuned tables (the simulator) the int8 tensor-core kernels run the GEMV from
     IMMA_FROM_M["gemv"] rows and the SwiGLU pair from IMMA_FROM_M["swiglu"]: the same
