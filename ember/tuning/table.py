@@ -157,8 +157,18 @@ def write(path, table: dict) -> None:
 
 def merge(old: dict | None, new: dict) -> dict:
     """`new`'s device entries over `old`'s, when both were made from the same source;
-    a table of other source is replaced whole (its entries are stale)."""
-    if not old or old.get("source_hash") != new["source_hash"] or old.get("kernel") != new["kernel"]:
+    a table of other source is replaced whole (its entries are stale), with a warning that
+    names what is dropped - a partial retune merged into a table of older source keeps only
+    its own buckets (`ember tune -o TABLE` keeps the old entries whose code an edit left
+    alone; `ember tune --restamp` stamps a table whose measured code is unchanged)."""
+    if not old or old.get("kernel") != new["kernel"]:
+        return new
+    if old.get("source_hash") != new["source_hash"]:
+        dropped = sum(1 for d, b in old.get("devices", {}).items() for k in b if k not in new["devices"].get(d, {}))
+        if dropped:
+            warnings.warn(f"merge: the table of `{old['kernel']}` was made from other source than the new "
+                          f"measurements; its {dropped} entr{'y' if dropped == 1 else 'ies'} they do not replace "
+                          "are dropped", stacklevel=2)
         return new
     devices = {d: dict(b) for d, b in old.get("devices", {}).items()}
     for d, buckets in new["devices"].items():

@@ -217,12 +217,14 @@ def test_q6k_gemv_on_the_integer_activations(m):
     assert np.abs(y8 - want8).max() <= 1e-5 * np.abs(want8).max() < 0.1 * np.abs(y8 - exact).max()
 
 
-@pytest.mark.parametrize("k, staged", [(1024, True), (512, False)])
-def test_q6k_gemv_runs_a_staged_entry_only_where_its_contract_holds(monkeypatch, k, staged):
+@pytest.mark.parametrize("k, offset, staged", [(1024, 0, True), (512, 0, False), (1024, 2, False)])
+def test_q6k_gemv_runs_a_staged_entry_only_where_its_contract_holds(monkeypatch, k, offset, staged):
     """A tuned entry with STAGED (the weights copied into shared memory in 8-byte pieces of
     four super-blocks: k a multiple of 1024, w 8-byte aligned) runs as chosen where that
-    holds, and with the same configuration unstaged where it does not - never a kernel that
-    would give NaN rows. The tables stand in for a GPU's: the first lookup answers STAGED."""
+    holds, and with the same configuration unstaged where it does not (k = 512; w 2 bytes
+    past an 8-byte boundary) - never a kernel that gives NaN rows or copies misaligned pieces
+    (the simulator reports those). The tables stand in for a GPU's: the first lookup answers
+    STAGED."""
     from ember.reference import q6k as Q6
     from ember.ops import gemv
     asked = []
@@ -238,6 +240,12 @@ def test_q6k_gemv_runs_a_staged_entry_only_where_its_contract_holds(monkeypatch,
     monkeypatch.setattr(gemv, "kernel", tuned)
     rng = np.random.default_rng(7)
     w = Q6.model_like_q6k(rng, 13, k, k ** -0.5)
+    if offset:                                       # w 2-byte aligned only: a view `offset` bytes in
+        buf = np.zeros(w.size + 16, np.uint8)
+        start = -buf.ctypes.data % 8 + offset
+        buf[start:start + w.size] = w.ravel()
+        w = buf[start:start + w.size].reshape(w.shape)
+        assert w.ctypes.data % 8 == offset
     x = rng.standard_normal((2, k)).astype(np.float32)
     with ops.on_simulator():
         y = ops.q6k_gemv(w, ops.quantize_q8_1(x))
