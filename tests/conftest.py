@@ -14,6 +14,8 @@
   a core where pytest-xdist is installed (the `test` extra has it): on CI's two cores
   that halves its time. Naming paths, `-n N` (`-n 0`: one process) or `-p no:xdist`
   keeps pytest's own choice.
+- `--shard K/N` runs one of N parts of what was collected (whole files, about as many tests
+  each): the GPU suite takes longer than one command on the GPU machine may run.
 """
 
 from __future__ import annotations
@@ -67,11 +69,47 @@ driver.compile_hooks.append(_record)
 _ADDRESS = re.compile(r" at 0x[0-9a-f]+>")
 
 
+def pytest_addoption(parser):
+    parser.addoption("--shard", metavar="K/N", default=None,
+                     help="run shard K of N (1 <= K <= N): the collected test files dealt out so that the N "
+                          "shards hold about as many tests each - for a suite longer than one command may run "
+                          "(the GPU tests on the GPU machine: `pytest -m gpu tests/gpu --shard 1/3`, then 2/3, 3/3)")
+
+
+def shard_of(items, k: int, n: int) -> list:
+    """The items of shard k (1-based) of n: whole test files, the largest first, each to the
+    shard holding the fewest tests so far (ties: the lower shard), so that the n shards
+    partition the collection, the same way for the same collection."""
+    files: dict = {}
+    for item in items:
+        files.setdefault(item.nodeid.split("::")[0], []).append(item)
+    load, owner = [0] * n, {}
+    for name in sorted(files, key=lambda f: (-len(files[f]), f)):
+        i = min(range(n), key=lambda s: (load[s], s))
+        owner[name] = i
+        load[i] += len(files[name])
+    return [item for item in items if owner[item.nodeid.split("::")[0]] == k - 1]
+
+
+def _shard(config, items) -> None:
+    spec = config.getoption("shard")
+    if spec is None:
+        return
+    m = re.fullmatch(r"([0-9]+)/([0-9]+)", spec)
+    if not m or not 1 <= int(m.group(1)) <= int(m.group(2)):
+        raise pytest.UsageError(f"--shard {spec}: K/N with 1 <= K <= N is needed, e.g. --shard 1/3")
+    keep = shard_of(items, int(m.group(1)), int(m.group(2)))
+    kept = {id(item) for item in keep}
+    config.hook.pytest_deselected(items=[item for item in items if id(item) not in kept])
+    items[:] = keep
+
+
 def pytest_collection_modifyitems(config, items):
     unstable = [item.nodeid for item in items if _ADDRESS.search(item.nodeid)]
     if unstable:
         raise pytest.UsageError("test ids that hold a memory address (give the parameter a stable repr or "
                                 "`ids=`): " + ", ".join(unstable[:5]))
+    _shard(config, items)
     from ember.runtime import cuda_available
     if cuda_available():
         return
