@@ -128,21 +128,27 @@ def llamacpp_version(binary: str) -> str:
     return " ".join((run.stdout + run.stderr).split())[:200]
 
 
-def ember_layer_us(path: str, batch: int, ctx: int, activations: str, replays: int) -> float:
-    """us per layer of Ember's Decoder over the file's layers, one graph a step."""
-    import torch
-
-    from bench.layer_ab import _time, decoder_at
+def gpu_layers(path: str) -> tuple:
+    """(the file's hyperparameters, its layers' weights on the GPU): loaded once a file, for
+    every shape it is timed at."""
     from ember.model.gguf_weights import load
     from ember.model.layer import LayerWeights
     model = load(path)
     hp = model.hparams
-    layers = [LayerWeights.from_gguf(model.layer(i), hp) for i in range(hp.layers)]
+    return hp, [LayerWeights.from_gguf(model.layer(i), hp) for i in range(hp.layers)]
+
+
+def ember_layer_us(model: tuple, batch: int, ctx: int, activations: str, replays: int) -> float:
+    """us per layer of Ember's Decoder over a file's layers (gpu_layers), one graph a step."""
+    import torch
+
+    from bench.layer_ab import _time, decoder_at
+    hp, layers = model
     g = torch.Generator(device="cuda").manual_seed(batch * 7919 + ctx)
     dec = decoder_at(layers, hp, batch, ctx, g, activations)
     graph = dec.capture()
     us = _time(graph.replay, replays) / hp.layers
-    del graph, dec, layers
+    del graph, dec
     torch.cuda.empty_cache()
     return us
 
@@ -192,11 +198,12 @@ def main(out_dir: str, binary: str, quick: bool = False) -> int:
             write_model(many, MANY, seed=2, q6k=q6k)
             steps_few = _median_steps(binary, few, CONTEXTS)
             steps_many = _median_steps(binary, many, CONTEXTS)
+            model = gpu_layers(many)
             for c in CONTEXTS:
                 for b in BATCHES:
                     # Ember at the middle of the contexts llama.cpp's steps run through
-                    ember = ember_layer_us(many, b, c + TG // 2, "digits", replays)
-                    ember_q8 = ember_layer_us(many, b, c + TG // 2, "q8_1", replays)
+                    ember = ember_layer_us(model, b, c + TG // 2, "digits", replays)
+                    ember_q8 = ember_layer_us(model, b, c + TG // 2, "q8_1", replays)
                     per_layer = (steps_many[(b, c)] - steps_few[(b, c)]) / (MANY - FEW)
                     rows.append({"weights": weights, "batch": b, "context": c, "ember_us": round(ember, 2),
                                  "ember_q8_1_us": round(ember_q8, 2), "llamacpp_us": round(per_layer, 2),
@@ -206,6 +213,7 @@ def main(out_dir: str, binary: str, quick: bool = False) -> int:
                                  "llamacpp_over_ember": round(per_layer / ember, 2),
                                  "llamacpp_over_ember_q8_1": round(per_layer / ember_q8, 2)})
                     print(rows[-1], flush=True)
+            del model
     result = {"device": torch.cuda.get_device_name(), "date": datetime.date.today().isoformat(),
               "torch": torch.__version__, "llamacpp": llamacpp_version(binary), "rows": rows}
     save(out_dir, for_device("llamacpp_ab", result["device"]), result, markdown(result))
