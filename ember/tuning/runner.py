@@ -30,8 +30,8 @@ FULL = {"warmup": 20, "rounds": 5, "iters": 100}
 MAX_COPIES = 16
 DRIVER_ALL = 96      # a space this small is measured whole through the driver's JIT too (every kernel's
                      # but the GEMMs'): a configuration far from the top through nvJitLink can be the
-                     # fastest through the driver (H100, q6k_q8_gemv 8x4096x14336: 46.96 us through
-                     # nvJitLink, 38.39 through the driver, where the top 8 through nvJitLink were 42.7+)
+                     # fastest through the driver (H100, q6k_q8_gemv 8x4096x14336: 38.4 us through the
+                     # driver, 47 or more through nvJitLink, where the top 8 through nvJitLink were 42.7+)
 DRIVER_TOP = 8       # of a larger one, the configurations this fast through nvJitLink
 
 
