@@ -204,6 +204,9 @@ def _table() -> dict[str, Builtin]:
     rows.append(from_op("mma_m16n8k32", "gpu.mma_i8", "warp-wide D = A B + C, 16x32 by 32x8, 8-bit integers "
                         "(four a word: unsigned in u32, signed in i32 words) in i32: acc[i..+4] += a[j..+4] x "
                         "b[k..+2] in the PTX fragment layouts (sm_80+)"))
+    rows.append(from_op("mma_m16n8k16_i8", "gpu.mma_i8", "warp-wide D = A B + C, 16x16 by 16x8, 8-bit integers "
+                        "(four a word: unsigned in u32, signed in i32 words) in i32: acc[i..+4] += a[j..+2] x "
+                        "b[k] in the PTX fragment layouts (sm_80+)", attrs=(("k", 16),)))
     rows += [
         from_op("wgmma", "gpu.wgmma", "sm_90a, warpgroup-wide, asynchronous: acc = A B^T (+ acc when `accumulate`) "
                 "for A rows a_row..+64, columns a_col..+16 of the swizzled shared tile a and B rows b_row..+N, "

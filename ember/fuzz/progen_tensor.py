@@ -2,7 +2,7 @@
 ember.fuzz.progen.Generator as top-level collective statements (every lane of every warp
 runs them, outside branches):
 
-- `mma_m16n8k32` on 8-bit integers (words of four, signed or unsigned) with i32
+- `mma_m16n8k32` and `mma_m16n8k16_i8` on 8-bit integers (words of four, signed or unsigned) with i32
   accumulators (drawn last: the programs of earlier seeds keep their bodies);
 - `mma_m16n8k16` on f16 or bf16 fragments filled from the program's values, with f32
   accumulators, one or two pieces per array at constant or computed offsets;
@@ -70,9 +70,9 @@ class TensorCoreFeatures:
             self.let("f32", f"{acc}[{self.integer(0, 4 * pieces - 1)}]")
 
     def collective_mma_i8(self) -> None:
-        """mma_m16n8k32 on words of four 8-bit values made from the program's values (u32
-        words unsigned, i32 words signed, A and B each either), with i32 accumulators; the
-        sums stored as u32 bits."""
+        """mma_m16n8k32 or mma_m16n8k16_i8 on words of four 8-bit values made from the
+        program's values (u32 words unsigned, i32 words signed, A and B each either), with i32
+        accumulators; the sums stored as u32 bits."""
         ta, tb = self.choice(["u32", "i32"]), self.choice(["u32", "i32"])
         pieces = self.choice([1, 2])                    # fragments per array
         a, b, acc = self.fresh("ia"), self.fresh("ib"), self.fresh("iacc")
@@ -88,7 +88,11 @@ class TensorCoreFeatures:
         self.fill(acc, "i32", 4 * pieces, 100000)
         for _ in range(self.integer(1, 3)):
             p, q, r = (self.integer(0, pieces - 1) for _ in range(3))
-            self.emit(f"mma_m16n8k32({acc}, {4 * p}u32, {a}, {4 * q}u32, {b}, {2 * r}u32);")
+            if self.chance(35):    # K = 16: half the words of A and of B
+                self.emit(f"mma_m16n8k16_i8({acc}, {4 * p}u32, {a}, {4 * q + 2 * self.integer(0, 1)}u32, {b}, "
+                          f"{2 * r + self.integer(0, 1)}u32);")
+            else:
+                self.emit(f"mma_m16n8k32({acc}, {4 * p}u32, {a}, {4 * q}u32, {b}, {2 * r}u32);")
         for i in sorted({self.integer(0, 4 * pieces - 1) for _ in range(self.integer(1, 4))}):
             self.store("u32", f"bitcast<u32>({acc}[{i}])")
 

@@ -19,6 +19,7 @@ from .registry import lowers
 from .llvm_lower import I32, I64, lltype
 from .lower_mbarrier import inline_ptx
 from .lower_mem import element_address
+from ..ir.ops.tensor import mma_i8_k
 
 
 def _at(L, base, k: int, elem):
@@ -62,11 +63,12 @@ def _mma_i8(L, op, args):
     acc = element_address(L, op.acc, args[0], op.acc_index, args[1])
     a = element_address(L, op.a, args[2], op.a_index, args[3])
     b = element_address(L, op.b, args[4], op.b_index, args[5])
-    words = [L.b.load(_at(L, a, r, I32), typ=I32) for r in range(4)] + [L.b.load(_at(L, b, r, I32), typ=I32)
-                                                                         for r in range(2)]
+    k = mma_i8_k(op.attrs)
+    words = [L.b.load(_at(L, a, r, I32), typ=I32) for r in range(k // 8)] + [L.b.load(_at(L, b, r, I32), typ=I32)
+                                                                              for r in range(k // 16)]
     c = [L.b.load(_at(L, acc, i, I32), typ=I32) for i in range(4)]
     sa, sb = ("s8" if x.type.pointee.name == "i32" else "u8" for x in (op.a, op.b))
-    name = f"llvm.nvvm.mma.m16n8k32.row.col.{sa}" + ("" if sa == sb else f".{sb}")
+    name = f"llvm.nvvm.mma.m16n8k{k}.row.col.{sa}" + ("" if sa == sb else f".{sb}")
     d = L.intrinsic(name, [], words + c, ret=ll.LiteralStructType([I32] * 4))
     for i in range(4):
         L.b.store(L.b.extract_value(d, i), _at(L, acc, i, I32))

@@ -85,15 +85,17 @@ def test_tiles_match_the_simulator():
         assert np.abs(c - want.astype(np.float32)).max() <= 1e-5 * np.abs(want).max()
 
 
+@pytest.mark.parametrize("k", [32, 16])
 @pytest.mark.parametrize("ta, tb", [("u32", "i32"), ("i32", "i32"), ("u32", "u32"), ("i32", "u32")])
-def test_mma_i8_matches_bit_for_bit(ta, tb):
+def test_mma_i8_matches_bit_for_bit(ta, tb, k):
     from ember.runtime import cuda
-    from tests.sim.test_mma_i8 import BY_HAND, WORD, operands
-    a, b, c = operands(ta, tb, 11)
+    from tests.sim.test_mma_i8 import BY_HAND, BY_HAND_K16, WORD, operands
+    a, b, c = operands(ta, tb, 11, k=k)
     words = {"u32": np.uint32, "i32": np.int32}
     wa = np.ascontiguousarray(a.astype(WORD[ta])).view(words[ta])
     wb = np.ascontiguousarray(b.T.astype(WORD[tb])).view(words[tb])
-    prog = ember.compile(BY_HAND.replace("AT", ta).replace("BT", tb), arch=cuda.context().arch, cache=False)
+    source = BY_HAND if k == 32 else BY_HAND_K16
+    prog = ember.compile(source.replace("AT", ta).replace("BT", tb), arch=cuda.context().arch, cache=False)
     gpu, sim = c.reshape(-1).copy(), c.reshape(-1).copy()
     load(prog).by_hand(wa, wb, gpu, grid=1)
     load(prog, device="sim").by_hand(wa, wb, sim, grid=1)

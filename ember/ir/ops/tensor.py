@@ -1,5 +1,5 @@
 """Warp-wide tensor-core ops: ldmatrix (sm_75+), mma.m16n8k16 with f16/bf16 inputs and f32
-accumulators and mma.m16n8k32 with 8-bit integer inputs and i32 accumulators (sm_80+).
+accumulators and mma.m16n8k32 / m16n8k16 with 8-bit integer inputs and i32 accumulators (sm_80+).
 Every lane of a warp executes them together.
 
 A thread's part of a matrix (its fragment) lives in a per-thread array: `mma` reads 8 A
@@ -124,7 +124,9 @@ def mma_i8_layout() -> tuple:
     as owner tables: for each element of the 16 x 32 A and the 32 x 8 B, the lane holding it
     and its byte in the lane's fragment (byte 4r + e is byte e of fragment word r). With
     g = lane / 4, t = lane % 4: A word r is row g + 8 (r % 2), k = 4t + 16 (r / 2) + e; B word
-    r is column g, k = 4t + 16 r + e. The accumulators are m16n8k16's (mma_layout's C)."""
+    r is column g, k = 4t + 16 r + e. The accumulators are m16n8k16's (mma_layout's C).
+    m16n8k16's 8-bit layouts ("Matrix Fragments for mma.m16n8k16 with integer type") are
+    these tables' k < 16: A words 0 and 1 (rows g and g + 8), B word 0."""
     row, k = np.meshgrid(np.arange(16), np.arange(32), indexing="ij")
     a = (4 * (row % 8) + (k % 16) // 4, 4 * (row // 8 + 2 * (k // 16)) + k % 4)
     k, col = np.meshgrid(np.arange(32), np.arange(8), indexing="ij")
@@ -142,16 +144,34 @@ def _bytes(m, op, ptr, index, t, words: int, mask) -> np.ndarray:
     return np.where(b >= 128, b - 256, b) if t.name == "i32" else b
 
 
+def mma_i8_k(attrs) -> int:
+    """gpu.mma_i8's K: 32 (m16n8k32) unless its attribute `k` says 16 (m16n8k16)."""
+    return attrs.get("k", 32)
+
+
+def _mma_i8_words(attrs) -> tuple:
+    """The 32-bit words a lane's A and B fragments take: (4, 2) for K = 32, (2, 1) for 16."""
+    k = mma_i8_k(attrs)
+    return k // 8, k // 16
+
+
+def _mma_i8_verify(op):
+    if mma_i8_k(op.attrs) not in (16, 32):
+        return f"k must be 16 or 32, not {op.attrs['k']}"
+    return None
+
+
 def _mma_i8_sim(m, op, args, mask):
     acc, ai, a, aj, b, bk = args
     _whole_warps(m, op, mask)
-    av = _bytes(m, op, a, aj, op.a.type.pointee, 4, mask)
-    bv = _bytes(m, op, b, bk, op.b.type.pointee, 2, mask)
+    wa, wb = _mma_i8_words(op.attrs)
+    av = _bytes(m, op, a, aj, op.a.type.pointee, wa, mask)
+    bv = _bytes(m, op, b, bk, op.b.type.pointee, wb, mask)
     I32 = op.acc.type.pointee
     cv = np.stack([np.asarray(m.load(op, acc, ai.astype(np.int64) + i, I32, mask)).astype(np.int64)
                    for i in range(4)], axis=1)
     a_owner, b_owner = mma_i8_layout()
-    out = (_products(m, cv, av, bv, a_owner, b_owner, 32) + 2 ** 31) % 2 ** 32 - 2 ** 31   # wraps, as the hardware
+    out = (_products(m, cv, av, bv, a_owner, b_owner, mma_i8_k(op.attrs)) + 2 ** 31) % 2 ** 32 - 2 ** 31   # wraps
     base = ai.astype(np.int64)
     for i in range(4):
         m.store(op, acc, base + i, I32, out[:, i].astype(np.int32), mask)
@@ -161,14 +181,18 @@ def _mma_i8_sim(m, op, args, mask):
 defop("gpu.mma_i8", Operands(types_of="operands"),
       operands="acc: *local N{i32}, acc_index: I, a: *local T{i32,u32}, a_index: U{i32,u32,i64,u64}, "
                "b: *local B{i32,u32}, b_index: V{i32,u32,i64,u64}",
-      traits=(READS_MEMORY, WRITES_MEMORY, CONVERGENT), simulate=_mma_i8_sim, min_sm=80,
-      accesses=lambda attrs, elem_bytes: [("acc", "acc_index", 4), ("a", "a_index", 4), ("b", "b_index", 2)],
+      attrs={"k": Attr("int", required=False, lo=16, hi=32, multiple_of=16,
+                       doc="the shape's K: 32 (m16n8k32, when absent) or 16 (m16n8k16)")},
+      traits=(READS_MEMORY, WRITES_MEMORY, CONVERGENT), simulate=_mma_i8_sim, min_sm=80, verify=_mma_i8_verify,
+      accesses=lambda attrs, elem_bytes: [("acc", "acc_index", 4), ("a", "a_index", _mma_i8_words(attrs)[0]),
+                                          ("b", "b_index", _mma_i8_words(attrs)[1])],
       example="gpu.mma_i8 %c, %i, %a, %i, %b, %i : *mut local i32, u32, *mut local u32, u32, *mut local i32, u32",
       example_args="%c: *mut local i32, %a: *mut local u32, %b: *mut local i32, %i: u32",
       doc="The warp's D = A B + C for a 16x32 A (row-major) and a 32x8 B (column-major) of 8-bit integers "
           "with i32 accumulators: each lane reads the words a[a_index..+4] and b[b_index..+2], four "
           "elements a word (unsigned in u32 words, signed in i32 ones, as dp4a reads them), and updates "
-          "acc[acc_index..+4] (PTX mma.m16n8k32 fragment layouts); the sums wrap to 32 bits. Warp-wide.")
+          "acc[acc_index..+4] (PTX mma.m16n8k32 fragment layouts); the sums wrap to 32 bits. With {k = 16}: "
+          "a 16x16 A and a 16x8 B, a[a_index..+2] and b[b_index] (mma.m16n8k16's). Warp-wide.")
 
 
 def _ldmatrix_verify(op):
