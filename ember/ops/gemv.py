@@ -3,10 +3,10 @@ stores it, for M = 1..8 rows of activations - f32 (kernels_src/q6k_gemv.ember; f
 quantized to three digits a value by the op itself, or q4k_gemv.ember without dp4a:
 DIGITS_FOR_F32), or quantized once to Q8_1 (or three digits) for the integer kernels: on
 dp4a (q4k_dp4a.ember: quantize_q8_1, q4k_q8_gemv, and q4k_q8_swiglu for a SwiGLU's gate
-and up together; q4k_digits.ember; for Q6_K q6k_dp4a.ember) or, Q4_K, on int8 tensor
-cores (q4k_imma.ember, the same activations: its cost hardly grows with M). Which of the two runs is the one the tuned
-tables of this GPU measured faster at the call's M and shape; without both tables' entries,
-the tensor cores from IMMA_FROM_M rows on."""
+and up together; q4k_digits.ember; for Q6_K q6k_dp4a.ember) or on int8 tensor cores
+(q4k_imma.ember, q6k_imma.ember: the same activations; their cost hardly grows with M). Which
+of the two runs is the one the tuned tables of this GPU measured faster at the call's M and
+shape; without both tables' entries, the tensor cores from IMMA_FROM_M rows on."""
 
 from __future__ import annotations
 
@@ -20,8 +20,10 @@ QK_K = 256                           # values per super-block
 # From how many activation rows the tensor-core kernels run where no tuned table decides
 # (sm_80+). H100, 2026-11-26, `ember tune`, us, tensor cores against dp4a: the Q8_1 GEMV at
 # 8 x 4096 x 14336 17.8 / 29.5, at M = 4 17.3 / 17.7 (10.7 / 9.9 at 4 x 6144 x 4096); the
-# digits SwiGLU pair at 8 x 14336 x 4096 48.7 / 99.0, at M = 4 40.3 / 55.2, at M = 2 37.4 / 35.3
-IMMA_FROM_M = {"gemv": 8, "swiglu": 4}
+# digits SwiGLU pair at 8 x 14336 x 4096 48.7 / 99.0, at M = 4 40.3 / 55.2, at M = 2 37.4 / 35.3;
+# Q6_K (2026-11-27, q6k_imma.ember's first tables): 8 x 4096 x 14336 Q8_1 35.8 / 38.1, digits
+# 55.4 / 68.0, at M = 4 Q8_1 32.2 / 28.8
+IMMA_FROM_M = {"gemv": 8, "swiglu": 4, "q6k": 8}
 BLOCK_BYTES = {"q4k": 144, "q6k": 210}
 
 
@@ -194,7 +196,8 @@ def _q8_words(vq, vd, digits: bool, words_only: bool = False) -> tuple:
 # (the DP4A kernel, the tensor-core one) of each op and kind of activations
 _PAIRS = {("gemv", False): ("q4k_q8_gemv", "q4k_q8_imma"), ("gemv", True): ("q4k_digits_gemv", "q4k_digits_imma"),
           ("swiglu", False): ("q4k_q8_swiglu", "q4k_q8_swiglu_imma"),
-          ("swiglu", True): ("q4k_digits_swiglu", "q4k_digits_swiglu_imma")}
+          ("swiglu", True): ("q4k_digits_swiglu", "q4k_digits_swiglu_imma"),
+          ("q6k", False): ("q6k_q8_gemv", "q6k_q8_imma"), ("q6k", True): ("q6k_digits_gemv", "q6k_digits_imma")}
 
 
 def tuned_as(x: Q8Activations, n: int) -> tuple:
@@ -306,12 +309,18 @@ def q6k_gemv(w, x, *, out=None):
 
 def plan_q6k_q8(op: str, w, x: Q8Activations, out) -> list:
     """The launch of q6k_gemv on Q8_1 or digit activations (q6k_dp4a.ember: q6k_q8_gemv,
-    q6k_digits_gemv, reading `x.planes` digits)."""
+    q6k_digits_gemv, reading `x.planes` digits), or on int8 tensor cores (q6k_imma.ember)
+    where _tensor_cores picks them and k is a multiple of 512 and w 4-byte aligned."""
     vw, n = _weights(op, "w", w, "q6k", x.k, 2)
     vxq, vxd = x.check(op, x.m, x.k, "x")
     vo = _check_out(op, out, x.m, n, x.rows, {"w": vw, "x.aq": vxq, "x.ads": vxd})
     device = A.same_device(op, {"w": vw, "out": vo, "x.aq": vxq, "x.ads": vxd}) or 0
     defines, lookup = tuned_as(x, n)
+    # the tensor cores' kernel copies two super-blocks of a row at a time in 4-byte pieces
+    if x.k % (2 * QK_K) == 0 and vw.ptr % 4 == 0 and _tensor_cores("q6k", x, n, device):
+        kern, cfg = kernel("q6k_imma.ember", _PAIRS[("q6k", x.digits)][1], defines, x.m * n * x.k, device, **lookup)
+        return [kern.prepare(A.reinterpret(vw, "<u2", 2), *_q8_words(vxq, vxd, x.digits, words_only=True), out, n,
+                             x.k, grid=imma_grid(n)(cfg))]
     name = "q6k_digits_gemv" if x.digits else "q6k_q8_gemv"
     kern, cfg = kernel("q6k_dp4a.ember", name, defines, x.m * n * x.k, device, **lookup)
     if cfg.get("STAGED") and not (x.k % (4 * QK_K) == 0 and vw.ptr % 8 == 0):

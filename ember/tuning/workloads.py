@@ -17,7 +17,7 @@ from ..records import replace
 from ..shipped import KERNELS_SRC
 from .q4k_workloads import (q4k_digits_gemv, q4k_digits_imma, q4k_digits_swiglu, q4k_digits_swiglu_imma, q4k_gemv,
                             q4k_q8_gemv, q4k_q8_imma, q4k_q8_swiglu, q4k_q8_swiglu_imma)
-from .workload import Workload, seeded_rng, warp_rows_grid
+from .workload import Workload, imma_grid, seeded_rng, warp_rows_grid
 
 
 def _norm_rows_inputs(kernel: str, shape: str, dtype: str) -> tuple:
@@ -277,34 +277,55 @@ def _q6k_inputs(kernel: str, shape: str):
     return (R6, *gemv_inputs(kernel, shape, R6.random_q6k))
 
 
-def q6k_q8_gemv(shape: str) -> Workload:
+def q6k_q8_gemv(shape: str, kernel: str = "q6k_q8_gemv") -> Workload:
     """kernels_src/q6k_dp4a.ember q6k_q8_gemv: MxNxK, Q6_K weights times M rows of Q8_1
     activations (split on the host as quantize_q8_1 splits them); the reference is the f64
-    product with the values the quants stand for."""
+    product with the values the quants stand for. `kernel` q6k_q8_imma: the same product on
+    int8 tensor cores (q6k_imma.ember)."""
     from ..reference import q4k as R4
-    R6, m, n, k, w, x = _q6k_inputs("q6k_q8_gemv", shape)
+    R6, m, n, k, w, x = _q6k_inputs(kernel, shape)
     q8 = R4.quantize_q8_1(x)
     aq, ads = R4.split_q8_1(q8)
-    return Workload(KERNELS_SRC / "q6k_dp4a.ember", "q6k_q8_gemv", shape, {"M": m},
+    source, grid = _Q6K_SOURCES[kernel]
+    return Workload(KERNELS_SRC / source, kernel, shape, {"M": m},
                     {"w": w.view(np.uint16), "aq": aq, "ads": ads}, "y", {"y": np.zeros((m, n), np.float32)},
-                    ["w", "aq", "ads", "y", n, k], warp_rows_grid(n), R6.gemv_q8_1(w, q8), 1e-5,
+                    ["w", "aq", "ads", "y", n, k], grid(n), R6.gemv_q8_1(w, q8), 1e-5,
                     w.nbytes + aq.nbytes + ads.nbytes + m * n * 4)
 
 
-def q6k_digits_gemv(shape: str, variant: str = "") -> Workload:
+def q6k_digits_gemv(shape: str, variant: str = "", kernel: str = "q6k_digits_gemv") -> Workload:
     """kernels_src/q6k_dp4a.ember q6k_digits_gemv: MxNxK, Q6_K weights times M rows of f32
     activations as int8 digits (split on the host as quantize_digits splits them); `p2`
     after the shape: PLANES 2. The reference: the f64 product with the values the digits
-    read stand for."""
+    read stand for. `kernel` q6k_digits_imma: the same on int8 tensor cores (q6k_imma.ember,
+    the (s, sum) pairs passed as words)."""
     from ..reference import q4k as R4
     from .q4k_workloads import _planes, _planes_define
     planes = _planes(variant)
-    R6, m, n, k, w, x = _q6k_inputs("q6k_digits_gemv", shape)
+    R6, m, n, k, w, x = _q6k_inputs(kernel, shape)
     aq, ds = R4.split_digits(*R4.quantize_digits(x))
-    return Workload(KERNELS_SRC / "q6k_dp4a.ember", "q6k_digits_gemv", f"{shape} {variant}".strip(),
+    source, grid = _Q6K_SOURCES[kernel]
+    ds = ds.view(np.uint32) if kernel == "q6k_digits_imma" else ds
+    return Workload(KERNELS_SRC / source, kernel, f"{shape} {variant}".strip(),
                     {"M": m, **_planes_define(planes)}, {"w": w.view(np.uint16), "aq": aq, "ds": ds}, "y",
-                    {"y": np.zeros((m, n), np.float32)}, ["w", "aq", "ds", "y", n, k], warp_rows_grid(n),
+                    {"y": np.zeros((m, n), np.float32)}, ["w", "aq", "ds", "y", n, k], grid(n),
                     R6.gemv_digits(w, x, planes), 1e-5, w.nbytes + aq.nbytes * planes // 3 + ds.nbytes + m * n * 4)
+
+
+def q6k_q8_imma(shape: str) -> Workload:
+    """kernels_src/q6k_imma.ember q6k_q8_imma: q6k_q8_gemv's product on int8 tensor cores."""
+    return q6k_q8_gemv(shape, "q6k_q8_imma")
+
+
+def q6k_digits_imma(shape: str, variant: str = "") -> Workload:
+    """kernels_src/q6k_imma.ember q6k_digits_imma: q6k_digits_gemv's on int8 tensor cores."""
+    return q6k_digits_gemv(shape, variant, "q6k_digits_imma")
+
+
+# the Q6_K GEMVs on Q8_1 or digits: (source, launch over n rows)
+_Q6K_SOURCES = {"q6k_q8_gemv": ("q6k_dp4a.ember", warp_rows_grid),
+                "q6k_digits_gemv": ("q6k_dp4a.ember", warp_rows_grid), "q6k_q8_imma": ("q6k_imma.ember", imma_grid),
+                "q6k_digits_imma": ("q6k_imma.ember", imma_grid)}
 
 
 def gemm_bf16(shape: str) -> Workload:
@@ -405,6 +426,9 @@ WORKLOADS = {
     # projection 4096x14336, V 1024x4096) at every batch
     "q6k_q8_gemv": (q6k_q8_gemv, "q6k_dp4a.ember", _Q6K_LAYER),
     "q6k_digits_gemv": (q6k_digits_gemv, "q6k_dp4a.ember", _Q6K_LAYER + [f"{b} p2" for b in _Q6K_LAYER]),
+    # the same on int8 tensor cores (ember.ops picks the faster of the pair per call)
+    "q6k_q8_imma": (q6k_q8_imma, "q6k_imma.ember", _Q6K_LAYER),
+    "q6k_digits_imma": (q6k_digits_imma, "q6k_imma.ember", _Q6K_LAYER + [f"{b} p2" for b in _Q6K_LAYER]),
     # the decoder layer's attention (ember.ops.decode_attention): batch x context x queries
     "attention_split_mma": (attention_split_mma, "decode_attention_mma.ember",
                             [f"{b} {q}".strip() for q in ("", "f32") for b in

@@ -51,3 +51,36 @@ def test_q6k_dp4a_gemvs(m, n, k, rows, planes, quarters, staged):
         mod.q6k_q8_gemv(w.view(np.uint16), *R4.split_q8_1(q8), y, n, k, grid=grid(n, rows))
         want, xv = R6.gemv_q8_1(w, q8), R4.dequantize_q8_1(q8)
     assert (np.abs(y - want) <= f32_bound(w, xv)).all()
+
+
+@pytest.mark.parametrize("warps, stages, stage_x", [(4, 2, False), (2, 3, True)])
+@pytest.mark.parametrize("m, n, k, planes", [(1, 4096, 14336, 0), (8, 4096, 14336, 0), (8, 4096, 14336, 3),
+                                             (4, 1024, 4096, 2), (5, 777, 3072, 3)])
+def test_q6k_imma_gemvs(m, n, k, planes, warps, stages, stage_x):
+    """q6k_imma.ember on the GPU (int8 m16n8k16, the activations from global memory or staged):
+    Q8_1 (planes 0) and digit activations
+    against the f64 products of tests/kernels/test_q6k_imma_in_sim.py, and bit for bit the
+    simulator's result at a small shape (the same fragments, the same f32 order)."""
+    from ember.reference import q4k as R4
+    from ember.reference import q6k as R6
+    from ember.runtime import cuda
+    from tests.kernels.test_q6k_dp4a_in_sim import f32_bound, inputs
+    from tests.kernels.test_q6k_imma_in_sim import SRC as IMMA, grid
+    w, x = inputs(11 * m + n, n, k, m)
+    defines = {"M": m, "WARPS": warps, "STAGES": stages, "STAGE_X": stage_x, **({"PLANES": planes} if planes else {})}
+    prog = ember.compile(IMMA, arch=cuda.context().arch, defines=defines)
+    if planes:
+        aq, ds = R4.split_digits(*R4.quantize_digits(x))
+        args, name = (aq, ds.view(np.uint32)), "q6k_digits_imma"
+        want, xv = R6.gemv_digits(w, x, planes), x
+    else:
+        q8 = R4.quantize_q8_1(x)
+        args, name = R4.split_q8_1(q8), "q6k_q8_imma"
+        want, xv = R6.gemv_q8_1(w, q8), R4.dequantize_q8_1(q8)
+    y = np.full((m, n), np.nan, np.float32)
+    getattr(ember.runtime.load(prog, device="cuda"), name)(w.view(np.uint16), *args, y, n, k, grid=grid(n, 1))
+    assert (np.abs(y - want) <= f32_bound(w, xv)).all()
+    if n < 1000:                                      # and the simulator's bits
+        ys = np.full((m, n), np.nan, np.float32)
+        getattr(ember.runtime.load(prog, device="sim"), name)(w.view(np.uint16), *args, ys, n, k, grid=grid(n, 1))
+        np.testing.assert_array_equal(y, ys)

@@ -257,6 +257,45 @@ def test_q6k_gemv_runs_a_staged_entry_only_where_its_contract_holds(monkeypatch,
                             "BIAS": True}
 
 
+@pytest.mark.parametrize("k, offset, imma", [(1536, 0, True), (768, 0, False), (1024, 2, False)])
+def test_q6k_gemv_on_tensor_cores_where_their_copies_may_run(monkeypatch, k, offset, imma):
+    """From IMMA_FROM_M["q6k"] rows (the rule where no tables decide) q6k_gemv runs
+    q6k_imma.ember - whose copies of two super-blocks a row in 4-byte pieces need k a
+    multiple of 512 and w 4-byte aligned - and the DP4A kernels where either fails (never
+    a kernel that gives NaN rows or copies misaligned pieces: the simulator reports those);
+    both activations, the references' results."""
+    from ember.reference import q6k as Q6
+    from ember.ops import gemv
+    ran = []
+
+    def spy(source, name, defines, size, device=0, **lookup):
+        ran.append(source)
+        return real(source, name, defines, size, device, **lookup)
+
+    real = gemv.kernel
+    monkeypatch.setattr(gemv, "kernel", spy)
+    rng = np.random.default_rng(9)
+    m = ops.gemv.IMMA_FROM_M["q6k"]
+    w = Q6.model_like_q6k(rng, 24, k, k ** -0.5)
+    if offset:                                       # w 2-byte aligned only: a view `offset` bytes in
+        buf = np.zeros(w.size + 16, np.uint8)
+        start = -buf.ctypes.data % 8 + offset
+        buf[start:start + w.size] = w.ravel()
+        w = buf[start:start + w.size].reshape(w.shape)
+        assert w.ctypes.data % 4 == offset
+    x = rng.standard_normal((m, k)).astype(np.float32)
+    with ops.on_simulator():
+        y8 = ops.q6k_gemv(w, ops.quantize_q8_1(x))
+        yd = ops.q6k_gemv(w, ops.quantize_digits(x))
+    want = Q6.gemv_q8_1(w, Q.quantize_q8_1(x))
+    assert np.abs(y8 - want).max() <= 1e-5 * np.abs(want).max()
+    exact = np.asarray(x, np.float64) @ Q6.dequantize_q6k(w).T
+    bound = k * 2.0 ** -23 * (np.abs(np.asarray(x, np.float64)) @ np.abs(Q6.dequantize_q6k(w)).T)
+    assert (np.abs(yd - exact) <= bound).all()
+    gemvs = [s for s in ran if s.startswith("q6k")]
+    assert gemvs == ["q6k_imma.ember"] * 2 if imma else gemvs == ["q6k_dp4a.ember"] * 2
+
+
 def test_the_tensor_core_gemvs_from_their_rule():
     """Without tuned tables (the simulator) the int8 tensor-core kernels run the GEMV from
     IMMA_FROM_M["gemv"] rows and the SwiGLU pair from IMMA_FROM_M["swiglu"]: the same
