@@ -426,9 +426,17 @@ WORKLOADS = {
     # projection 4096x14336, V 1024x4096) at every batch
     "q6k_q8_gemv": (q6k_q8_gemv, "q6k_dp4a.ember", _Q6K_LAYER),
     "q6k_digits_gemv": (q6k_digits_gemv, "q6k_dp4a.ember", _Q6K_LAYER + [f"{b} p2" for b in _Q6K_LAYER]),
-    # the same on int8 tensor cores (ember.ops picks the faster of the pair per call)
-    "q6k_q8_imma": (q6k_q8_imma, "q6k_imma.ember", _Q6K_LAYER),
-    "q6k_digits_imma": (q6k_digits_imma, "q6k_imma.ember", _Q6K_LAYER + [f"{b} p2" for b in _Q6K_LAYER]),
+    # the same on int8 tensor cores at batch 8 (ember.ops picks the faster of the pair there;
+    # with no bucket of its M it takes the DP4A kernels). Alone they were faster from M = 4 on
+    # (H100, 2026-11-27, `ember tune`, us, tensor cores / dp4a: digits 4 x 4096 x 14336 37.8 /
+    # 44.4, Q8_1 25.8 / 28.8), but in a Q4_K_M decoder layer at batch 4 (after the SwiGLU pair
+    # and quantize_digits) the digits kernel took 55.9 us (torch profiler; 46.7 the DP4A one)
+    # and the layer 135-136 us against 120-123 with the DP4A kernel; Q8_1 gained nothing there.
+    # At batch 8 the layer gained 14-17 us (digits) and 9-10 (Q8_1). Launched plainly it was
+    # the same; not understood (bench/results/q6k_ab.md).
+    "q6k_q8_imma": (q6k_q8_imma, "q6k_imma.ember", [b for b in _Q6K_LAYER if b.startswith("8x")]),
+    "q6k_digits_imma": (q6k_digits_imma, "q6k_imma.ember",
+                        [f"{b}{v}" for b in _Q6K_LAYER if b.startswith("8x") for v in ("", " p2")]),
     # the decoder layer's attention (ember.ops.decode_attention): batch x context x queries
     "attention_split_mma": (attention_split_mma, "decode_attention_mma.ember",
                             [f"{b} {q}".strip() for q in ("", "f32") for b in
