@@ -58,9 +58,9 @@ def test_q6k_dp4a_gemvs(m, n, k, rows, planes, quarters, staged):
                                              (4, 1024, 4096, 2), (5, 777, 3072, 3)])
 def test_q6k_imma_gemvs(m, n, k, planes, warps, stages, stage_x):
     """q6k_imma.ember on the GPU (int8 m16n8k16, the activations from global memory or staged):
-    Q8_1 (planes 0) and digit activations
-    against the f64 products of tests/kernels/test_q6k_imma_in_sim.py, and bit for bit the
-    simulator's result at a small shape (the same fragments, the same f32 order)."""
+    Q8_1 (planes 0) and digit activations against the f64 products of
+    tests/kernels/test_q6k_imma_in_sim.py, and bit for bit the simulator's result at a small
+    shape (the same fragments, the same f32 order)."""
     from ember.reference import q4k as R4
     from ember.reference import q6k as R6
     from ember.runtime import cuda

@@ -20,14 +20,14 @@ def test_every_kernel_file_is_covered():
     # gemm_bf16.ember, gemm_f32.ember, gemm_wgmma.ember: tests/kernels/test_gemm_*_in_sim.py
     # the Q4_K files: tests/kernels/test_q4k_in_sim.py (q4k_mma.ember: test_q4k_mma_in_sim.py,
     # q4k_imma.ember: test_q4k_imma_in_sim.py);
-    # q6k_gemv.ember: test_q6k_in_sim.py (q6k_dp4a.ember: test_q6k_dp4a_in_sim.py); decode_attention.ember, decode_attention_mma.ember:
-    # test_decode_attention.py
+    # q6k_gemv.ember: test_q6k_in_sim.py (q6k_dp4a.ember: test_q6k_dp4a_in_sim.py, q6k_imma.ember:
+    # test_q6k_imma_in_sim.py); decode_attention.ember, decode_attention_mma.ember: test_decode_attention.py
     assert sorted(p.name for p in SRC.glob("*.ember")) == ["decode_attention.ember", "decode_attention_mma.ember",
                                                           "gemm_bf16.ember", "gemm_f32.ember", "gemm_wgmma.ember",
                                                           "q4k_digits.ember", "q4k_digits_swiglu.ember",
                                                           "q4k_dp4a.ember", "q4k_dp4a_smem.ember", "q4k_gemv.ember",
                                                           "q4k_gemv_smem.ember", "q4k_imma.ember", "q4k_mma.ember",
-                                                          "q6k_dp4a.ember", "q6k_gemv.ember",
+                                                          "q6k_dp4a.ember", "q6k_gemv.ember", "q6k_imma.ember",
                                                           "rmsnorm.ember", "rmsnorm_q4k.ember", "rmsnorm_q8.ember",
                                                           "rope.ember", "rope_append.ember"]
 
