@@ -97,10 +97,13 @@ def test_layer_with_the_q6k_tensors_of_a_q4k_m_file():
     check_against_the_references(eager, refs, h0, positions, 3e-5, 1e-6)
 
 
-def test_a_gguf_file_of_q4k_and_q6k_tensors(tmp_path):
+@pytest.mark.parametrize("positions", [[5, 63], [5, 63, 0, 17, 31, 40, 62, 1]])
+def test_a_gguf_file_of_q4k_and_q6k_tensors(tmp_path, positions):
     """A 2-layer model written with the gguf package's writer (Q4_K projections, Q6_K value
     and down projections as in a Q4_K_M file, f32 norms) read back, run as one graph step
-    and compared with the f64 reference applied layer after layer on the file's values."""
+    and compared with the f64 reference applied layer after layer on the file's values; at
+    batch 2 (the Q6_K GEMVs on dp4a) and 8 (on int8 tensor cores where the tables say so,
+    q6k_imma.ember: the shipped H100 and H200 ones do)."""
     pytest.importorskip("gguf")
     from ember.model.gguf_weights import load
     from ember.model.layer import Decoder, LayerWeights, dequantized, q8_inputs
@@ -110,7 +113,7 @@ def test_a_gguf_file_of_q4k_and_q6k_tensors(tmp_path):
     hp = model.hparams
     layers = [LayerWeights.from_gguf(model.layer(i), hp) for i in range(hp.layers)]
     assert (layers[0].wv.kind, layers[0].w_down.kind, layers[0].wq.kind) == ("Q6_K", "Q6_K", "Q4_K")
-    batch, context, positions = 2, 64, [5, 63]
+    batch, context = len(positions), 64
     dec = Decoder(layers, hp, batch, context)
     g = torch.Generator(device="cuda").manual_seed(3)
     for layer in dec.layers:

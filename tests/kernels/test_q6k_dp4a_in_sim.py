@@ -107,21 +107,26 @@ def test_q6k_digits_gemv_extreme_digits_do_not_overflow(quarters):
     (all three in one i32 would pass 2^31). y must still be the f64 product with the values the digits
     stand for."""
     m, n, k = 1, 5, 512
-    rng = np.random.default_rng(77)
-    w = R6.random_q6k(rng, n, k).reshape(n, -1, 210)
-    w[..., :192] = 0                                  # every quant 0: q - 32 = -32
-    w = w.reshape(n, -1)
-    digits = np.full((3, m, k), -127, np.int64)
-    s = np.full((m, k // 32), 0.5, np.float32)
-    sums = np.zeros((m, k // 32), np.float32)
-    aq, ds = R4.split_digits(digits, s, sums)
+    w, aq, ds, want, bound = extreme_digits(m, n, k, 77)
     mod = load(ember.compile(SRC, defines={"M": m, "WARPS": WARPS, "QUARTERS": quarters}))
     y = np.zeros((m, n), np.float32)
     mod.q6k_digits_gemv(w.view(np.uint16), aq, ds, y, n, k, grid=grid(n, 1))
-    xhat = R4.dequantize_digits(digits, s)
-    want = xhat @ R6.dequantize_q6k(w).T
-    assert np.abs(y - want).max() <= f32_bound(w, xhat).max()
+    assert np.abs(y - want).max() <= bound
     assert np.abs(want).min() > 0
+
+
+def extreme_digits(m: int, n: int, k: int, seed: int):
+    """Weights whose quants are all 0 (q - 32 = -32) and digits all -127: (w, aq, ds, the f64
+    product with the values the digits stand for, its f32 rounding bound)."""
+    rng = np.random.default_rng(seed)
+    w = R6.random_q6k(rng, n, k).reshape(n, -1, 210)
+    w[..., :192] = 0
+    w = w.reshape(n, -1)
+    digits = np.full((3, m, k), -127, np.int64)
+    s = np.full((m, k // 32), 0.5, np.float32)
+    aq, ds = R4.split_digits(digits, s, np.zeros((m, k // 32), np.float32))
+    xhat = R4.dequantize_digits(digits, s)
+    return w, aq, ds, xhat @ R6.dequantize_q6k(w).T, f32_bound(w, xhat).max()
 
 
 @pytest.mark.parametrize("kernel", ["q6k_q8_gemv", "q6k_digits_gemv"])

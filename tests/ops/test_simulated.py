@@ -217,6 +217,16 @@ def test_q6k_gemv_on_the_integer_activations(m):
     assert np.abs(y8 - want8).max() <= 1e-5 * np.abs(want8).max() < 0.1 * np.abs(y8 - exact).max()
 
 
+def offset_copy(a: np.ndarray, offset: int) -> np.ndarray:
+    """A copy of the uint8 array `a` in a view `offset` bytes past an 8-byte boundary."""
+    buf = np.zeros(a.size + 16, np.uint8)
+    start = -buf.ctypes.data % 8 + offset
+    buf[start:start + a.size] = a.ravel()
+    view = buf[start:start + a.size].reshape(a.shape)
+    assert view.ctypes.data % 8 == offset
+    return view
+
+
 @pytest.mark.parametrize("k, offset, staged", [(1024, 0, True), (512, 0, False), (1024, 2, False)])
 def test_q6k_gemv_runs_a_staged_entry_only_where_its_contract_holds(monkeypatch, k, offset, staged):
     """A tuned entry with STAGED (the weights copied into shared memory in 8-byte pieces of
@@ -240,12 +250,8 @@ def test_q6k_gemv_runs_a_staged_entry_only_where_its_contract_holds(monkeypatch,
     monkeypatch.setattr(gemv, "kernel", tuned)
     rng = np.random.default_rng(7)
     w = Q6.model_like_q6k(rng, 13, k, k ** -0.5)
-    if offset:                                       # w 2-byte aligned only: a view `offset` bytes in
-        buf = np.zeros(w.size + 16, np.uint8)
-        start = -buf.ctypes.data % 8 + offset
-        buf[start:start + w.size] = w.ravel()
-        w = buf[start:start + w.size].reshape(w.shape)
-        assert w.ctypes.data % 8 == offset
+    if offset:                                       # w 2-byte aligned only
+        w = offset_copy(w, offset)
     x = rng.standard_normal((2, k)).astype(np.float32)
     with ops.on_simulator():
         y = ops.q6k_gemv(w, ops.quantize_q8_1(x))
@@ -277,12 +283,8 @@ def test_q6k_gemv_on_tensor_cores_where_their_copies_may_run(monkeypatch, k, off
     rng = np.random.default_rng(9)
     m = ops.gemv.IMMA_FROM_M["q6k"]
     w = Q6.model_like_q6k(rng, 24, k, k ** -0.5)
-    if offset:                                       # w 2-byte aligned only: a view `offset` bytes in
-        buf = np.zeros(w.size + 16, np.uint8)
-        start = -buf.ctypes.data % 8 + offset
-        buf[start:start + w.size] = w.ravel()
-        w = buf[start:start + w.size].reshape(w.shape)
-        assert w.ctypes.data % 4 == offset
+    if offset:                                       # w 2-byte aligned only
+        w = offset_copy(w, offset)
     x = rng.standard_normal((m, k)).astype(np.float32)
     with ops.on_simulator():
         y8 = ops.q6k_gemv(w, ops.quantize_q8_1(x))
