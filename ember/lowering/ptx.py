@@ -78,8 +78,12 @@ CLEANUP_PASSES = ("sroa", "instruction_combine", "sroa", "simplify_cfg", "loop_s
 # ... and for a module with a function over LARGE_FUNCTION: per-thread arrays to registers
 # only. simplifycfg would merge the blocks the lowering cut its straight-line code into, and
 # instcombine sinks each instruction into its user's block (the whole chain of a long sum
-# ends up in the last one); both undo the cut that keeps instruction selection linear.
-LARGE_CLEANUP_PASSES = ("sroa",)
+# ends up in the last one); both undo the cut that keeps instruction selection linear. sccp
+# first folds the lowering's casts of constant indices (`zext i32 3 to i64`), which
+# instcombine folds in the cleanup: sroa promotes only arrays indexed by constants, and
+# without it a huge unrolled kernel kept its fragments in local memory (a 4.7 KB stack frame
+# a thread; tests/lowering/test_large_functions.py). sccp moves no instruction.
+LARGE_CLEANUP_PASSES = ("sccp", "sroa")
 
 
 # Straight-line code beyond this many LLVM instructions in one function: LLVM's code

@@ -51,3 +51,24 @@ def test_a_huge_function_computes_what_the_simulator_computes():
     y = x.copy()
     ember.runtime.load(prog, device="sim").k(y, 3, grid=1)
     assert y[0] == want
+
+
+def test_a_huge_function_keeps_its_arrays_in_registers():
+    """Per-thread arrays indexed by unrolled constants stay out of local memory in a huge
+    function too: the lowering's index casts of constants (`zext i32 3 to i64`) are folded
+    (sccp) before sroa, which only promotes arrays whose indices are constants. Without the
+    fold the unrolled Q6_K tensor-core GEMV with ROWS 2 (q6k_imma.ember before its loop over
+    the halves) had a 4.7 KB stack frame and ran 15-20x slower."""
+    body = " + ".join(f"(x[i + {k}u32] ^ a[{k % 8}u32])" for k in range(TERMS))
+    src = (f"kernel k(x: *mut global u32, i: u32) block(1) {{ var a: [u32; 8]; "
+           f"unroll for j in 0..8u32 {{ a[j] = x[j] * 3u32; }} x[0] = {body}; }}\n")
+    prog = ember.compile(src, cache=False)
+    assert ".local" not in prog.ptx
+    x = np.arange(TERMS + 8, dtype=np.uint32) * np.uint32(2654435761)
+    a = x[:8] * np.uint32(3)
+    want = np.uint32(0)
+    for k in range(TERMS):
+        want = np.uint32((int(want) + (int(x[3 + k]) ^ int(a[k % 8]))) & 0xFFFFFFFF)
+    y = x.copy()
+    ember.runtime.load(prog, device="sim").k(y, 3, grid=1)
+    assert y[0] == want
