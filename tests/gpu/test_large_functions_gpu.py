@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import ember
-from tests.lowering.test_large_functions import TERMS, long_sum
+from tests.lowering.test_large_functions import TERMS, array_sum, array_sum_case, long_sum
 
 pytestmark = pytest.mark.gpu
 
@@ -20,3 +20,14 @@ def test_a_huge_function_on_the_gpu():
     y = x.copy()
     cuda.load(prog).k(y, 3, grid=1)
     assert int(y[0]) == want
+
+
+def test_a_huge_function_with_an_array_on_the_gpu():
+    """Its per-thread array in registers (sccp before sroa), the sum the reference's."""
+    from ember.runtime import cuda
+    prog = ember.compile(array_sum(TERMS), arch=cuda.context().arch, cache=False)
+    assert ".local" not in prog.ptx
+    x, want = array_sum_case(TERMS)
+    y = x.copy()
+    cuda.load(prog).k(y, 3, grid=1)
+    assert int(y[0]) == int(want)

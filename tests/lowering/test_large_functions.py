@@ -59,16 +59,26 @@ def test_a_huge_function_keeps_its_arrays_in_registers():
     (sccp) before sroa, which only promotes arrays whose indices are constants. Without the
     fold the unrolled Q6_K tensor-core GEMV with ROWS 2 (q6k_imma.ember before its loop over
     the halves) had a 4.7 KB stack frame and ran 15-20x slower."""
-    body = " + ".join(f"(x[i + {k}u32] ^ a[{k % 8}u32])" for k in range(TERMS))
-    src = (f"kernel k(x: *mut global u32, i: u32) block(1) {{ var a: [u32; 8]; "
-           f"unroll for j in 0..8u32 {{ a[j] = x[j] * 3u32; }} x[0] = {body}; }}\n")
-    prog = ember.compile(src, cache=False)
+    prog = ember.compile(array_sum(TERMS), cache=False)
     assert ".local" not in prog.ptx
-    x = np.arange(TERMS + 8, dtype=np.uint32) * np.uint32(2654435761)
-    a = x[:8] * np.uint32(3)
-    want = np.uint32(0)
-    for k in range(TERMS):
-        want = np.uint32((int(want) + (int(x[3 + k]) ^ int(a[k % 8]))) & 0xFFFFFFFF)
+    x, want = array_sum_case(TERMS)
     y = x.copy()
     ember.runtime.load(prog, device="sim").k(y, 3, grid=1)
     assert y[0] == want
+
+
+def array_sum(n: int) -> str:
+    """long_sum's kernel with an array of 8 per-thread values in every term."""
+    body = " + ".join(f"(x[i + {k}u32] ^ a[{k % 8}u32])" for k in range(n))
+    return (f"kernel k(x: *mut global u32, i: u32) block(1) {{ var a: [u32; 8]; "
+            f"unroll for j in 0..8u32 {{ a[j] = x[j] * 3u32; }} x[0] = {body}; }}\n")
+
+
+def array_sum_case(n: int) -> tuple:
+    """(x, the sum array_sum's kernel stores to x[0] with i = 3)."""
+    x = np.arange(n + 8, dtype=np.uint32) * np.uint32(2654435761)
+    a = x[:8] * np.uint32(3)
+    want = 0
+    for k in range(n):
+        want = (want + (int(x[3 + k]) ^ int(a[k % 8]))) & 0xFFFFFFFF
+    return x, np.uint32(want)
