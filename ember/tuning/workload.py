@@ -58,10 +58,9 @@ def warp_rows_grid(n: int):
 
 def imma_block_rows(c: dict) -> int:
     """The output rows a block of q4k_imma.ember's (or q6k_imma.ember's) kernels computes with
-    configuration `c`: ROWS tiles of 16 rows (1 where ROWS is not tuned: q6k_imma), each warp
-    its own with SHARE_X (the block's warps on the same super-blocks), else the block's warps
-    together."""
-    return 16 * c.get("ROWS", 1) * (c["WARPS"] if c.get("SHARE_X") else 1)
+    configuration `c`: ROWS tiles of 16 rows, each warp its own with SHARE_X (q4k_imma: the
+    block's warps on the same super-blocks), else the block's warps together."""
+    return 16 * c["ROWS"] * (c["WARPS"] if c.get("SHARE_X") else 1)
 
 
 def imma_grid(n: int):
