@@ -85,15 +85,27 @@ def test_q6k_digits_gemv_staged(m, n, k, rows, planes, consts):
 
 
 def check_digits(m, n, k, rows, planes, consts):
-    w, x = inputs(6000 + 10 * m + n, n, k, m)
-    x[0, :32] = 0.0                                   # an all-zero block: s = 0
-    x[-1, 40] = 1e4                                   # one block dominated by one value
-    x[-1, 41] = 3e-7
-    digits, s, sums = R4.quantize_digits(x)
-    aq, ds = R4.split_digits(digits, s, sums)
+    w, x, aq, ds = digit_inputs(6000 + 10 * m + n, n, k, m)
     mod = load(ember.compile(SRC, defines={"M": m, "WARPS": WARPS, "ROWS": rows, "PLANES": planes, **consts}))
     y = np.zeros((m, n), np.float32)
     mod.q6k_digits_gemv(w.view(np.uint16), aq, ds, y, n, k, grid=grid(n, rows))
+    assert_digits_product(y, w, x, planes)
+
+
+def digit_inputs(seed: int, n: int, k: int, m: int):
+    """(w, x, aq, ds): inputs() with an all-zero block (s = 0) and a block dominated by one
+    value, x as digits in the split layout."""
+    w, x = inputs(seed, n, k, m)
+    x[0, :32] = 0.0
+    x[-1, 40] = 1e4
+    x[-1, 41] = 3e-7
+    aq, ds = R4.split_digits(*R4.quantize_digits(x))
+    return w, x, aq, ds
+
+
+def assert_digits_product(y, w, x, planes: int) -> None:
+    """Three digits: y within the f32 rounding bound of the product with x itself; two: of
+    the product with the values two digits stand for."""
     want = np.asarray(x, np.float64) @ R6.dequantize_q6k(w).T if planes == 3 else R6.gemv_digits(w, x, planes)
     err = np.abs(y - want)
     assert (err <= f32_bound(w, x)).all(), (err / f32_bound(w, x)).max()

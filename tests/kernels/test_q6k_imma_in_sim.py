@@ -15,7 +15,8 @@ import ember
 from ember.reference import q4k as R4
 from ember.reference import q6k as R6
 from ember.sim import load
-from tests.kernels.test_q6k_dp4a_in_sim import extreme_digits, f32_bound, inputs
+from tests.kernels.test_q6k_dp4a_in_sim import (assert_digits_product, digit_inputs, extreme_digits,
+                                                 f32_bound, inputs)
 
 SRC = Path(__file__).resolve().parents[2] / "kernels_src" / "q6k_imma.ember"
 
@@ -51,18 +52,11 @@ def test_q6k_q8_imma(m, n, k, consts):
 def test_q6k_digits_imma(m, n, k, consts, planes):
     """Three digits: within the f32 rounding bound of the product with x itself; two: of the
     product with the values two digits stand for."""
-    w, x = inputs(7000 + 10 * m + n, n, k, m)
-    x[0, :32] = 0.0                                   # an all-zero block: s = 0
-    x[-1, 40] = 1e4                                   # one block dominated by one value
-    x[-1, 41] = 3e-7
-    digits, s, sums = R4.quantize_digits(x)
-    aq, ds = R4.split_digits(digits, s, sums)
+    w, x, aq, ds = digit_inputs(7000 + 10 * m + n, n, k, m)
     mod = load(ember.compile(SRC, defines={"M": m, "PLANES": planes, **consts}))
     y = np.zeros((m, n), np.float32)
     mod.q6k_digits_imma(w.view(np.uint16), aq, ds.view(np.uint32), y, n, k, grid=grid(n, consts.get("ROWS", 1)))
-    want = np.asarray(x, np.float64) @ R6.dequantize_q6k(w).T if planes == 3 else R6.gemv_digits(w, x, planes)
-    err = np.abs(y - want)
-    assert (err <= f32_bound(w, x)).all(), (err / f32_bound(w, x)).max()
+    assert_digits_product(y, w, x, planes)
 
 
 def test_extreme_digits_do_not_overflow():
