@@ -25,10 +25,11 @@ def grid(n: int, rows: int) -> int:
     return -(-n // (16 * rows))
 
 
-# (m, n, k, consts): pairs of super-blocks 1, 3, 4 and 5 over 2 or 4 warps, the activations
-# read from global memory or staged (STAGE_X)
-SHAPES = [(1, 21, 512, {"WARPS": 2}), (8, 16, 2560, {"WARPS": 2, "STAGES": 3}),
-          (3, 40, 1024, {"WARPS": 2, "ROWS": 2}), (5, 9, 1536, {"WARPS": 4, "STAGES": 2}),
+# (m, n, k, consts): pairs of super-blocks 1, 3, 4 and 5 (a stage each super-block) over 2 or 4
+# warps, the activations read from global memory or staged (STAGE_X)
+SHAPES = [(1, 21, 512, {"WARPS": 2, "STAGE_X": False}), (8, 16, 2560, {"WARPS": 2, "STAGES": 3, "STAGE_X": False}),
+          (3, 40, 1024, {"WARPS": 2, "ROWS": 2, "STAGE_X": False}),
+          (5, 9, 1536, {"WARPS": 4, "STAGES": 2, "STAGE_X": False}),
           (2, 21, 512, {"WARPS": 2, "STAGE_X": True}), (8, 16, 2560, {"WARPS": 2, "STAGES": 3, "STAGE_X": True}),
           (3, 40, 1024, {"WARPS": 2, "ROWS": 2, "STAGE_X": True}),
           (6, 9, 1536, {"WARPS": 2, "STAGES": 4, "STAGE_X": True})]
