@@ -21,8 +21,8 @@ QK_K = 256                           # values per super-block
 # (sm_80+). H100, 2026-11-26, `ember tune`, us, tensor cores against dp4a: the Q8_1 GEMV at
 # 8 x 4096 x 14336 17.8 / 29.5, at M = 4 17.3 / 17.7 (10.7 / 9.9 at 4 x 6144 x 4096); the
 # digits SwiGLU pair at 8 x 14336 x 4096 48.7 / 99.0, at M = 4 40.3 / 55.2, at M = 2 37.4 / 35.3;
-# Q6_K (2026-11-27, q6k_imma.ember): 8 x 4096 x 14336 Q8_1 26.8 / 38.1, digits 43.2 / 68.0;
-# at M = 4 faster alone too (digits 37.8 / 44.4), but not in a decoder layer (q6k_ab.md)
+# Q6_K (2026-11-28, q6k_imma.ember): 8 x 4096 x 14336 Q8_1 26.4 / 38.1, digits 33.2 / 68.0;
+# at M = 4 faster alone too (2026-11-27: digits 37.8 / 44.4), but not in a decoder layer (q6k_ab.md)
 IMMA_FROM_M = {"gemv": 8, "swiglu": 4, "q6k": 8}
 BLOCK_BYTES = {"q4k": 144, "q6k": 210}
 
