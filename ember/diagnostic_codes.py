@@ -221,4 +221,13 @@ CODES: dict[str, tuple[str, str]] = {
               'after inlining and constant folding, or its trip count (over 1024) or unrolled size '
               'is too large. It runs as written; per-thread arrays it indexes may then live in '
               'local memory.'),
+    'W0004': ('per-thread arrays in local memory',
+              'A kernel whose compiled code keeps per-thread arrays in local memory (a stack '
+              'frame: memory behind the L1 cache, many times slower than registers), because '
+              'an array is indexed by a value that is not a constant after unrolling and '
+              'inlining (a dynamic index, or a loop that was not unrolled: W0003), or because '
+              'the function is so large that the compiler keeps its arrays in memory (over '
+              'ember.lowering.ptx.LARGE_FUNCTION LLVM instructions). Index arrays with `unroll '
+              'for` variables or constants, or split the kernel; `ember compile --check` shows '
+              'the stack frame and spills after assembly.'),
 }

@@ -1,6 +1,7 @@
 """The driver's own behaviour around the stages: the garbage collector paused only while
 compiling, IR verified once after the pipeline when passes are not verified one by one,
-parsed files reused only when nothing was reported."""
+parsed files reused only when nothing was reported, kernels with arrays in local memory
+warned about (W0004)."""
 
 import gc
 
@@ -10,6 +11,7 @@ import ember
 from ember.diagnostics import InternalError
 from ember.ir import verifier
 from ember.ir.passes import PASSES, Pass
+from ember.source import SourceFile
 
 OK = "kernel k(x: *mut global f32) block(32) { x[thread_idx.x] = 2.0; }\n"
 
@@ -65,3 +67,42 @@ def test_a_reused_parse_gives_the_same_program():
     assert again.ptx == first.ptx and again.stage("ast") == first.stage("ast")
     other = ember.compile(OK.replace("2.0", "3.0"), cache=False)
     assert other.ptx != first.ptx
+
+
+def test_local_depots_are_the_kernels_arrays_in_local_memory():
+    """W0004 reads the PTX: a kernel (.entry) that declares a local depot keeps that many
+    bytes of per-thread arrays in local memory; a device function's depot (.func, with a
+    return parameter) is not a kernel's, and a kernel without one is not named."""
+    from ember.driver import local_depots
+    ptx = """.visible .func  (.param .b32 func_retval0) helper(
+\t.param .b32 helper_param_0
+)
+{
+\t.local .align 4 .b8 \t__local_depot0[16];
+\tret;
+}
+.visible .entry k1(
+\t.param .u64 k1_param_0
+)
+{
+\t.local .align 8 .b8 \t__local_depot1[128];
+\tret;
+}
+.visible .entry k2(
+\t.param .u64 k2_param_0
+)
+{
+\tret;
+}
+"""
+    assert local_depots(ptx) == {"k1": 128}
+
+
+def test_a_kernel_with_an_array_in_local_memory_is_warned_about_at_its_declaration():
+    src = SourceFile("dyn.ember", "kernel k(x: *mut global f32, n: u32) block(32) {\n"
+                                  "    var v: [f32; 8];\n"
+                                  "    unroll for i in 0u32..8u32 { v[i] = x[i]; }\n"
+                                  "    x[0] = v[n % 8u32];\n}\n")
+    prog = ember.compile(src, cache=False)
+    assert [(w.code, w.span.line_col) for w in prog.warnings] == [("W0004", (1, 8))]
+    assert "32 bytes" in prog.warnings[0].message
