@@ -9,8 +9,9 @@ entry's configuration from the source as it is now: where every one gives the PT
 measured with, the measurements still describe the kernel, and the table takes the new
 source hash; where any differs (or was recorded before the hashes were), the table stays
 stale and the entries are named - retune those. On a table that is current it records the
-hashes of entries that lack them, so that a later edit can be restamped. No GPU is needed:
-PTX is the same bytes on any machine (docs/determinism.md)."""
+hashes of entries that lack them, so that a later edit can be restamped. Either way an entry
+whose recorded default configuration is no longer the source's takes the new one, untimed
+(new_defaults). No GPU is needed: PTX is the same bytes on any machine (docs/determinism.md)."""
 
 from __future__ import annotations
 
@@ -74,7 +75,10 @@ def restamp(kernel: str, table: dict, source) -> Restamp:
                          f"PTX than was measured (another compiler?): " + "; ".join(changed))
         lines.append(f"{kernel}: the table is current; PTX hashes recorded for {entries(recorded)}"
                      if recorded else f"{kernel}: the table is current")
-        return Restamp({**table, "devices": devices} if recorded else None, lines, True)
+        moved = new_defaults(kernel, devices, source)
+        if moved:
+            lines.append(_moved_line(kernel, moved))
+        return Restamp({**table, "devices": devices} if recorded or moved else None, lines, True)
     for where in changed:
         lines.append(f"{kernel}: {where}: the configuration now compiles to other PTX than was measured")
     for where in unknown:
@@ -87,7 +91,48 @@ def restamp(kernel: str, table: dict, source) -> Restamp:
     count = sum(1 for b in devices.values() for e in b.values() if e.get("config") is not None)
     lines.append(f"{kernel}: restamped: every entry ({count}) compiles to the PTX it was measured with from "
                  f"{name} as it is now")
-    return Restamp({**table, "source_hash": now, "format": T.FORMAT}, lines, True)
+    moved = new_defaults(kernel, devices, source)
+    if moved:
+        lines.append(_moved_line(kernel, moved))
+    return Restamp({**table, "devices": devices, "source_hash": now, "format": T.FORMAT}, lines, True)
+
+
+def _moved_line(kernel: str, moved: int) -> str:
+    return (f"{kernel}: the kernel's defaults changed: {entries(moved)} now name the new default "
+            f"configuration, its time dropped (the old default's) unless the entry timed it")
+
+
+def new_defaults(kernel: str, devices: dict, source) -> int:
+    """Entries (of `devices`, changed in place) whose recorded `default` is no longer the
+    source's default configuration: they take the new one, and `default_us` None - the time
+    recorded was the old default's, and a table that shows it beside the new one would
+    mislead (bench/results/tuned.md) - or the entry's fastest time through nvJitLink where
+    the new default is that configuration. The number changed. A default that only lacks
+    parameters added since (their default the code it was measured with: every entry
+    restamped to its PTX) is completed and keeps its time."""
+    from .space import tune_space
+    from .workloads import tuning_arch
+    moved, defaults = 0, {}
+    for device, buckets in devices.items():
+        for e in buckets.values():
+            if "default" not in e or e.get("config") is None:
+                continue
+            arch = e.get("arch") or tuning_arch(kernel, device.rsplit(" ", 1)[-1])
+            key = (arch, tuple(sorted(e.get("defines", {}).items())))
+            if key not in defaults:
+                defaults[key] = tune_space(Path(source), arch=arch, kernel=kernel,
+                                           defines=dict(e.get("defines", {})))[kernel].default
+            now = defaults[key]
+            if e["default"] == now:
+                continue
+            if all(now.get(p) == v for p, v in e["default"].items()):
+                e["default"] = now          # a parameter added since, at the value that kept the code
+            else:
+                # timed after all where it is the fastest through nvJitLink (defaults are timed so)
+                best = e.get("best_by_path", {}).get("nvjitlink", {})
+                e["default"], e["default_us"] = now, best.get("us") if best.get("config") == now else None
+                moved += 1
+    return moved
 
 
 def still_measured(kernel: str, table: dict, source) -> tuple[dict, list]:

@@ -72,6 +72,34 @@ def test_entries_without_hashes_cannot_be_restamped(tmp_path):
     assert "k: GPU sm_90, b0: no PTX hash recorded (tuned before they were): cannot be checked" in done.lines
 
 
+def test_a_changed_default_leaves_no_old_time_beside_the_new_default(tmp_path):
+    """An edit of the kernel's default (N 2 -> 4) leaves every tuned configuration's PTX
+    alone: restamped, and each entry names the new default, its time (the old default's)
+    dropped - or the entry's own nvJitLink time of that configuration; a default that only
+    lacks a parameter added since keeps its time."""
+    src, table = _recorded(tmp_path)
+    for e in table["devices"]["GPU sm_90"].values():
+        e["default"], e["default_us"] = {"N": 2}, 3.0
+        e["best_by_path"] = {"nvjitlink": {"config": {"N": 1}, "us": 0.5}}
+    src.write_text(SRC.replace("const N: u32 = 2", "const N: u32 = 4"))
+    done = restamp("k", table, src)
+    assert done.ok and done.lines[-1] == ("k: the kernel's defaults changed: 2 entries now name the new default "
+                                          "configuration, its time dropped (the old default's) unless the entry "
+                                          "timed it")
+    assert [(e["default"], e["default_us"]) for e in done.table["devices"]["GPU sm_90"].values()] == \
+        [({"N": 4}, None)] * 2
+    table["devices"]["GPU sm_90"]["b1"]["best_by_path"]["nvjitlink"]["config"] = {"N": 4}
+    timed = restamp("k", table, src)
+    assert [e["default_us"] for e in timed.table["devices"]["GPU sm_90"].values()] == [None, 0.5]
+    src.write_text(SRC.replace("const N: u32 = 2 tune [1, 2, 4]", "const N: u32 = 4 tune [1, 2, 4], "
+                                                                   "const M: u32 = 1 tune [1]"))
+    for e in table["devices"]["GPU sm_90"].values():
+        e["default"], e["default_us"] = {"N": 4}, 3.0
+    kept = restamp("k", table, src)
+    assert kept.ok and [(e["default"], e["default_us"]) for e in kept.table["devices"]["GPU sm_90"].values()] == \
+        [({"N": 4, "M": 1}, 3.0)] * 2
+
+
 def test_the_command_restamps_a_shipped_table_without_a_gpu(capsys, tmp_path):
     shipped = T.table_path("rmsnorm_rows")
     copy = tmp_path / "t.json"
