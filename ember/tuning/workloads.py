@@ -433,7 +433,11 @@ WORKLOADS = {
     # and quantize_digits) the digits kernel took 55.9 us (torch profiler; 46.7 the DP4A one)
     # and the layer 135-136 us against 120-123 with the DP4A kernel; Q8_1 gained nothing there.
     # At batch 8 the layer gained 14-17 us (digits) and 9-10 (Q8_1). Launched plainly it was
-    # the same; not understood (bench/results/q6k_ab.md).
+    # the same; not understood (bench/results/q6k_ab.md). Again with a super-block a stage
+    # (2026-11-28, H100, one run, two interleaved rounds): alone at M = 4 digits 30.6 / 44.4 us,
+    # Q8_1 24.9 / 28.8, in the layer at batch 4 with 4x entries / without them: digits
+    # 121.4-122.3 / 120.7-120.9 us a layer at 512 keys, 146.6-147.4 / 145.1-145.9 at 4096; Q8_1
+    # 102.9-103.9 / 97.7-98.6, 123.5-125.4 / 121.2-121.5 - so still the batch-8 buckets only.
     "q6k_q8_imma": (q6k_q8_imma, "q6k_imma.ember", [b for b in _Q6K_LAYER if b.startswith("8x")]),
     "q6k_digits_imma": (q6k_digits_imma, "q6k_imma.ember",
                         [f"{b}{v}" for b in _Q6K_LAYER if b.startswith("8x") for v in ("", " p2")]),
