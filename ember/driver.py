@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import gc
 import os
-import re
 import time
 from typing import Any
 
@@ -384,7 +383,7 @@ def _compile(source_or_path, arch, defines, opt, ptx_version, name, passes, stop
 
     target = _ptx_for_ops(module, target, ptx_version)
     result.ptx_version = target.ptx_text
-    from .lowering import library, llvm_lower, ptx as ptxmod
+    from .lowering import library, llvm_lower, local_memory, ptx as ptxmod
     lowered = timed("lower", llvm_lower.lower_module, module, target, ptxmod.data_layout(target),
                     line_info=bool(line_info))
     llvm_text = timed("lower", str, lowered)
@@ -402,7 +401,7 @@ def _compile(source_or_path, arch, defines, opt, ptx_version, name, passes, stop
                 lambda raw: timed("library", library.link, raw, names, target, opt, llvm_pipeline))
     stages["ptx"] = ptx
     result.ptx = ptx
-    warnings.extend(_local_memory(ptx, module, diags))
+    warnings.extend(local_memory.warn_local_memory(ptx, module, diags))
     if store is not None and not warnings:     # warnings are shown by every compile: not stored
         _to_cache(store, key, result, [(f.path, f.text) for f in sources[1:]], module_ast.import_edges)
     for hook in compile_hooks:
@@ -541,37 +540,6 @@ def _kept_unroll_loops(module, diags) -> list:
                                      help="the loop runs as written; per-thread arrays it indexes with its "
                                           "variable may live in local memory (see `ember compile --check`)"))
     return out
-
-
-_PTX_FUNCTION = re.compile(r"^(?:\.visible\s+|\.weak\s+)?\.(entry|func)\b[^(]*?(?:\([^)]*\)\s*)?([\w$]+)\s*\(",
-                           re.M)
-_PTX_DEPOT = re.compile(r"^\s*\.local\s+\.align\s+\d+\s+\.b8\s+__local_depot\d+\[(\d+)\]", re.M)
-
-
-def local_depots(ptx: str) -> dict:
-    """{kernel name: bytes} of the kernels (PTX .entry functions) whose code declares a
-    local-memory depot: the per-thread arrays LLVM kept in memory (its stack frame before
-    assembly; spills come on top only in ptxas)."""
-    heads = list(_PTX_FUNCTION.finditer(ptx))
-    out = {}
-    for i, head in enumerate(heads):
-        body = ptx[head.end():heads[i + 1].start() if i + 1 < len(heads) else len(ptx)]
-        depot = _PTX_DEPOT.search(body)
-        if head.group(1) == "entry" and depot:
-            out[head.group(2)] = int(depot.group(1))
-    return out
-
-
-def _local_memory(ptx: str, module, diags) -> list:
-    """W0004 for each kernel whose PTX keeps per-thread arrays in local memory, at the
-    kernel's declaration."""
-    depots = local_depots(ptx)
-    return [diags.warning("W0004", f"kernel `{f.name}` keeps {depots[f.name]} bytes of per-thread arrays in "
-                          "local memory", f.loc, "this kernel",
-                          help="index arrays with `unroll for` variables or constants (a dynamic index, or a "
-                               "loop that is not unrolled, keeps an array in memory), or split a very large "
-                               "kernel; `ember explain W0004`")
-            for f in module.kernels if f.name in depots]
 
 
 def _check_constant_bounds(module, diags) -> None:

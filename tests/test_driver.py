@@ -69,35 +69,6 @@ def test_a_reused_parse_gives_the_same_program():
     assert other.ptx != first.ptx
 
 
-def test_local_depots_are_the_kernels_arrays_in_local_memory():
-    """W0004 reads the PTX: a kernel (.entry) that declares a local depot keeps that many
-    bytes of per-thread arrays in local memory; a device function's depot (.func, with a
-    return parameter) is not a kernel's, and a kernel without one is not named."""
-    from ember.driver import local_depots
-    ptx = """.visible .func  (.param .b32 func_retval0) helper(
-\t.param .b32 helper_param_0
-)
-{
-\t.local .align 4 .b8 \t__local_depot0[16];
-\tret;
-}
-.visible .entry k1(
-\t.param .u64 k1_param_0
-)
-{
-\t.local .align 8 .b8 \t__local_depot1[128];
-\tret;
-}
-.visible .entry k2(
-\t.param .u64 k2_param_0
-)
-{
-\tret;
-}
-"""
-    assert local_depots(ptx) == {"k1": 128}
-
-
 def test_a_kernel_with_an_array_in_local_memory_is_warned_about_at_its_declaration():
     src = SourceFile("dyn.ember", "kernel k(x: *mut global f32, n: u32) block(32) {\n"
                                   "    var v: [f32; 8];\n"
