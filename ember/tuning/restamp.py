@@ -10,8 +10,8 @@ measured with, the measurements still describe the kernel, and the table takes t
 source hash; where any differs (or was recorded before the hashes were), the table stays
 stale and the entries are named - retune those. On a table that is current it records the
 hashes of entries that lack them, so that a later edit can be restamped. Either way an entry
-whose recorded default configuration is no longer the source's takes the new one, untimed
-(new_defaults). No GPU is needed: PTX is the same bytes on any machine (docs/determinism.md)."""
+whose recorded default configuration is no longer the source's takes the new one, the old
+one's time dropped (new_defaults). No GPU is needed: PTX is the same bytes on any machine (docs/determinism.md)."""
 
 from __future__ import annotations
 
