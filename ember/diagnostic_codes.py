@@ -222,7 +222,7 @@ CODES: dict[str, tuple[str, str]] = {
               'is too large. It runs as written; per-thread arrays it indexes may then live in '
               'local memory.'),
     'W0004': ('per-thread arrays in local memory',
-              'A kernel whose compiled code keeps per-thread arrays in local memory (a stack '
+              '(At -O2 and -O3.) A kernel whose compiled code keeps per-thread arrays in local memory (a stack '
               'frame: memory behind the L1 cache, many times slower than registers), because '
               'an array is indexed by a value that is not a constant after unrolling and '
               'inlining (a dynamic index, or a loop that was not unrolled: W0003), or because '

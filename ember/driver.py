@@ -401,7 +401,8 @@ def _compile(source_or_path, arch, defines, opt, ptx_version, name, passes, stop
                 lambda raw: timed("library", library.link, raw, names, target, opt, llvm_pipeline))
     stages["ptx"] = ptx
     result.ptx = ptx
-    warnings.extend(local_memory.warn_local_memory(ptx, module, diags))
+    if "unroll" in pass_list:                # -O0 and -O1 keep arrays in memory by design
+        warnings.extend(local_memory.warn_local_memory(ptx, module, diags))
     if store is not None and not warnings:     # warnings are shown by every compile: not stored
         _to_cache(store, key, result, [(f.path, f.text) for f in sources[1:]], module_ast.import_edges)
     for hook in compile_hooks:
