@@ -380,16 +380,16 @@ class Checker:
         the kernel in, and a GPU that cannot refuses the launch)."""
         if k.cluster is None:
             return None
-        if self.target.sm < 90:
-            self.diags.error("E0501", f"clusters need sm_90 or newer; the target is {self.target.arch}",
-                             k.cluster[0].span, help="compile with --arch sm_90 (or newer)")
-            return None
         dims = self.dims(k.cluster, "cluster")
         if dims is None:
             return None
         if tuple(dims) == (1, 1, 1):
             return None          # a cluster of one block is every block's: a kernel parameterised by
-                                 # its cluster size compiles as before when the size is 1
+                                 # its cluster size compiles as before when the size is 1, on any target
+        if self.target.sm < 90:
+            self.diags.error("E0501", f"clusters need sm_90 or newer; the target is {self.target.arch}",
+                             k.cluster[0].span, help="compile with --arch sm_90 (or newer)")
+            return None
         if dims[0] * dims[1] * dims[2] > 16:
             self.diags.error("E0402", f"a cluster of {dims[0]}x{dims[1]}x{dims[2]} blocks exceeds the 16 blocks an "
                              "sm_90 GPU runs together at most (8 on every one)",
