@@ -59,15 +59,13 @@ def warp_rows_grid(n: int):
 def imma_block_rows(c: dict) -> int:
     """The output rows a block of q4k_imma.ember's (or q6k_imma.ember's) kernels computes with
     configuration `c`: ROWS tiles of 16 rows, each warp its own with SHARE_X (q4k_imma: the
-    block's warps on the same super-blocks) or SPLIT > 1 (q6k_imma's split blocks), else the
-    block's warps together."""
-    return 16 * c["ROWS"] * (c["WARPS"] if c.get("SHARE_X") or c.get("SPLIT", 1) > 1 else 1)
+    block's warps on the same super-blocks), else the block's warps together."""
+    return 16 * c["ROWS"] * (c["WARPS"] if c.get("SHARE_X") else 1)
 
 
 def imma_grid(n: int):
-    """q4k_imma.ember's launch over n output rows: a block per imma_block_rows, or with SPLIT
-    a cluster of SPLIT blocks (consecutive in x) each taking every SPLIT-th super-block."""
-    return lambda c: (-(-n // imma_block_rows(c)) * c.get("SPLIT", 1),)
+    """q4k_imma.ember's launch over n output rows: a block per imma_block_rows."""
+    return lambda c: (-(-n // imma_block_rows(c)),)
 
 
 def seeded_rng(seed_text: str) -> np.random.Generator:

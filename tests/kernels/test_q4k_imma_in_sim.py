@@ -4,9 +4,7 @@ ember.reference.q4k.split_q8_1, digits from split_digits) and give their results
 the f32 rounding bound: the Q8_1 ones against the exact Q8_1 product, the digit ones
 against the f64 product with the f32 activations. N not a multiple of the 16 rows of a
 block, M below 8 (the columns past M read row M - 1 and are not stored: the simulator
-reports any access past y), super-blocks not a multiple of WARPS * STAGES; with SPLIT a
-cluster's blocks taking every SPLIT-th super-block (some none) and summing through
-distributed shared memory."""
+reports any access past y), super-blocks not a multiple of WARPS * STAGES."""
 
 from pathlib import Path
 
@@ -22,54 +20,49 @@ from tests.kernels.test_q4k_in_sim import f32_tolerance, inputs
 SRC = Path(__file__).resolve().parents[2] / "kernels_src" / "q4k_imma.ember"
 
 
-def kernels(m: int, warps: int, stages: int, rows: int, *names: str, share: bool = False, split: int = 1):
+def kernels(m: int, warps: int, stages: int, rows: int, *names: str, share: bool = False):
     """The kernels `names` of the file with these const values (the others may not fit them);
-    `share`: SHARE_X, the block's warps on the same super-blocks, each its own rows; `split`:
-    SPLIT, clusters of that many blocks splitting a SHARE_X block's super-blocks."""
+    `share`: SHARE_X, the block's warps on the same super-blocks, each its own rows."""
     return load(ember.compile(SRC, defines={"M": m, "WARPS": warps, "STAGES": stages, "ROWS": rows,
-                                            "SHARE_X": share, "SPLIT": split}, kernels=list(names)))
+                                            "SHARE_X": share}, kernels=list(names)))
 
 
-def blocks(n: int, rows: int = 1, warps: int = 1, split: int = 1) -> tuple:
-    """The grid: a block per 16 ROWS output rows, or 16 ROWS WARPS with SHARE_X (warps=WARPS),
-    SPLIT blocks each (workload.imma_grid)."""
-    return (-(-n // (16 * rows * warps)) * split,)
+def blocks(n: int, rows: int = 1, warps: int = 1) -> tuple:
+    """The grid: a block per 16 ROWS output rows, or 16 ROWS WARPS with SHARE_X (warps=WARPS)."""
+    return (-(-n // (16 * rows * warps)),)
 
 
-@pytest.mark.parametrize("m, n, k, warps, stages, rows, share, split", [
-    (1, 7, 768, 4, 2, 1, False, 1), (3, 21, 1280, 4, 3, 2, False, 1), (8, 16, 512, 2, 2, 1, False, 1),
-    (5, 33, 256, 4, 3, 2, False, 1), (2, 18, 1792, 2, 4, 1, False, 1), (1, 40, 3072, 2, 2, 2, False, 1),
-    (8, 72, 1280, 2, 3, 1, True, 1), (3, 40, 768, 2, 4, 2, True, 1), (2, 9, 256, 4, 2, 1, True, 1),
-    (8, 90, 1280, 2, 2, 4, False, 1),
-    (8, 40, 1280, 2, 2, 1, True, 2), (3, 20, 768, 2, 3, 1, True, 4)])     # 5 super-blocks in 2; 3 in 4: one none
-def test_q8_1_activations(m, n, k, warps, stages, rows, share, split):
+@pytest.mark.parametrize("m, n, k, warps, stages, rows, share", [
+    (1, 7, 768, 4, 2, 1, False), (3, 21, 1280, 4, 3, 2, False), (8, 16, 512, 2, 2, 1, False),
+    (5, 33, 256, 4, 3, 2, False), (2, 18, 1792, 2, 4, 1, False), (1, 40, 3072, 2, 2, 2, False),
+    (8, 72, 1280, 2, 3, 1, True), (3, 40, 768, 2, 4, 2, True), (2, 9, 256, 4, 2, 1, True),
+    (8, 90, 1280, 2, 2, 4, False)])
+def test_q8_1_activations(m, n, k, warps, stages, rows, share):
     _, w, x = inputs(300 + 10 * m + n, n, k, m)
     x[0, :32] = 0.0                                   # an all-zero block: d = 0
     x[-1, 40] = 1e4                                   # one block dominated by one value
     q8 = R.quantize_q8_1(x)
     aq, ads = R.split_q8_1(q8)
     y = np.zeros((m, n), np.float32)
-    mod = kernels(m, warps, stages, rows, "q4k_q8_imma", share=share, split=split)
-    mod.q4k_q8_imma(w.view(np.uint32), aq, ads, y, n, k, grid=blocks(n, rows, warps if share else 1, split))
+    mod = kernels(m, warps, stages, rows, "q4k_q8_imma", share=share)
+    mod.q4k_q8_imma(w.view(np.uint32), aq, ads, y, n, k, grid=blocks(n, rows, warps if share else 1))
     # the integer dots are exact; what is left is the f32 combination of the sub-blocks' parts
     err = np.abs(y - R.gemv_q8_1(w, q8))
     assert (err <= f32_tolerance(w, R.dequantize_q8_1(q8))).all(), err.max()
 
 
-@pytest.mark.parametrize("m, n, k, warps, stages, rows, share, split", [
-    (1, 9, 768, 4, 2, 1, False, 1), (8, 20, 1280, 4, 3, 2, False, 1), (2, 16, 512, 2, 4, 1, False, 1),
-    (8, 50, 1024, 2, 2, 1, True, 1), (5, 20, 1280, 4, 3, 1, True, 1), (3, 70, 768, 2, 3, 4, False, 1),
-    (8, 36, 1792, 2, 2, 1, True, 4)])
-def test_digit_activations(m, n, k, warps, stages, rows, share, split):
+@pytest.mark.parametrize("m, n, k, warps, stages, rows, share", [
+    (1, 9, 768, 4, 2, 1, False), (8, 20, 1280, 4, 3, 2, False), (2, 16, 512, 2, 4, 1, False),
+    (8, 50, 1024, 2, 2, 1, True), (5, 20, 1280, 4, 3, 1, True), (3, 70, 768, 2, 3, 4, False)])
+def test_digit_activations(m, n, k, warps, stages, rows, share):
     _, w, x = inputs(400 + 10 * m + n, n, k, m)
     x[0, :32] = 0.0
     x[-1, 40] = 1e4
     x[-1, 41] = 3e-7
     aq, ds = R.split_digits(*R.quantize_digits(x))
     y = np.zeros((m, n), np.float32)
-    mod = kernels(m, warps, stages, rows, "q4k_digits_imma", share=share, split=split)
-    mod.q4k_digits_imma(w.view(np.uint32), aq, ds.view(np.uint32), y, n, k,
-                        grid=blocks(n, rows, warps if share else 1, split))
+    mod = kernels(m, warps, stages, rows, "q4k_digits_imma", share=share)
+    mod.q4k_digits_imma(w.view(np.uint32), aq, ds.view(np.uint32), y, n, k, grid=blocks(n, rows, warps if share else 1))
     err = np.abs(y - R.gemv(w, x))
     assert (err <= f32_tolerance(w, x)).all(), (err / f32_tolerance(w, x)).max()
 
@@ -102,16 +95,14 @@ def _swiglu_tol(g, u, wg, wu, x):
             + f32_tolerance(wu, x) * np.abs(g))
 
 
-@pytest.mark.parametrize("m, n, rows, share, split", [(1, 18, 1, False, 1), (6, 16, 1, False, 1),
-                                                      (3, 40, 2, False, 1), (8, 70, 1, True, 1),
-                                                      (2, 40, 2, True, 1), (4, 40, 1, True, 2)])
-def test_swiglu_pair(m, n, rows, share, split):
-    """silu of the whole sum: with SPLIT, of the cluster's sum, not of each block's part."""
+@pytest.mark.parametrize("m, n, rows, share", [(1, 18, 1, False), (6, 16, 1, False), (3, 40, 2, False),
+                                               (8, 70, 1, True), (2, 40, 2, True)])
+def test_swiglu_pair(m, n, rows, share):
     k = 1280 if share else 512                        # SHARE_X: more super-blocks than its 3 stages
     rng, wg, x = inputs(500 + m, n, k, m)
     wu = R.random_q4k(rng, n, k)
-    mod = kernels(m, 2, 3, rows, "q4k_q8_swiglu_imma", "q4k_digits_swiglu_imma", share=share, split=split)
-    grid = blocks(n, rows, 2 if share else 1, split)
+    mod = kernels(m, 2, 3, rows, "q4k_q8_swiglu_imma", "q4k_digits_swiglu_imma", share=share)
+    grid = blocks(n, rows, 2 if share else 1)
     q8 = R.quantize_q8_1(x)
     y = np.zeros((m, n), np.float32)
     mod.q4k_q8_swiglu_imma(wg.view(np.uint32), wu.view(np.uint32), *R.split_q8_1(q8), y, n, k, grid=grid)
