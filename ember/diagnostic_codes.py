@@ -204,6 +204,11 @@ CODES: dict[str, tuple[str, str]] = {
               'which may start while the kernel before it still runs) read or wrote global memory before '
               'that wait. The proof or a pass that moved the access is wrong: a compiler bug, please '
               'report it.'),
+    'S0015': ('access to a block\'s shared memory after its last cluster barrier',
+              '(simulator) A `dsmem_load` or `dsmem_store` into another block of the cluster that no '
+              '`cluster_barrier()` after it orders before that block exits: the block may be gone, and its '
+              'shared memory with it (the GPU reads or writes what is there, or faults). End such a kernel '
+              'with a `cluster_barrier()` after the last remote access.'),
     'R0001': ('memory access not widened',
               '(remark, with `--remarks`) Contiguous loads or stores that the vectorize pass did not '
               'merge into one 64- or 128-bit access, and why: the pointer or the index is not '

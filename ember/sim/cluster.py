@@ -5,7 +5,9 @@ block of the cluster before it against those after it (ember.sim.ordering: each 
 then knows the others' accesses of the epochs that ended, and what they had acquired from
 other clusters - as the PTX memory model's causality order is transitive); an access to another block's
 shared array is to that block's copy of it (its row of the array's memory), race-checked
-as an access by the thread that makes it."""
+as an access by the thread that makes it. A block's shared memory lives only as long as the
+block: an access from another block must be ordered before the block exits by a cluster
+barrier that both pass after it (S0015 otherwise, checked when the batch ends: `exits`)."""
 
 from __future__ import annotations
 
@@ -58,6 +60,7 @@ def barrier(m, op, mask) -> None:
             merge(facts, m.ordering.block_facts.get(b, {}))
         for b in blocks.tolist():
             merge(m.ordering.block_facts.setdefault(b, {}), facts)
+        m.cluster_barriers[blocks] += 1
     m.ordering.any = True
 
 
@@ -66,7 +69,27 @@ def remote(m, op, ptr, index, r, t, mask, values=None):
     rank r of each lane's cluster."""
     from .memory import from_array, to_array
     rows = block_of_rank(m, op, r, mask)
+    # the latest remote access into each block (by the cluster barriers its maker had passed)
+    own = m.block_in_batch
+    for k in np.nonzero(mask & (rows != own))[0].tolist():
+        target, passed = int(rows[k]), int(m.cluster_barriers[own[k]])
+        if passed >= m.remote_touches.get(target, (-1,))[0]:
+            m.remote_touches[target] = (passed, k, op, values is None)
     if values is None:
         return to_array(m.access(op, ptr, index, mask, t, "r", rows=rows), t)
     m.access(op, ptr, index, mask, t, "w", from_array(values, t, m.lanes), rows=rows)
     return None
+
+
+def exits(m) -> None:
+    """S0015 for an access to a block's shared memory from another block of its cluster that
+    no cluster barrier after it orders before the block's exit (the batch has run to its end:
+    every block passed all the cluster barriers it will)."""
+    for target, (passed, k, op, read) in sorted(m.remote_touches.items()):
+        if passed >= int(m.cluster_barriers[target]):
+            block = m.who(target * m.T).split(" of ")[-1]
+            raise SimError("S0015", f"{m.who(k)} {'reads' if read else 'writes'} the shared memory of {block} of "
+                           f"its cluster after that block's last cluster barrier: the block may have exited "
+                           f"and its shared memory be gone", op,
+                           notes=["a cluster_barrier() after the access, before any block of the cluster exits, "
+                                  "keeps every block's shared memory until all are done with it"])

@@ -18,6 +18,7 @@ from ..abi import (Buffer, KernelTable, LaunchError, check_buffers, check_launch
                   host_tensor, launch_shared_bytes, require_contiguous, scalar_bytes)
 from .errors import SimError
 from ..ir.interp import Interpreter
+from .cluster import exits
 from .machine import SimMachine
 from .memory import Memory, Ptr
 from .tensor_copy import SimTensorMap
@@ -139,6 +140,8 @@ class SimKernel:
                 else:
                     lane_args.append(np.full(lanes, scalars[i], dtype=S.dtype(p.type)))
             Interpreter(self.module, lanes, machine, step_limit).call(self.fn, lane_args)
+            if cluster:
+                exits(machine)
         for g in groups:
             view = g.host_view()
             for (pos, off), a in zip(g.members, g.arrays):

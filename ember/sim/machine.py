@@ -44,6 +44,8 @@ class SimMachine(Machine):
         self.epoch = np.zeros(self.nb, dtype=np.int64)
         self.warp_syncs = np.zeros(self.lanes, dtype=np.int32)   # warp barriers each thread has passed
         self.exited = np.zeros(self.lanes, dtype=bool)
+        self.cluster_barriers = np.zeros(self.nb, dtype=np.int64)    # cluster barriers each block passed
+        self.remote_touches: dict = {}     # block -> the latest access into its shared memory from another
         self.tables = tables
         self.check_races = check_races
         self.allocations: dict[Op, Memory] = {}

@@ -35,6 +35,36 @@ def test_a_read_no_cluster_barrier_orders_is_a_race():
     assert d.code == "S0004" and "of block (1, 0, 0) wrote with nothing in between" in d.message
 
 
+# Each block reads the next block's array once (after a cluster barrier) and, with
+# VARIANT 0, passes another cluster barrier before it exits.
+LAST_READ = """kernel k<const VARIANT: u32 = 0>(out: *mut global u32) block(32) cluster(2) {
+    shared s: [u32; 32];
+    s[thread_idx.x] = block_idx.x * 100u32 + thread_idx.x;
+    cluster_barrier();
+    out[block_idx.x * 32u32 + thread_idx.x] = dsmem_load(s, thread_idx.x, 1u32 - cluster_rank);
+    if VARIANT == 0u32 {
+        cluster_barrier();
+    }
+}
+"""
+
+
+def test_a_block_may_not_exit_while_another_reads_its_array():
+    """A block's shared memory goes with it: the other block's read must be ordered before
+    its exit by a cluster barrier both pass after the read (S0015 at the read otherwise)."""
+    out = np.zeros(4 * 32, np.uint32)
+    prog = ember.compile(LAST_READ, arch="sm_90", cache=False)
+    ember.runtime.load(prog, device="sim").k(out, grid=4)
+    want = (np.arange(4) ^ 1)[:, None] * 100 + np.arange(32)[None, :]
+    np.testing.assert_array_equal(out.reshape(4, 32), want)
+    prog = ember.compile(LAST_READ, arch="sm_90", defines={"VARIANT": 1}, cache=False)
+    with pytest.raises(SimError) as err:
+        ember.runtime.load(prog, device="sim").k(out, grid=4)
+    d = err.value.diagnostic
+    assert d.code == "S0015" and "of block (1, 0, 0) reads the shared memory of block (0, 0, 0) of its cluster" in d.message
+    assert d.span is not None and "dsmem_load" in d.render()
+
+
 def test_a_cluster_barrier_some_block_skips_is_divergent():
     src = RING.replace("    cluster_barrier();               // no block exits",
                        "    if cluster_rank != 3u32 { cluster_barrier(); }  // no block exits")
