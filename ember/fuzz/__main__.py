@@ -13,8 +13,9 @@
     python -m ember.fuzz refresh FILE
         re-simulate the stored programs of a corpus and rewrite their digests (after an
         intended change of results); prints every program whose digest moved
-    python -m ember.fuzz gpu FILE [--limit N] [--opt 3,0]
-        run a corpus on the GPU and compare with the simulator's results
+    python -m ember.fuzz gpu FILE [--limit N] [--opt 3,0] [--large]
+        run a corpus on the GPU and compare with the simulator's results; --large: every
+        program through the compiler's large-function path (ember.fuzz.large)
     python -m ember.fuzz cli --count 10000 [--start 0] [--jobs 2]
         mutate programs and command lines; every `ember compile`/`ember run` must end with
         exit status 0, 1 or 2, no traceback, within the time limit
@@ -23,6 +24,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import time
@@ -100,11 +102,14 @@ def cmd_gpu(a) -> int:
         print(f"seed {e['seed']} -O{opt}: {problem}", flush=True)
         _explain(program, outputs, a.dump and os.path.join(a.dump, f"seed{e['seed']}_O{opt}.npz"))
 
-    failures = C.run_on_gpu(entries, levels, on_failure=failed)
+    from .large import forced
+    with forced() if a.large else contextlib.nullcontext():
+        failures = C.run_on_gpu(entries, levels, on_failure=failed)
     ints_only = sum(1 for e in entries if not set(e["types"]) & {"f16", "bf16", "f32", "f64"})
     ctx = cuda.context(0)                  # the GPU run_on_gpu ran on
     summary = (f"{len(entries)} programs ({ints_only} integer-only, {len(entries) - ints_only} with floats) "
-               f"x -O{','.join(map(str, levels))} on {ctx.name} ({ctx.arch}): {len(failures)} disagree with "
+               f"x -O{','.join(map(str, levels))}{' (large-function path)' if a.large else ''} on {ctx.name} "
+               f"({ctx.arch}): {len(failures)} disagree with "
                f"the simulator, {time.time() - t0:.0f} s")
     print(summary)
     if a.out:
@@ -176,6 +181,8 @@ def main(argv=None) -> int:
     g.add_argument("--out", help="write a JSON report here")
     g.add_argument("--seeds", help="only these comma-separated seeds")
     g.add_argument("--dump", help="save the simulator's and the GPU's outputs of failing programs here (.npz)")
+    g.add_argument("--large", action="store_true",
+                   help="compile every program through the large-function path (cut blocks, codegen -O0)")
     cl = sub.add_parser("cli", help="mutation-fuzz the ember command")
     cl.add_argument("--count", type=int, default=1000)
     cl.add_argument("--start", type=int, default=0)
