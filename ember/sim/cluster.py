@@ -69,22 +69,35 @@ def remote(m, op, ptr, index, r, t, mask, values=None):
     rank r of each lane's cluster."""
     from .memory import from_array, to_array
     rows = block_of_rank(m, op, r, mask)
-    # the latest remote access into each block (by the cluster barriers its maker had passed)
-    own = m.block_in_batch
-    for k in np.nonzero(mask & (rows != own))[0].tolist():
-        target, passed = int(rows[k]), int(m.cluster_barriers[own[k]])
-        if passed >= m.remote_touches.get(target, (-1,))[0]:
-            m.remote_touches[target] = (passed, k, op, values is None)
+    touched(m, op, rows, mask, values is None)
     if values is None:
         return to_array(m.access(op, ptr, index, mask, t, "r", rows=rows), t)
     m.access(op, ptr, index, mask, t, "w", from_array(values, t, m.lanes), rows=rows)
     return None
 
 
+def touched(m, op, rows: np.ndarray, mask, read: bool) -> None:
+    """Note each lane's access into the shared memory of block `rows` (batch indices) where
+    that is another block: the latest such access into each block, by the cluster barriers
+    its maker had passed (`exits` checks them)."""
+    sel = np.nonzero(mask & (rows != m.block_in_batch))[0]
+    if sel.size == 0:
+        return
+    passed = m.cluster_barriers[m.block_in_batch[sel]]
+    for target in np.unique(rows[sel]).tolist():
+        mine = rows[sel] == target
+        k = int(sel[mine][np.argmax(passed[mine])])
+        latest = int(passed[mine].max())
+        if latest >= m.remote_touches.get(target, (-1,))[0]:
+            m.remote_touches[target] = (latest, k, op, read)
+
+
 def exits(m) -> None:
-    """S0015 for an access to a block's shared memory from another block of its cluster that
-    no cluster barrier after it orders before the block's exit (the batch has run to its end:
-    every block passed all the cluster barriers it will)."""
+    """S0015 for a dsmem_load or dsmem_store into another block of the cluster that no cluster
+    barrier after it orders before that block's exit (a remote mbarrier arrive or a multicast
+    copy's bytes are not checked: in a correct kernel the target's own wait on that barrier
+    orders them before it exits). Called when the batch has run to its end, every block past
+    all the cluster barriers it will pass."""
     for target, (passed, k, op, read) in sorted(m.remote_touches.items()):
         if passed >= int(m.cluster_barriers[target]):
             block = m.who(target * m.T).split(" of ")[-1]
