@@ -61,7 +61,8 @@ def test_a_block_may_not_exit_while_another_reads_its_array():
     with pytest.raises(SimError) as err:
         ember.runtime.load(prog, device="sim").k(out, grid=4)
     d = err.value.diagnostic
-    assert d.code == "S0015" and "of block (1, 0, 0) reads the shared memory of block (0, 0, 0) of its cluster" in d.message
+    assert d.code == "S0015"
+    assert "of block (1, 0, 0) reads the shared memory of block (0, 0, 0) of its cluster" in d.message
     assert d.span is not None and "dsmem_load" in d.render()
 
 
