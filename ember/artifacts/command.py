@@ -131,12 +131,12 @@ def run(args) -> int:
                          f"--image fatbin); --emit {args.emit} takes one")
     if args.jobs < 1:
         raise UsageError("-j takes a positive number of worker processes")
-    rows = None
+    rows, uses = None, None
     if args.tuned is not None:
         if len(args.files) != 1 or args.variants:
             raise UsageError("--tuned takes one source file and no --variants")
         from .tuned import tuned_rows
-        rows = tuned_rows(args.files[0], _kernel_names(args.kernels), args.tuned)
+        rows, uses = tuned_rows(args.files[0], _kernel_names(args.kernels), args.tuned)
     matrix, varying = variants.expand(args.defines, args.variants, rows)
     options = job_options(args, archs)
     jobs = _plan(args, matrix, varying, options)
@@ -158,6 +158,8 @@ def run(args) -> int:
     if args.manifest:
         from . import manifest
         records = [r.record for r in results if r.record is not None]
+        if uses is not None:
+            manifest.add_tuned_for(records, rows, uses)
         manifest.write(args.manifest, records, inputs=list(args.files) + [f for r in records for f in r["reads"]])
     return status
 

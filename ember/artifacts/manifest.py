@@ -1,7 +1,7 @@
 """`ember compile --manifest FILE.json`: what a build made, for the tools that package or
 check it: per output its file, size and sha256, the source and every file read, the const
 values, and per kernel and arch the registers, spills, stack and shared memory that the
-assembler reported. Written with sorted keys, so the same build gives the same bytes."""
+assembler reported; with `--tuned`, what each variant was chosen for (`tuned_for`). Written with sorted keys, so the same build gives the same bytes."""
 
 from __future__ import annotations
 
@@ -46,6 +46,13 @@ def record(job, progs: list, data, resources: dict) -> dict:
         "opt": first.opt,
         "kernels": kernels,
     }
+
+
+def add_tuned_for(records: list, rows: list, uses: list) -> None:
+    """Each output of a `--tuned` build gets `tuned_for`: the table entries (kernel, device,
+    shape bucket, time, SASS path) whose configuration its const values are."""
+    for r in records:
+        r["tuned_for"] = [u for row, us in zip(rows, uses) if row.items() <= r["defines"].items() for u in us]
 
 
 def _resources(r) -> dict:

@@ -14,15 +14,18 @@ from ..cli_support import UsageError
 from ..driver import define_text
 
 
-def tuned_rows(file: str, kernels: list | None, device: str) -> list:
-    """[{NAME: VALUE}]: the variants the tables of FILE's kernels (those of `kernels`, if
-    given) hold for the one device whose name contains DEVICE (case-insensitive)."""
+def tuned_rows(file: str, kernels: list | None, device: str) -> tuple[list, list]:
+    """([{NAME: VALUE}], uses): the variants the tables of FILE's kernels (those of `kernels`,
+    if given) hold for the one device whose name contains DEVICE (case-insensitive), and for
+    each what it was chosen for - [{kernel, device, bucket, us, sass_path}], sorted - which
+    `--manifest` records, so that a host program knows which variant serves which shape."""
     from ..tuning import table as T
     if file == "-":
         raise UsageError("--tuned reads the tables next to the source file: it needs a file, not standard input")
     source = Path(file)
     paths = sorted((source.parent / "tuned").glob("*.json"))
     rows: list = []
+    uses: list = []
     found = False
     for path in paths:
         t = T.read(path)
@@ -42,6 +45,9 @@ def tuned_rows(file: str, kernels: list | None, device: str) -> list:
             row = {n: define_text(v) for n, v in {**e.get("defines", {}), **e["config"]}.items()}
             if row not in rows:
                 rows.append(row)
+                uses.append([])
+            uses[rows.index(row)].append({"kernel": t["kernel"], "device": matches[0], "bucket": bucket,
+                                          "us": e.get("us"), "sass_path": T.entry_sass_path(t, e)})
             if T.entry_sass_path(t, e) == "driver":
                 nvj = e.get("best_by_path", {}).get("nvjitlink", {}).get("us", "?")
                 warnings.warn(f"{t['kernel']} at `{bucket}` on {matches[0]} was fastest through the driver's JIT "
@@ -51,5 +57,7 @@ def tuned_rows(file: str, kernels: list | None, device: str) -> list:
     if not found:
         warnings.warn(f"no tuned table next to {file} has entries for `{device}`: the defaults are compiled",
                       stacklevel=2)
-        return [{}]
-    return rows
+        return [{}], [[]]
+    for u in uses:
+        u.sort(key=lambda x: (x["kernel"], x["bucket"]))
+    return rows, uses

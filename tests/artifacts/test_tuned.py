@@ -1,5 +1,6 @@
 """`ember compile FILE --tuned DEVICE`: the tuned tables' configurations as variants."""
 
+import json
 import shutil
 from pathlib import Path
 
@@ -33,6 +34,22 @@ def test_each_configuration_of_the_device_is_a_variant(tuned_dir, capsys):
         "q4k_dp4a.M-8.ROWS-2.UNROLL-1.WARPS-2.ptx\tM=8\tROWS=2\tUNROLL=1\tWARPS=2"]
     code, _, _ = run(capsys, "compile", SRC.name, "--tuned", "H200", "-k", "q4k_q8_gemv", "-o", "out/")
     assert code == 0 and [p.name for p in (tuned_dir / "out").iterdir()] == ["q4k_dp4a.M-1.ROWS-1.UNROLL-2.WARPS-8.ptx"]
+
+
+def test_the_manifest_says_what_each_variant_was_chosen_for(tuned_dir, capsys):
+    """A host program picks a variant by the shape it runs: --manifest lists, per output, the
+    table entries (kernel, device, bucket, time, SASS path) whose configuration it is."""
+    code, _, err = run(capsys, "compile", SRC.name, "--tuned", "h100", "-k", "q4k_q8_gemv", "-o", "out/",
+                       "--manifest", "build.json")
+    assert code == 0, err
+    outputs = json.loads((tuned_dir / "build.json").read_text())["outputs"]
+    chosen = {Path(o["output"]).name: [(u["kernel"], u["device"], u["bucket"], u["sass_path"]) for u in o["tuned_for"]]
+              for o in outputs}
+    h100 = "NVIDIA H100 80GB HBM3 sm_90"
+    assert chosen == {
+        "q4k_dp4a.M-1.ROWS-2.UNROLL-1.WARPS-2.ptx": [("q4k_q8_gemv", h100, "1x14336x4096", "nvjitlink"),
+                                                    ("q4k_q8_gemv", h100, "1x4096x14336", "nvjitlink")],
+        "q4k_dp4a.M-8.ROWS-2.UNROLL-1.WARPS-2.ptx": [("q4k_q8_gemv", h100, "8x14336x4096", "nvjitlink")]}
 
 
 def test_unknown_ambiguous_and_stale(tuned_dir, capsys):
