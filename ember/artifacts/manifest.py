@@ -1,7 +1,8 @@
 """`ember compile --manifest FILE.json`: what a build made, for the tools that package or
 check it: per output its file, size and sha256, the source and every file read, the const
 values, and per kernel and arch the registers, spills, stack and shared memory that the
-assembler reported; with `--tuned`, what each variant was chosen for (`tuned_for`). Written with sorted keys, so the same build gives the same bytes."""
+assembler reported; with `--tuned`, what each variant was chosen for (`tuned_for`). Written
+with sorted keys, so the same build gives the same bytes."""
 
 from __future__ import annotations
 

@@ -109,8 +109,7 @@ def cmd_gpu(a) -> int:
     ctx = cuda.context(0)                  # the GPU run_on_gpu ran on
     summary = (f"{len(entries)} programs ({ints_only} integer-only, {len(entries) - ints_only} with floats) "
                f"x -O{','.join(map(str, levels))}{' (large-function path)' if a.large else ''} on {ctx.name} "
-               f"({ctx.arch}): {len(failures)} disagree with "
-               f"the simulator, {time.time() - t0:.0f} s")
+               f"({ctx.arch}): {len(failures)} disagree with the simulator, {time.time() - t0:.0f} s")
     print(summary)
     if a.out:
         import json
