@@ -90,6 +90,11 @@ def cmd_refresh(a) -> int:
 
 def cmd_gpu(a) -> int:
     from ember.runtime import cuda
+    try:
+        cuda.context(0)
+    except cuda.NoGPUError as e:
+        print(f"python -m ember.fuzz gpu: {e}", file=sys.stderr)
+        return 2
     entries = C.read(a.corpus)
     if a.seeds:
         wanted = {int(x) for x in a.seeds.split(",")}

@@ -47,3 +47,20 @@ def test_corpus_programs_assemble_through_the_large_function_path():
                 except Exception as ex:          # ValidationError, or no validator on this machine
                     bad.append((e["seed"], opt, str(ex).splitlines()[0]))
     assert bad == []
+
+
+def test_the_gpu_command_without_a_gpu_says_so(capsys):
+    """`python -m ember.fuzz gpu` (with or without --large) on a machine without a usable GPU:
+    exit status 2 and one line saying why, not a traceback."""
+    import pytest
+
+    from ember.fuzz.__main__ import main
+    from ember.runtime import cuda
+    try:
+        cuda.context(0)
+        pytest.skip("a GPU is usable here")
+    except cuda.NoGPUError:
+        pass
+    assert main(["gpu", str(CORPUS), "--large", "--limit", "1"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("python -m ember.fuzz gpu: no NVIDIA GPU") and "Traceback" not in err
