@@ -6,6 +6,8 @@ results on a GPU)."""
 import os
 import re
 
+import pytest
+
 import ember
 from ember.fuzz import corpus as C
 from ember.fuzz.large import forced
@@ -52,8 +54,6 @@ def test_corpus_programs_assemble_through_the_large_function_path():
 def test_the_gpu_command_without_a_gpu_says_so(capsys):
     """`python -m ember.fuzz gpu` (with or without --large) on a machine without a usable GPU:
     exit status 2 and one line saying why, not a traceback."""
-    import pytest
-
     from ember.fuzz.__main__ import main
     from ember.runtime import cuda
     try:
