@@ -204,11 +204,13 @@ CODES: dict[str, tuple[str, str]] = {
               'which may start while the kernel before it still runs) read or wrote global memory before '
               'that wait. The proof or a pass that moved the access is wrong: a compiler bug, please '
               'report it.'),
-    'S0015': ('access to a block\'s shared memory after its last cluster barrier',
+    'S0015': ('access to another block\'s shared memory not ordered before its exit',
               '(simulator) A `dsmem_load` or `dsmem_store` into another block of the cluster that no '
-              '`cluster_barrier()` after it orders before that block exits: the block may be gone, and its '
-              'shared memory with it (the GPU reads or writes what is there, or faults). End such a kernel '
-              'with a `cluster_barrier()` after the last remote access.'),
+              '`cluster_barrier()` after it orders before that block exits, or an arrival on another '
+              'block\'s mbarrier (`mbarrier_arrive_cluster`) that neither that block\'s wait for the '
+              'phase it completes nor a cluster barrier orders so: the block may be gone, and its shared '
+              'memory with it (the GPU reads or writes what is there, or faults). End such a kernel with a '
+              '`cluster_barrier()` after the last remote access.'),
     'R0001': ('memory access not widened',
               '(remark, with `--remarks`) Contiguous loads or stores that the vectorize pass did not '
               'merge into one 64- or 128-bit access, and why: the pointer or the index is not '

@@ -94,10 +94,21 @@ def touched(m, op, rows: np.ndarray, mask, read: bool) -> None:
 
 def exits(m) -> None:
     """S0015 for a dsmem_load or dsmem_store into another block of the cluster that no cluster
-    barrier after it orders before that block's exit (a remote mbarrier arrive or a multicast
-    copy's bytes are not checked: in a correct kernel the target's own wait on that barrier
-    orders them before it exits). Called when the batch has run to its end, every block past
-    all the cluster barriers it will pass."""
+    barrier after it orders before that block's exit, and for an arrival on another block's
+    mbarrier that neither a wait of that block (for the arrival's phase) nor a cluster barrier
+    orders before it (a multicast copy's bytes are not checked: the target's wait for them
+    does that). Called when the batch has run to its end, every block past all the cluster
+    barriers it will pass."""
+    late = m.mbarriers.unobserved_remote_arrival()
+    if late is not None:
+        target, key, lane, op = late
+        block = m.who(target * m.T).split(" of ")[-1]
+        name = m.mbarriers.state[key].name
+        raise SimError("S0015", f"{m.who(lane)} arrives on {name} of {block} of its cluster, and neither a wait of "
+                       f"that block for the phase it completes nor a cluster barrier after it orders the arrival "
+                       f"before that block exits: the block may be gone, and its barrier with it", op,
+                       notes=["a cluster_barrier() before the kernel ends (after the last remote arrival) keeps "
+                              "every block until all are done with each other's barriers"])
     for target, (passed, k, op, read) in sorted(m.remote_touches.items()):
         if passed >= int(m.cluster_barriers[target]):
             block = m.who(target * m.T).split(" of ")[-1]

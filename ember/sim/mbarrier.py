@@ -56,6 +56,10 @@ class MBarriers:
         self.state: dict = {}          # (id of the memory's data, row, byte) -> _Barrier
         self.seen: dict = {}           # (lane, barrier key) -> phases the lane has seen complete
         self.waiting: dict = {}        # barrier key -> (a lane whose last wait on it failed, parity)
+        # arrivals on another block's barrier: (target block, key, phase, lane, op, the cluster
+        # barriers the lane's block had passed) - ember.sim.cluster.exits checks that the target
+        # waited for that phase, or that a cluster barrier came after, before it exited
+        self.remote_arrivals: list = []
 
     # -- addressing
     def _keys(self, op, bar, mask) -> list:
@@ -108,6 +112,9 @@ class MBarriers:
             target = int(rows[lane])
             key = (key[0], target, key[2])
             b = self._barrier(op, key, f"{what} of the cluster's block of rank {int(rank[lane])}", lane)
+            own = int(m.block_in_batch[lane])
+            if target != own:
+                self.remote_arrivals.append((target, key, b.done, lane, op, int(m.cluster_barriers[own])))
             m.ordering.atomic(lane, b.loc, "release", "cluster", op, reads=False, writes=True, rmw=True)
             b.arrivals -= 1
             if b.arrivals < 0:
@@ -199,6 +206,21 @@ class MBarriers:
                                notes=others + ["the branches of an `if` that waits on mbarriers run "
                                                "concurrently in the simulator, each in lockstep"])
         return out
+
+    def unobserved_remote_arrival(self):
+        """The first arrival on another block's barrier that no wait of that block saw the phase
+        of complete, with no cluster barrier after it in that block - (target, key, lane, op) -
+        or None. A wait of the target that saw the phase is after the arrival, so the target
+        had not exited; without one (the last stages' releases forwarded to producers that
+        never wait for them again), only a cluster barrier keeps the target alive."""
+        seen: dict = {}
+        for (lane, key), done in self.seen.items():
+            block = lane // self.m.T
+            seen[(block, key)] = max(seen.get((block, key), 0), done)
+        for target, key, phase, lane, op, passed in self.remote_arrivals:
+            if seen.get((target, key), 0) <= phase and int(self.m.cluster_barriers[target]) <= passed:
+                return target, key, lane, op
+        return None
 
     def check_read(self, op, mem, sel, rows, cols) -> None:
         """S0009 when a lane reads bytes a bulk copy delivered in a phase it has not seen complete."""

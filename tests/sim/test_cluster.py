@@ -66,6 +66,42 @@ def test_a_block_may_not_exit_while_another_reads_its_array():
     assert d.span is not None and "dsmem_load" in d.render()
 
 
+# Thread 0 of each block arrives on the other block's barrier (phase 0 needs one arrival);
+# VARIANT 1: every thread then waits for its own barrier's phase 0; 2: a cluster barrier.
+LAST_ARRIVE = """import "std/mbarrier.ember";
+
+kernel k<const VARIANT: u32 = 0>(out: *mut global u32) block(32) cluster(2) {
+    shared bar: [u64; 1];
+    if thread_idx.x == 0u32 { mbarrier_init(bar, 0, 1u32); }
+    cluster_barrier();
+    if thread_idx.x == 0u32 { mbarrier_arrive_cluster(bar, 0, 1u32 - cluster_rank); }
+    if VARIANT == 1u32 { mbarrier_wait(bar, 0, 0u32); }
+    if VARIANT == 2u32 { cluster_barrier(); }
+    out[block_idx.x * 32u32 + thread_idx.x] = 1u32;
+}
+"""
+
+
+@pytest.mark.parametrize("variant", [1, 2])
+def test_an_arrival_on_another_blocks_barrier_before_it_exits(variant):
+    """Ordered before the target's exit by its wait for the arrival's phase, or by a
+    cluster barrier after it."""
+    out = np.zeros(4 * 32, np.uint32)
+    prog = ember.compile(LAST_ARRIVE, arch="sm_90", defines={"VARIANT": variant}, cache=False)
+    ember.runtime.load(prog, device="sim").k(out, grid=4)
+    assert (out == 1).all()
+
+
+def test_an_arrival_nothing_orders_before_the_targets_exit_is_reported():
+    """The last releases a ring forwards to the cluster's producers, which never wait for
+    them again: without a cluster barrier at the end the producer's block may be gone."""
+    prog = ember.compile(LAST_ARRIVE, arch="sm_90", cache=False)
+    with pytest.raises(SimError) as err:
+        ember.runtime.load(prog, device="sim").k(np.zeros(4 * 32, np.uint32), grid=4)
+    d = err.value.diagnostic
+    assert d.code == "S0015" and "arrives on mbarrier `bar`[0] of block (1, 0, 0) of its cluster" in d.message
+
+
 def test_a_cluster_barrier_some_block_skips_is_divergent():
     src = RING.replace("    cluster_barrier();               // no block exits",
                        "    if cluster_rank != 3u32 { cluster_barrier(); }  // no block exits")
