@@ -290,13 +290,24 @@ class Features:
         relaxed atomic at cluster scope, writes its block's shared array, and after a cluster
         barrier reads the other block's through distributed shared memory; a second cluster
         barrier, before any thread can return, keeps both blocks until those reads are done.
-        The counter is read after it."""
+        The counter is read after it. Half the time thread 0 of each block also arrives on the
+        other block's mbarrier (initialized before the first cluster barrier), and every thread
+        waits for its own barrier's first phase at cluster scope: a pass that drops or moves the
+        arrival, or moves the wait, shows as a deadlock (S0011) or a read of the other block's
+        array before it is ordered (S0004)."""
         sh, j = self.fresh("peer"), self.new_slot(reserve=True)
         at = f"(block_idx.x / 2u32) * {2 * self.block}u32 * SLOTS + {j}u32"   # the cluster's first thread's
+        bar = self.fresh("bar") if self.chance(50) else None
         self.emit(f"shared {sh}: [u32; {self.block}];")
+        if bar:
+            self.emit(f"shared {bar}: [u64; 1];")
+            self.emit(f"if tid == 0u32 {{ mbarrier_init({bar}, 0, 1u32); }}")
         self.emit(f"atomic_add(out_u32, {at}, ({self.expr('u32', 1)}) & 255u32, relaxed, cluster);")
         self.emit(f"{sh}[tid] = {self.expr('u32', 1)};")
         self.emit("cluster_barrier();")
+        if bar:
+            self.emit(f"if tid == 0u32 {{ mbarrier_arrive_cluster({bar}, 0, cluster_rank ^ 1u32); }}")
+            self.emit(f"while !mbarrier_try_wait({bar}, 0, 0u32, cluster) {{}}")
         self.let("u32", f"dsmem_load({sh}, (tid + {self.integer(0, self.block - 1)}u32) % {self.block}u32, "
                         f"cluster_rank ^ 1u32)")
         self.emit("cluster_barrier();")

@@ -54,7 +54,8 @@ def test_generator_covers_the_language():
                     'import "std/reduce.ember";', "block_sum(", "warp_max(", "<const T: type>",
                     'import "std/swizzle.ember";', ", 48u32, 8u32)]", ", 12u32, 4u32)]",
                     "f: fn(T, T) -> T", "static_assert(", ".max", "popc(", "shfl_up(", "mma_m16n8k32(",
-                    "shared ring", "cp_async_wait(2)", "griddep_wait();", "griddep_launch_dependents();"]:
+                    "shared ring", "cp_async_wait(2)", "griddep_wait();", "griddep_launch_dependents();",
+                    "mbarrier_arrive_cluster("]:
         assert feature in text, feature
     for t in NUMERIC:
         assert re.search(rf"\b{t}\(", text), f"no cast to {t}"
