@@ -52,7 +52,7 @@ def barrier(m, op, mask) -> None:
             missing = int(blocks[np.argmin(arrived[blocks])])
             waiting = int(blocks[np.argmax(arrived[blocks])])
             raise SimError("S0005", f"divergent cluster barrier: {m.who(waiting * m.T)}'s block waits here, but "
-                           f"block {m.who(missing * m.T).split(' of ')[-1]} of its cluster does not reach it", op)
+                           f"{_block(m, missing)} of its cluster does not reach it", op)
         # each block's writes of the epochs that ended, and what each block had learned
         # (acquired from other clusters): the barrier's release and acquire are cumulative
         facts = {("b", int(m.block_lin[b * m.T])): int(m.epoch[b]) for b in blocks.tolist()}
@@ -102,7 +102,7 @@ def exits(m) -> None:
     late = m.mbarriers.unobserved_remote_arrival()
     if late is not None:
         target, key, lane, op = late
-        block = m.who(target * m.T).split(" of ")[-1]
+        block = _block(m, target)
         name = m.mbarriers.state[key].name
         raise SimError("S0015", f"{m.who(lane)} arrives on {name} of {block} of its cluster, and neither a wait of "
                        f"that block for the phase it completes nor a cluster barrier after it orders the arrival "
@@ -111,9 +111,15 @@ def exits(m) -> None:
                               "every block until all are done with each other's barriers"])
     for target, (passed, k, op, read) in sorted(m.remote_touches.items()):
         if passed >= int(m.cluster_barriers[target]):
-            block = m.who(target * m.T).split(" of ")[-1]
+            block = _block(m, target)
             raise SimError("S0015", f"{m.who(k)} {'reads' if read else 'writes'} the shared memory of {block} of "
                            f"its cluster after that block's last cluster barrier: the block may have exited "
                            f"and its shared memory be gone", op,
                            notes=["a cluster_barrier() after the access, before any block of the cluster exits, "
                                   "keeps every block's shared memory until all are done with it"])
+
+
+def _block(m, b: int) -> str:
+    """`block (x, y, z)`: the block of batch index b."""
+    x, y, z = (int(v[b * m.T]) for v in m.coords(m.block_lin, m.grid))
+    return f"block ({x}, {y}, {z})"

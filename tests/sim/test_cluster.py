@@ -107,7 +107,8 @@ def test_a_cluster_barrier_some_block_skips_is_divergent():
                        "    if cluster_rank != 3u32 { cluster_barrier(); }  // no block exits")
     with pytest.raises(SimError) as err:
         _run(src, 4, np.zeros(4 * 64, np.uint32), np.zeros(64, np.uint32))
-    assert err.value.diagnostic.code == "S0005"
+    d = err.value.diagnostic
+    assert d.code == "S0005" and "but block (3, 0, 0) of its cluster does not reach it" in d.message
 
 
 def test_a_rank_past_the_cluster_is_out_of_bounds():
