@@ -67,10 +67,14 @@ def test_digit_activations(m, n, k, warps, stages, rows, share):
     assert (err <= f32_tolerance(w, x)).all(), (err / f32_tolerance(w, x)).max()
 
 
-def test_extreme_digits_stay_exact():
-    """dot1 254 + dot2 is kept in the i32 accumulator of the second mma: with every nibble
-    15 and every digit -128 (beyond what quantize_digits writes) it is 32 15 128 255 < 2^24,
-    exact in f32 too. y must be the f64 product with the activations the digits stand for."""
+@pytest.mark.parametrize("planes", [3, 2])
+def test_extreme_digits_stay_exact(planes):
+    """Each plane's mma starts from the bias 1.5 * 2^23 (q4k_imma.ember's mma_bias), which
+    reads its dot back exactly while |dot| < 2^22; then 254 dot2 + dot3 (three planes) or 254
+    dot1 + dot2 (two) must be exact in f32, below 2^24. With every nibble 15 and every digit
+    -128 (beyond what quantize_digits writes) a dot is 32 15 128 = 61440 and those sums 61440
+    255 < 2^24: the extremes of both bounds. y must be the f64 product with the activations
+    the digits stand for."""
     m, n, k = 2, 16, 512
     rng = np.random.default_rng(78)
     w = R.random_q4k(rng, n, k)
@@ -79,12 +83,15 @@ def test_extreme_digits_stay_exact():
     wb[0, :, 4:16] = 0xFF
     digits = np.full((3, m, k), -128, np.int64)
     digits[:, :, 480::3] = 127
+    if planes == 2:
+        digits[2] = 0                                 # what the kernel reads of them
     s = rng.uniform(0.5, 2.0, (m, k // 32)).astype(np.float32)
     xhat = R.dequantize_digits(digits, s)
     sums = xhat.reshape(m, -1, 32).sum(-1).astype(np.float32)
     aq, ds = R.split_digits(digits, s, sums)
     y = np.zeros((m, n), np.float32)
-    mod = kernels(m, 2, 2, 1, "q4k_digits_imma")
+    mod = load(ember.compile(SRC, defines={"M": m, "WARPS": 2, "STAGES": 2, "ROWS": 1, "PLANES": planes},
+                             kernels=["q4k_digits_imma"]))
     mod.q4k_digits_imma(w.view(np.uint32), aq, ds.view(np.uint32), y, n, k, grid=blocks(n))
     want = R.gemv(w, xhat)
     assert (np.abs(y - want) <= f32_tolerance(w, xhat) + 1e-6 * np.abs(want)).all()
