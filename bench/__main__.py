@@ -1,4 +1,4 @@
-"""python -m bench {rope,rmsnorm,q4k,ops_gemv,q6k,gemm,hopper,hopper_decode,attention,layer,llamacpp,tuned,compile,scaling,sim,launch} [--out DIR]
+"""python -m bench {rope,rmsnorm,q4k,ops_gemv,q6k,gemm,hopper,hopper_decode,attention,layer,llamacpp,tuned,revision,compile,scaling,sim,launch} [--out DIR]
 
 rope: RoPE on the GPU against the hand-written PTX; rmsnorm: RMSNorm and add+RMSNorm
 against Triton, liger-kernel and torch; q4k: the Q4_K GEMV family against Triton and torch; ops_gemv:
@@ -11,6 +11,8 @@ attention (ember.ops) against torch's SDPA; layer: a Llama-3-8B-shaped Q4_K deco
 layer against llama.cpp's CUDA kernels on the same GGUF file (--llama-bench: a llama-batched-bench
 built with CUDA); tuned: the tuned
 tables of kernels_src/tuned/ (`ember tune`) beside the defaults and the copy ceiling;
+revision: a kernel at a git revision (--rev) against the working tree's, bucket by bucket,
+as `ember tune` measures (--kernel, --shape, --rounds; GPU);
 compile: compile time against Triton and Numba-CUDA; scaling: compile time of large
 inputs (long expressions, a 4.7 MB import);
 sim: simulator speed (RMSNorm 64 x 4096); launch: host time per launch through the
@@ -24,7 +26,7 @@ import sys
 NEEDS = {"compile": ("triton", "numba", "pip install -e '.[bench]' (Triton and Numba-CUDA, compiling without a GPU)"),
          "rope": ("torch",), "rmsnorm": ("torch", "triton"), "q4k": ("torch", "triton"), "ops_gemv": ("torch",), "q6k": ("torch",), "gemm": ("torch", "triton"),
          "hopper": ("torch", "triton"), "hopper_decode": ("torch", "triton"), "attention": ("torch",), "layer": ("torch",),
-         "llamacpp": ("torch", "gguf"), "tuned": (),
+         "llamacpp": ("torch", "gguf"), "tuned": (), "revision": (),
          "sim": (), "scaling": (), "launch": ()}
 
 
@@ -43,12 +45,16 @@ def _missing(which: str) -> str | None:
 def main() -> int:
     p = argparse.ArgumentParser(prog="python -m bench", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("which", choices=["rope", "rmsnorm", "q4k", "ops_gemv", "q6k", "gemm", "hopper", "hopper_decode", "attention", "layer", "llamacpp", "tuned", "compile",
+    p.add_argument("which", choices=["rope", "rmsnorm", "q4k", "ops_gemv", "q6k", "gemm", "hopper", "hopper_decode", "attention", "layer", "llamacpp", "tuned", "revision", "compile",
                                      "scaling",
                                      "sim", "launch"])
     p.add_argument("--out", default="bench/results", help="directory for the JSON and markdown results")
     p.add_argument("--quick", action="store_true", help="fewer repetitions (smoke test)")
     p.add_argument("--llama-bench", metavar="PATH", help="llamacpp: the llama-batched-bench binary to compare with")
+    p.add_argument("--rev", help="revision: the git revision to measure the working tree against")
+    p.add_argument("--kernel", help="revision: a kernel `ember tune` has a workload for")
+    p.add_argument("--shape", action="append", help="revision: a shape bucket (repeatable; default: all the kernel's)")
+    p.add_argument("--rounds", type=int, default=3, help="revision: interleaved rounds (default 3)")
     args = p.parse_args()
     why = _missing(args.which)
     if why:
@@ -88,6 +94,9 @@ def main() -> int:
             return 2
         from . import llamacpp_ab
         return llamacpp_ab.main(args.out, args.llama_bench, quick=args.quick)
+    if args.which == "revision":
+        from . import revision_ab
+        return revision_ab.command(args)
     if args.which == "attention":
         from . import attention_ab
         return attention_ab.main(args.out, quick=args.quick)
