@@ -1,4 +1,5 @@
-"""python -m bench {rope,rmsnorm,q4k,ops_gemv,q6k,gemm,hopper,hopper_decode,attention,layer,llamacpp,tuned,revision,compile,scaling,sim,launch} [--out DIR]
+"""python -m bench {rope,rmsnorm,q4k,ops_gemv,q6k,gemm,hopper,hopper_decode,attention,layer,llamacpp,tuned,
+                   revision,compile,scaling,sim,launch} [--out DIR]
 
 rope: RoPE on the GPU against the hand-written PTX; rmsnorm: RMSNorm and add+RMSNorm
 against Triton, liger-kernel and torch; q4k: the Q4_K GEMV family against Triton and torch; ops_gemv:
@@ -45,8 +46,8 @@ def _missing(which: str) -> str | None:
 def main() -> int:
     p = argparse.ArgumentParser(prog="python -m bench", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("which", choices=["rope", "rmsnorm", "q4k", "ops_gemv", "q6k", "gemm", "hopper", "hopper_decode", "attention", "layer", "llamacpp", "tuned", "revision", "compile",
-                                     "scaling",
+    p.add_argument("which", choices=["rope", "rmsnorm", "q4k", "ops_gemv", "q6k", "gemm", "hopper", "hopper_decode",
+                                     "attention", "layer", "llamacpp", "tuned", "revision", "compile", "scaling",
                                      "sim", "launch"])
     p.add_argument("--out", default="bench/results", help="directory for the JSON and markdown results")
     p.add_argument("--quick", action="store_true", help="fewer repetitions (smoke test)")
