@@ -41,7 +41,10 @@ def old_sources(rev: str, into: Path, repo: Path = REPO) -> Path:
     if run.returncode != 0:
         raise RevisionError(f"git archive {rev}: {run.stderr.decode(errors='replace').strip() or 'failed'}")
     with tarfile.open(fileobj=io.BytesIO(run.stdout)) as tar:
-        tar.extractall(into, filter="data")
+        if hasattr(tarfile, "data_filter"):          # Python 3.10.12+, 3.11.4+
+            tar.extractall(into, filter="data")
+        else:                                        # git archive's own output: no links out, no devices
+            tar.extractall(into)
     std = into / "ember" / "std"
     for path in sorted(into.rglob("*.ember")):
         to_std = os.path.relpath(std, path.parent).replace(os.sep, "/")
@@ -126,12 +129,8 @@ def main(out_dir: str, rev: str, kernel: str, shapes: list | None = None, rounds
         old_src = old_sources(rev, Path(tmp))
         result = measure(kernel, buckets, rounds, old_src)
     result.update(kernel=kernel, rev=rev, rounds=rounds, date=datetime.date.today().isoformat())
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    stem = f"revision_ab_{kernel}"
-    (out / f"{stem}.json").write_text(json.dumps(result, indent=1) + "\n")
-    (out / f"{stem}.md").write_text(markdown(result))
-    print(f"wrote {out / stem}.md")
+    from .report import save
+    save(out_dir, f"revision_ab_{kernel}", result, markdown(result))    # _h200 on an H200
     return 1 if any(r["problem"] for r in result["rows"]) else 0
 
 
