@@ -65,6 +65,7 @@ def table_config(table_path: Path, device_key: str, bucket: str) -> dict | None:
 
 def measure(kernel: str, buckets: list, rounds: int, old_src: Path) -> dict:
     """Both sides of every bucket on GPU 0 (the tuner's measurement, nvJitLink)."""
+    from ember.records import replace
     from ember.runtime import cuda
     from ember.shipped import KERNELS_SRC
     from ember.tuning.runner import FULL, _Bench, device_key
@@ -75,8 +76,7 @@ def measure(kernel: str, buckets: list, rounds: int, old_src: Path) -> dict:
     rows = []
     for bucket in buckets:
         new = workload(kernel, bucket)
-        old = workload(kernel, bucket)
-        object.__setattr__(old, "source", old_src / new.source.relative_to(KERNELS_SRC))
+        old = replace(new, source=old_src / new.source.relative_to(KERNELS_SRC))    # the same inputs
         config = table_config(old_src / "tuned" / f"{kernel}.json", key, bucket)
         benches = {"old": _Bench(old, kernel, arch, 0, FULL), "new": _Bench(new, kernel, arch, 0, FULL)}
         times: dict = {"old": [], "new": []}
