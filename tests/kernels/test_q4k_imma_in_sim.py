@@ -34,7 +34,7 @@ def blocks(n: int, rows: int = 1, warps: int = 1) -> tuple:
 
 @pytest.mark.parametrize("m, n, k, warps, stages, rows, share", [
     (1, 7, 768, 4, 2, 1, False), (3, 21, 1280, 4, 3, 2, False), (8, 16, 512, 2, 2, 1, False),
-    (5, 33, 256, 4, 3, 2, False), (2, 18, 1792, 2, 4, 1, False), (1, 40, 3072, 2, 2, 2, False),
+    (5, 33, 256, 4, 3, 3, False), (2, 18, 1792, 2, 4, 1, False), (1, 40, 3072, 2, 2, 2, False),
     (8, 72, 1280, 2, 3, 1, True), (3, 40, 768, 2, 4, 2, True), (2, 9, 256, 4, 2, 1, True),
     (8, 90, 1280, 2, 2, 4, False)])
 def test_q8_1_activations(m, n, k, warps, stages, rows, share):
@@ -129,11 +129,17 @@ def test_swiglu_pair(m, n, rows, share):
     ("        warp_barrier();                       // ... and for every lane of the warp\n", "S0004", False),
     ("        barrier();                            // ... for every thread; every warp is past the step before\n",
      "S0004", True),
+    # a lane reads coefficients another lane of its warp has not written yet
+    ("    warp_barrier();                           // every lane's coefficients are in\n", "S0004", False),
+    # a lane's partial sums overwrite coefficients another lane still reads
+    ("    warp_barrier();                           // every lane of the warp is done with them\n", "S0004", False),
 ])
 def test_the_rings_barriers_are_needed(barrier, code, share, tmp_path):
     """Each warp's ring is ordered by two warp_barriers a step: without the first a lane's
     copy refills a stage other lanes read last step; without the second a lane reads what
-    another lane's copy delivered. With SHARE_X the block's warps share each stage, whose
+    another lane's copy delivered. A third orders the warp's coefficient area (written once a
+    warp, q4k_imma_coefs) before its reads, and a fourth its last reads before the partial
+    sums that reuse it. With SHARE_X the block's warps share each stage, whose
     activations the block's threads copy between them, ordered by one barrier() a step:
     without it a warp reads what another warp's copy has not delivered, or refills a stage
     another warp still reads. The simulator reports each (a ring that turns: more
