@@ -199,6 +199,14 @@ def _torch_layer(batch: int, ctx: int, g, quick: bool) -> tuple:
     return eager, _time(graph.replay, 3 if quick else 20) / TORCH_LAYERS
 
 
+def _repetitions(quick: bool) -> str:
+    """How the layers were timed: `--quick` runs fewer replays, and says so."""
+    if quick:
+        return ("Timed with --quick: every layer figure the median of 5 rounds of 3 calls or graph replays "
+                "(20 without --quick, torch eager 10); the attention-alone columns are the noisiest at 32768 keys.")
+    return "Every layer figure the median of 5 rounds of 20 graph replays (torch eager: 10 calls)."
+
+
 def markdown(result: dict) -> str:
     from bench.report import SASS_NOTE
     lines = ["# A Llama-3-8B-shaped decoder layer: Ember (Q4_K) vs the floor and torch (bf16)", "",
@@ -212,7 +220,8 @@ def markdown(result: dict) -> str:
              "QKV projection and rope_append as two launches where ember.ops.q4k_qkv_rope_append makes them one, "
              "'-' where it does not); attention alone: ember.ops.decode_attention and "
              "torch SDPA as `python -m bench attention` times them (bf16 queries, caches rotated beyond the L2, "
-             "graphs of 100 calls, median of 5). Every sequence at the full context, one new token "
+             + ("graphs of 20 calls, median of 3" if result.get("quick") else "graphs of 100 calls, median of 5")
+             + "). " + _repetitions(result.get("quick", False)) + " Every sequence at the full context, one new token "
              "each. " + SASS_NOTE, "",
              "| batch | context | Ember us/layer | Ember 2 digits us | Ember Q8_1 us | Ember plain launches | QKV, RoPE "
              "apart | floor us | of floor | launches | torch eager | torch graph | Ember attn us | SDPA us | attn / SDPA |",
@@ -245,7 +254,7 @@ def main(out_dir: str, quick: bool = False, contexts=CONTEXTS, batches=BATCHES) 
             rows.append(run_shape(weights, b, c, copy_tbps, quick))
             print(rows[-1], flush=True)
     result = {"device": torch.cuda.get_device_name(), "date": datetime.date.today().isoformat(),
-              "torch": torch.__version__, "copy_TBps": copy_tbps, "rows": rows}
+              "torch": torch.__version__, "copy_TBps": copy_tbps, "quick": quick, "rows": rows}
     name = for_device("layer_ab", result["device"])
     save(out_dir, name, result, markdown(result))
     groups = [(f"B{r['batch']} {r['context'] // 1024 or r['context']}{'k' if r['context'] >= 1024 else ''}",
