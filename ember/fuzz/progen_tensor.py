@@ -86,6 +86,15 @@ class TensorCoreFeatures:
             self.emit(f"    {array}[{e}] = {word if t == 'u32' else f'bitcast<i32>({word})'};")
             self.emit("}")
         self.fill(acc, "i32", 4 * pieces, 100000)
+        if self.chance(30):
+            # accumulators started far from zero: the f32 bits of 1.5 * 2^23 (std/q4k.ember's
+            # mma_bias, whose dot a subtraction reads back as an f32), or next to the ends of
+            # i32, where the sums must wrap to 32 bits as the hardware's do
+            start = self.choice(["0x4B400000i32", "0x7FFFF000i32", "bitcast<i32>(0x80000800u32)"])
+            e = self.fresh("e")
+            self.emit(f"for {e} in 0u32..{4 * pieces}u32 {{")
+            self.emit(f"    {acc}[{e}] = {acc}[{e}] + {start};")
+            self.emit("}")
         for _ in range(self.integer(1, 3)):
             p, q, r = (self.integer(0, pieces - 1) for _ in range(3))
             if self.chance(35):    # K = 16: half the words of A and of B
