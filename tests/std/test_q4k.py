@@ -2,6 +2,7 @@
 definition (ember/reference/q4k.py): exact where the helper claims exactness."""
 
 import numpy as np
+import pytest
 
 import ember
 from ember.reference import q4k as R
@@ -31,6 +32,17 @@ kernel coeffs(h: *global u32, out: *mut global f32) block(32) {
     let i = block_idx.x * 32u32 + thread_idx.x;     // super-block i / 4, group i % 4
     let b = u64(i / 4u32) * 4u64;
     let (a_lo, b_lo, a_hi, b_hi) = q4k_coeffs_of(h[b], h[b + 1u64], h[b + 2u64], h[b + 3u64], i % 4u32);
+    out[4u32 * i] = a_lo;
+    out[4u32 * i + 1u32] = b_lo;
+    out[4u32 * i + 2u32] = a_hi;
+    out[4u32 * i + 3u32] = b_hi;
+}
+kernel coeffs_times(h: *global u32, out: *mut global f32) block(32) {
+    let i = block_idx.x * 32u32 + thread_idx.x;     // as coeffs, d times 1 / 254^2 and 1 / (16 254^2)
+    let b = u64(i / 4u32) * 4u64;
+    let f = 1.0 / 64516.0;
+    let (a_lo, b_lo, a_hi, b_hi) = q4k_coeffs_times(h[b], h[b + 1u64], h[b + 2u64], h[b + 3u64], i % 4u32, f,
+                                                    f * 0.0625);
     out[4u32 * i] = a_lo;
     out[4u32 * i + 1u32] = b_lo;
     out[4u32 * i + 2u32] = a_hi;
@@ -97,21 +109,28 @@ def test_byte_times_rounds_once_like_a_product():
     np.testing.assert_array_equal(out, (v & 63).astype(np.float32) * c)
 
 
-def test_coefficients_of_every_group_match_the_definition():
+@pytest.mark.parametrize("kernel, f_lo, f_hi", [
+    ("coeffs", 1.0, 1.0),                                        # q4k_coeffs_of
+    ("coeffs_times", 1.0 / 64516.0, 1.0 / 64516.0 * 0.0625),     # q4k_coeffs_times, as q4k_imma's digits
+])
+def test_coefficients_of_every_group_match_the_definition(kernel, f_lo, f_hi):
+    """(d f_lo sc, dmin m, d f_hi sc, dmin m) of each group, d f rounded to f32 first and
+    each product rounded once, bit for bit."""
     rng = np.random.default_rng(13)
     blocks = R.random_q4k(rng, 1, 256 * 64)            # 64 super-blocks, random scale bytes
     sb = blocks.reshape(-1, R.Q4K_BYTES)
     head = np.ascontiguousarray(sb[:, :16]).view(np.uint32).ravel()
     out = np.zeros(4 * 4 * sb.shape[0], np.float32)
-    module().coeffs(head, out, grid=4 * sb.shape[0] // 32)
+    getattr(module(), kernel)(head, out, grid=4 * sb.shape[0] // 32)
     d = sb[:, 0:2].copy().view(np.float16)[:, 0].astype(np.float32)
     dmin = sb[:, 2:4].copy().view(np.float16)[:, 0].astype(np.float32)
+    d_lo, d_hi = d * np.float32(f_lo), d * np.float32(f_hi)
     sc, m = R.scale_min(sb[:, 4:16])
     want = np.empty((sb.shape[0], 4, 4), np.float32)
     for g in range(4):
-        want[:, g, 0] = d * sc[:, 2 * g].astype(np.float32)
+        want[:, g, 0] = d_lo * sc[:, 2 * g].astype(np.float32)
         want[:, g, 1] = dmin * m[:, 2 * g].astype(np.float32)
-        want[:, g, 2] = d * sc[:, 2 * g + 1].astype(np.float32)
+        want[:, g, 2] = d_hi * sc[:, 2 * g + 1].astype(np.float32)
         want[:, g, 3] = dmin * m[:, 2 * g + 1].astype(np.float32)
     np.testing.assert_array_equal(out.reshape(-1, 4, 4), want)
 
