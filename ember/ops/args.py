@@ -53,23 +53,45 @@ def _contiguous_strides(shape) -> tuple:
 
 
 _SIMULATOR = [False]
+_SIMULATED_ARCH = ["sm_90"]
 
 
 def simulating() -> bool:
     return _SIMULATOR[0]
 
 
+def simulated_arch() -> str:
+    """The GPU the simulator stands in for (on_simulator's `arch`): what its kernels are
+    compiled for, so their shared memory is held to its limit."""
+    return _SIMULATED_ARCH[0]
+
+
+def compute_capability(device: int) -> tuple:
+    """(major, minor) of the GPU an op runs on, by which it chooses its kernels: CUDA
+    device `device`'s, or in the simulator the one of the arch it stands in for."""
+    if simulating():
+        from ..targets import resolve
+        sm = resolve(simulated_arch()).sm
+        return sm // 10, sm % 10
+    from ..runtime import cuda
+    return tuple(cuda.context(device).compute_capability)
+
+
 @contextlib.contextmanager
-def on_simulator():
+def on_simulator(arch: str = "sm_90"):
     """ember.ops on numpy arrays, run in the simulator, while the block runs (the plans made
-    meanwhile are forgotten after it: their launches are the simulator's)."""
+    meanwhile are forgotten after it: their launches are the simulator's). `arch`: the GPU
+    it stands in for (an sm_86 gives a block 99 KB of shared memory where an sm_90 gives
+    227 KB: the ops choose their kernels as they would on it)."""
+    from ..targets import resolve
     from . import plan
-    before = _SIMULATOR[0]
-    _SIMULATOR[0] = True
+    resolve(arch)                                  # an unknown arch: TargetError, before anything
+    before = _SIMULATOR[0], _SIMULATED_ARCH[0]
+    _SIMULATOR[0], _SIMULATED_ARCH[0] = True, arch
     try:
         yield
     finally:
-        _SIMULATOR[0] = before
+        _SIMULATOR[0], _SIMULATED_ARCH[0] = before
         plan.clear()
 
 

@@ -134,10 +134,7 @@ def use_tensor_cores(t: str, rows: int, d: int, device: int) -> bool:
     needs sm_80's mma.sync and cp.async; attention_split does the rest."""
     if not TENSOR_CORES or t not in ("bf16", "f16") or rows > 16 or d % 16:
         return False
-    if A.simulating():
-        return True
-    from ..runtime import cuda
-    return int(cuda.context(device).arch.split("_")[1].rstrip("a")) >= 80
+    return A.compute_capability(device) >= (8, 0)
 
 
 MAX_CLUSTER_CHUNK = 2048     # longer chunks keep the split pass (see cluster_chunk)
@@ -175,12 +172,8 @@ def cluster_chunk(length: int, heads: int, sm_count: int, device: int, step: int
     51.0-51.1, batch 2 at 16384 in 8 of 2048 52.1-52.6 / 51.1-51.9 / 50.6-50.8, batch 4 at
     8192 in 4 of 2048 51.7-52.1 / 52.1-52.2 / 51.3-51.5: the merge it saves is paid back in
     a slower stream (one block an SM keeps fewer bytes in flight than two)."""
-    if not MAX_CLUSTER:
+    if not MAX_CLUSTER or A.compute_capability(device) < (9, 0):
         return None
-    if not A.simulating():
-        from ..runtime import cuda
-        if cuda.context(device).compute_capability < (9, 0):
-            return None
     for size in dict.fromkeys((MAX_CLUSTER, max(MAX_CLUSTER, WIDE_CLUSTER) if rule else MAX_CLUSTER)):
         for c in sorted(MMA_CHUNKS):
             splits = -(-length // c)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from ..records import record
 from ..tuning.workload import imma_grid
 from . import args as A
-from .kernels import fastest, kernel
+from .kernels import fastest, fits, kernel
 from .plan import Keep, run, signature
 
 QK_K = 256                           # values per super-block
@@ -198,6 +198,7 @@ _PAIRS = {("gemv", False): ("q4k_q8_gemv", "q4k_q8_imma"), ("gemv", True): ("q4k
           ("swiglu", False): ("q4k_q8_swiglu", "q4k_q8_swiglu_imma"),
           ("swiglu", True): ("q4k_digits_swiglu", "q4k_digits_swiglu_imma"),
           ("q6k", False): ("q6k_q8_gemv", "q6k_q8_imma"), ("q6k", True): ("q6k_digits_gemv", "q6k_digits_imma")}
+IMMA_SOURCES = {"gemv": "q4k_imma.ember", "swiglu": "q4k_imma.ember", "q6k": "q6k_imma.ember"}
 
 
 def tuned_as(x: Q8Activations, n: int) -> tuple:
@@ -212,15 +213,17 @@ def tuned_as(x: Q8Activations, n: int) -> tuple:
 
 def _tensor_cores(op: str, x: Q8Activations, n: int, device: int) -> bool:
     """Whether the int8 tensor-core kernel runs this call (sm_80+): the faster of the pair
-    in the tuned tables of this GPU, else IMMA_FROM_M's rule."""
-    from .args import simulating
-    if not simulating():
-        from ..runtime import cuda
-        if cuda.context(device).compute_capability < (8, 0):
-            return False
+    in the tuned tables of this GPU, else IMMA_FROM_M's rule - where its configuration fits
+    the GPU's shared memory (at M = 8 its defaults take 110 KB: not on an sm_86 or sm_89,
+    which run the DP4A kernel instead)."""
+    if A.compute_capability(device) < (8, 0):
+        return False
     rule = int(x.m >= IMMA_FROM_M[op])
     defines, lookup = tuned_as(x, n)
-    return fastest(_PAIRS[(op, x.digits)], defines, x.m * n * x.k, device, rule, **lookup) == 1
+    name = _PAIRS[(op, x.digits)][1]
+    size = x.m * n * x.k
+    return (fastest(_PAIRS[(op, x.digits)], defines, size, device, rule, **lookup) == 1
+            and fits(IMMA_SOURCES[op], name, defines, size, device, **lookup))
 
 
 def q4k_gemv(w, x, *, out=None):
@@ -250,8 +253,8 @@ def plan_q8(op: str, w, x: Q8Activations, out) -> list:
     device = A.same_device(op, {"w": vw, "out": vo, "x.aq": vxq, "x.ads": vxd}) or 0
     if _tensor_cores("gemv", x, n, device):
         defines, lookup = tuned_as(x, n)
-        kern, cfg = kernel("q4k_imma.ember", "q4k_digits_imma" if x.digits else "q4k_q8_imma", defines,
-                           x.m * n * x.k, device, **lookup)
+        kern, cfg = kernel(IMMA_SOURCES["gemv"], _PAIRS[("gemv", x.digits)][1], defines, x.m * n * x.k, device,
+                           **lookup)
         aq, ads = _q8_words(vxq, vxd, x.digits, words_only=True)
         return [kern.prepare(A.reinterpret(vw, "<u4", 4), aq, ads, out, n, x.k,
                              grid=imma_grid(n)(cfg))]
@@ -286,8 +289,8 @@ def swiglu_q4k(w_gate, w_up, x: Q8Activations, *, out=None):
         weights = (A.reinterpret(vg, "<u4", 4), A.reinterpret(vu, "<u4", 4))
         if _tensor_cores("swiglu", x, n, device):
             defines, lookup = tuned_as(x, n)
-            kern, cfg = kernel("q4k_imma.ember", "q4k_digits_swiglu_imma" if x.digits else "q4k_q8_swiglu_imma",
-                               defines, x.m * n * x.k, device, **lookup)
+            kern, cfg = kernel(IMMA_SOURCES["swiglu"], _PAIRS[("swiglu", x.digits)][1], defines, x.m * n * x.k,
+                               device, **lookup)
             return [kern.prepare(*weights, *_q8_words(vxq, vxd, x.digits, words_only=True), out, n, x.k,
                                  grid=imma_grid(n)(cfg))]
         source, name = ("q4k_digits_swiglu.ember", "q4k_digits_swiglu") if x.digits else ("q4k_dp4a.ember",
@@ -318,7 +321,8 @@ def plan_q6k_q8(op: str, w, x: Q8Activations, out) -> list:
     defines, lookup = tuned_as(x, n)
     # the tensor cores' kernel copies two super-blocks of a row at a time in 4-byte pieces
     if x.k % (2 * QK_K) == 0 and vw.ptr % 4 == 0 and _tensor_cores("q6k", x, n, device):
-        kern, cfg = kernel("q6k_imma.ember", _PAIRS[("q6k", x.digits)][1], defines, x.m * n * x.k, device, **lookup)
+        kern, cfg = kernel(IMMA_SOURCES["q6k"], _PAIRS[("q6k", x.digits)][1], defines, x.m * n * x.k, device,
+                           **lookup)
         return [kern.prepare(A.reinterpret(vw, "<u2", 2), *_q8_words(vxq, vxd, x.digits, words_only=True), out, n,
                              x.k, grid=imma_grid(n)(cfg))]
     name = "q6k_digits_gemv" if x.digits else "q6k_q8_gemv"
@@ -345,10 +349,7 @@ DIGITS_FOR_F32 = [True]
 
 
 def _has_dp4a(device: int) -> bool:
-    if A.simulating():
-        return True
-    from ..runtime import cuda
-    return cuda.context(device).compute_capability >= (6, 1)
+    return A.compute_capability(device) >= (6, 1)
 
 
 # per format: the kernel of f32 activations, its file, the weights' alignment and the word

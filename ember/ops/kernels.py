@@ -45,6 +45,7 @@ SIGNAL_EARLY = frozenset({"add_rmsnorm_q8_parts", "add_rmsnorm_q8", "rope_append
 # digits 109.1-109.4 / 117.6-121.1 / 104.5-107.4, two digits 101.6-102.1 / 110.6-111.3 /
 # 97.0-97.6; batch 4, two digits 93.6-93.8 / 102.3-102.5 / 89.8-90.0.
 PLAIN_CONFIGS = (("SHARE_X", True),)
+SHARED_TOO_LARGE = "E0405"       # the checker's code for a kernel past its GPU's shared memory
 
 
 def programmatic_launch(on: bool) -> None:
@@ -101,12 +102,27 @@ def kernel(source: str, name: str, defines: dict, size: int, device: int = 0, ta
     no two-plane entries for: the three planes' configuration). `shape`: the call's own, as
     buckets write it (pick_entry). In the simulator (ember.ops.on_simulator): the kernel's
     defaults, simulated."""
-    from .args import simulating
+    from .args import simulated_arch, simulating
     if simulating():
-        return _simulated(source, name, values_key({**defines, **(plus or {})}))
+        return _simulated(source, name, values_key({**defines, **(plus or {})}), simulated_arch())
     tables = (table_of,) if isinstance(table_of, str) else tuple(table_of or (name,))
     return _pick(source, name, values_key(defines), size, device, tables, _PROGRAMMATIC[0], values_key(plus or {}),
                  None if or_as is None else values_key(or_as), shape)
+
+
+def fits(source: str, name: str, defines: dict, size: int, device: int = 0, **lookup) -> bool:
+    """Whether `kernel` gives `name` for this call on this GPU: False where the configuration
+    it would take needs more shared memory than the GPU gives a block (E0405: the tensor-core
+    GEMVs' rings at M = 8 on an sm_86 or sm_89, 99 KB), so that the caller runs its other
+    kernel; any other compile error is raised."""
+    from ..diagnostics import CompileError
+    try:
+        kernel(source, name, defines, size, device, **lookup)
+    except CompileError as e:
+        if any(d.is_error and d.code == SHARED_TOO_LARGE for d in e.diagnostics.items):
+            return False
+        raise
+    return True
 
 
 def fastest(names: tuple, defines: dict, size: int, device: int, otherwise: int, or_as: dict | None = None,
@@ -223,8 +239,8 @@ class _SimKernel:
 
 
 @functools.lru_cache(maxsize=None)
-def _simulated(source: str, name: str, defines: tuple):
+def _simulated(source: str, name: str, defines: tuple, arch: str):
     import ember
     from ..sim import load as sim_load
-    program = ember.compile(str(KERNELS_SRC / source), defines=dict(defines), kernels=[name])
+    program = ember.compile(str(KERNELS_SRC / source), arch=arch, defines=dict(defines), kernels=[name])
     return _SimKernel(sim_load(program).kernels[name]), dict(program.kernels[name].consts)

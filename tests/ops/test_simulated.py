@@ -322,6 +322,56 @@ def test_the_tensor_core_gemvs_from_their_rule():
     assert np.abs(sd - g / (1 + np.exp(-g)) * u).max() <= 1e-5 * np.abs(g * u).max()
 
 
+def test_a_gpu_with_less_shared_memory_runs_the_kernels_that_fit(monkeypatch):
+    """On an sm_86, sm_89 or sm_120 a block has 99 KB of shared memory: the tensor-core GEMVs'
+    rings at M = 8 (110 KB with digits) do not fit (E0405), so q4k_gemv and swiglu_q4k run the
+    DP4A kernels there - and the tensor cores' where they fit (the Q8_1 SwiGLU pair) - with
+    the same results as on an sm_90, which runs the tensor cores' (never a compile error
+    from inside an op)."""
+    from ember.ops import gemv
+    ran = []
+
+    def spy(source, name, defines, size, device=0, **lookup):
+        ran.append(name)
+        return real(source, name, defines, size, device, **lookup)
+
+    real = gemv.kernel
+    monkeypatch.setattr(gemv, "kernel", spy)
+    rng = np.random.default_rng(13)
+    k, m = 512, 8
+    wg, wu = (Q.model_like_q4k(rng, 20, k, k ** -0.5) for _ in range(2))
+    x = rng.standard_normal((m, k)).astype(np.float32)
+    results = {}
+    for arch in ("sm_86", "sm_90"):
+        ran.clear()
+        with ops.on_simulator(arch):
+            xq, xd = ops.quantize_q8_1(x), ops.quantize_digits(x)
+            results[arch] = (ops.q4k_gemv(wg, xq), ops.q4k_gemv(wg, xd), ops.swiglu_q4k(wg, wu, xq),
+                             ops.swiglu_q4k(wg, wu, xd))
+        launched = [name for name in ran if name.startswith("q4k")]
+        if arch == "sm_90":
+            assert launched == ["q4k_q8_imma", "q4k_digits_imma", "q4k_q8_swiglu_imma", "q4k_digits_swiglu_imma"]
+        else:
+            assert launched == ["q4k_q8_gemv", "q4k_digits_gemv", "q4k_q8_swiglu_imma", "q4k_digits_swiglu"]
+    q8 = Q.quantize_q8_1(x)
+    exact, want = Q.gemv(wg, x), Q.gemv_q8_1(wg, q8)
+    g8, u8 = want, Q.gemv_q8_1(wu, q8)
+    g, u = exact, Q.gemv(wu, x)
+    for y8, yd, s8, sd in results.values():
+        assert np.abs(y8 - want).max() <= 1e-5 * np.abs(want).max()
+        assert np.abs(yd - exact).max() <= 1e-5 * np.abs(exact).max()
+        assert np.abs(s8 - g8 / (1 + np.exp(-g8)) * u8).max() <= 1e-5 * np.abs(g8 * u8).max()
+        assert np.abs(sd - g / (1 + np.exp(-g)) * u).max() <= 1e-5 * np.abs(g * u).max()
+
+
+def test_the_simulator_stands_in_for_a_known_gpu_only():
+    from ember.targets import TargetError
+    with pytest.raises(TargetError, match="sm_1"):
+        with ops.on_simulator("sm_1"):
+            pass
+    assert not ops.args.simulating()
+
+
 def test_read_only_numpy_arrays_are_read_but_not_written():
     """In the simulator a numpy array that may not be written is refused where the op writes
     it, and read where it only reads."""
