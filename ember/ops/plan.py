@@ -4,21 +4,30 @@ tensor's address, shape, strides, dtype and device; each scalar's value). A deco
 calls the same ops on the same buffers every step: the second call finds the plan and only
 enqueues its launches (on the current stream of that call). The checks depend on nothing
 else, so a plan found is a call checked; a plan holds no reference to the tensors (only
-their addresses, which the key repeats), and the oldest plans are dropped past MAX_PLANS."""
+their addresses, which the key repeats), and the oldest plans are dropped past MAX_PLANS -
+except that a plan recorded into a CUDA graph keeps its own buffers while the process lives
+(or until forget_captured()): a graph replays into them at every launch, long after its plan
+may have been dropped."""
 
 from __future__ import annotations
 
 from collections import OrderedDict
 
-from ..runtime.cuda import caller_stream
+from ..runtime.cuda import caller_stream, capturing
 
 MAX_PLANS = 1024
 _plans: OrderedDict = OrderedDict()
 _launched = [0]
+# Plans with buffers of their own (Keep) that were enqueued into a CUDA graph being captured:
+# the graph replays their kernels into those buffers whenever it is launched, so they are
+# kept, past MAX_PLANS and clear(), until forget_captured().
+_captured: dict = {}
 
 
 class Keep:
-    """A plan's own buffer (a kernel's scratch): kept alive with the plan, launches nothing."""
+    """A plan's own buffer (a kernel's scratch): kept alive with the plan - and, once a CUDA
+    graph has recorded the plan's launches, with the process (see forget_captured) -
+    launches nothing."""
 
     def __init__(self, obj):
         self.obj = obj
@@ -72,8 +81,20 @@ def run(op: str, args: tuple, build) -> None:
     for launch in launches:
         launch(stream)
     _launched[0] += sum(not isinstance(launch, Keep) for launch in launches)
+    if any(isinstance(launch, Keep) for launch in launches) and stream is not None:
+        if capturing(stream):
+            _captured[id(launches)] = launches
 
 
 def clear() -> None:
-    """Forget every plan (their kernels stay loaded)."""
+    """Forget every plan (their kernels stay loaded). The buffers of plans a CUDA graph
+    recorded stay (forget_captured)."""
     _plans.clear()
+
+
+def forget_captured() -> None:
+    """Let go of the buffers of the plans CUDA graphs recorded (decode attention's partial
+    results, the f32 GEMVs' digits, the QKV projection's rows): only once no graph that
+    recorded an ember.ops call will be launched again - its kernels would write into memory
+    that is no longer theirs."""
+    _captured.clear()

@@ -281,6 +281,31 @@ class Event:
         return float(later.ev - self.ev)
 
 
+def capturing(stream) -> bool:
+    """Whether launches given `stream` (any stream a Kernel launch takes) are being recorded
+    into a CUDA graph: an ember Stream inside Graph.capture, or a stream its library captures
+    (torch.cuda.graph, CuPy's capture) - the driver's cuStreamIsCapturing. The legacy
+    default stream (None, 0) is never captured."""
+    if isinstance(stream, Stream):
+        if stream.capturing is not None:
+            return True
+        handle = stream.handle
+    elif stream is None or isinstance(stream, bool):
+        return False
+    elif isinstance(stream, int):
+        handle = stream
+    elif hasattr(stream, "__cuda_stream__"):
+        handle = int(stream.__cuda_stream__()[1])
+    else:
+        handle = getattr(stream, "cuda_stream", None) or getattr(stream, "handle", None)
+        handle = int(handle) if isinstance(handle, int) else 0
+    if not handle:
+        return False
+    d = _driver()
+    status = _check(d.cuStreamIsCapturing(handle))
+    return status != d.CUstreamCaptureStatus.CU_STREAM_CAPTURE_STATUS_NONE
+
+
 def _stream_handle(s) -> int:
     if hasattr(s, "__cuda_stream__"):
         return int(s.__cuda_stream__()[1])

@@ -3,6 +3,7 @@ random data (f32 and bf16, the fused residual add, GQA RoPE in both pair layouts
 Q4_K GEMV at M = 1 and 8), on torch's current stream; a bad argument raises before any
 launch, so the output is left as it was."""
 
+import gc
 import warnings
 
 import numpy as np
@@ -161,6 +162,47 @@ def test_a_torch_cuda_graph_captures_the_ops():
         h = rmsnorm(xs.astype(np.float64), f64(gamma), 1e-5).astype(np.float32)
         ref = Q.gemv_q8_1(f64(w).astype(np.uint8), Q.quantize_q8_1(h))
         assert np.abs(f64(y) - ref).max() / np.abs(ref).max() <= 1e-4
+
+
+def test_a_captured_graph_keeps_the_buffers_of_its_plans(monkeypatch):
+    """The split attention's partial results and the f32 GEMV's digits live in buffers of
+    the ops' own plans, made by the eager step before the capture (as Decoder.capture does),
+    which a CUDA graph replays into: once recorded, they outlive the plans (dropped by
+    plan.clear() and past MAX_PLANS), so a replay after both gives the eager results and
+    leaves alone the memory handed out since (filled with NaN). (Before, the buffers were
+    freed with their plans and handed out again: the replay wrote into other tensors.)"""
+    from ember.ops import attention
+    monkeypatch.setattr(attention, "MAX_CLUSTER", 0)          # the split pass and its merge: a `part` buffer
+    g = torch.Generator(device="cuda").manual_seed(21)
+    q = torch.randn(1, 1, 32, 128, device="cuda", generator=g)
+    k, v = (torch.randn(1, 2048, 8, 128, device="cuda", generator=g).to(torch.bfloat16) for _ in range(2))
+    lengths = torch.tensor([2000], device="cuda", dtype=torch.int32)
+    w = torch.from_numpy(Q.random_q4k(np.random.default_rng(4), 256, 1024)).cuda()
+    x = torch.randn(2, 1024, device="cuda", generator=g)
+    got = (torch.empty_like(q), torch.empty(2, 256, device="cuda"))
+
+    def step():                  # outputs given: the capture finds the plans the eager step made
+        ops.decode_attention(q, k, v, lengths, out=got[0])
+        ops.q4k_gemv(w, x, out=got[1])
+    step()
+    want = [t.clone() for t in got]
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        step()
+    ops.plan.clear()
+    for i in range(ops.plan.MAX_PLANS + 8):                   # past MAX_PLANS too
+        ops.rms_norm(x, x[0], 1e-5 * (1 + i))
+    gc.collect()
+    torch.cuda.empty_cache()                                   # what is free goes back to the driver
+    filler = [torch.full((n,), float("nan"), device="cuda") for n in (1 << 12, 1 << 14, 1 << 16) for _ in range(300)]
+    for t in got:
+        t.zero_()
+    graph.replay()
+    torch.cuda.synchronize()
+    for a, b in zip(got, want):
+        assert torch.equal(a, b)
+    assert all(bool(torch.isnan(f).all()) for f in filler)     # no replay wrote into memory handed out since
+    ops.plan.forget_captured()
 
 
 @pytest.mark.parametrize("dtype, tol", [(torch.float32, 1e-5), (torch.bfloat16, 2e-2)])

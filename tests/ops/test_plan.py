@@ -53,3 +53,17 @@ def test_host_arrays_are_checked_every_call_and_the_cache_is_bounded(monkeypatch
         plan.run("op", (CudaArray(ptr * 256),), c.build)
     assert len(plan._plans) == 4
     plan.clear()
+
+
+def test_only_plans_a_graph_recorded_keep_their_buffers_past_clear():
+    """A plan's own buffers (Keep) outlive clear() only where its launches went into a CUDA
+    graph being captured (tests/gpu/test_ops_gpu.py captures one); the legacy default
+    stream (None, 0) is never captured, so nothing is kept from it."""
+    from ember.runtime.cuda import capturing
+    assert not any(capturing(s) for s in (None, 0, False))
+    plan.clear()
+    plan.forget_captured()
+    buffer = np.zeros(4)
+    plan.run("op", (CudaArray(0x3000),), lambda: [plan.Keep(buffer), lambda stream: None])
+    plan.clear()
+    assert plan._captured == {}
