@@ -1,0 +1,12 @@
+"""bench.layer_profile refuses arguments it cannot profile before it touches a GPU."""
+
+import pytest
+
+from bench import layer_profile
+
+
+@pytest.mark.parametrize("argv", [[], ["1"], ["one", "512"], ["9", "512"], ["1", "0"], ["1", "512", "fp8"],
+                                  ["1", "512", "digits", "extra"]])
+def test_bad_arguments_are_refused_with_the_usage(argv, capsys):
+    assert layer_profile.main(argv) == 2
+    assert "usage: python -m bench.layer_profile" in capsys.readouterr().err
