@@ -263,6 +263,21 @@ def test_q6k_gemv_runs_a_staged_entry_only_where_its_contract_holds(monkeypatch,
                             "BIAS": True}
 
 
+def gemv_kernels_asked(monkeypatch) -> list:
+    """The (source, kernel name) of every kernel ember.ops.gemv's ops load, in order, from now
+    on in the test."""
+    from ember.ops import gemv
+    asked = []
+    real = gemv.kernel
+
+    def spy(source, name, defines, size, device=0, **lookup):
+        asked.append((source, name))
+        return real(source, name, defines, size, device, **lookup)
+
+    monkeypatch.setattr(gemv, "kernel", spy)
+    return asked
+
+
 @pytest.mark.parametrize("k, offset, imma", [(1536, 0, True), (768, 0, False), (1024, 2, False)])
 def test_q6k_gemv_on_tensor_cores_where_their_copies_may_run(monkeypatch, k, offset, imma):
     """From IMMA_FROM_M["q6k"] rows (the rule where no tables decide) q6k_gemv runs
@@ -271,15 +286,7 @@ def test_q6k_gemv_on_tensor_cores_where_their_copies_may_run(monkeypatch, k, off
     a kernel that gives NaN rows or copies misaligned pieces: the simulator reports those);
     both activations, the references' results."""
     from ember.reference import q6k as Q6
-    from ember.ops import gemv
-    ran = []
-
-    def spy(source, name, defines, size, device=0, **lookup):
-        ran.append(source)
-        return real(source, name, defines, size, device, **lookup)
-
-    real = gemv.kernel
-    monkeypatch.setattr(gemv, "kernel", spy)
+    asked = gemv_kernels_asked(monkeypatch)
     rng = np.random.default_rng(9)
     m = ops.gemv.IMMA_FROM_M["q6k"]
     w = Q6.model_like_q6k(rng, 24, k, k ** -0.5)
@@ -294,7 +301,7 @@ def test_q6k_gemv_on_tensor_cores_where_their_copies_may_run(monkeypatch, k, off
     exact = np.asarray(x, np.float64) @ Q6.dequantize_q6k(w).T
     bound = k * 2.0 ** -23 * (np.abs(np.asarray(x, np.float64)) @ np.abs(Q6.dequantize_q6k(w)).T)
     assert (np.abs(yd - exact) <= bound).all()
-    gemvs = [s for s in ran if s.startswith("q6k")]
+    gemvs = [source for source, _ in asked if source.startswith("q6k")]
     assert gemvs == ["q6k_imma.ember"] * 2 if imma else gemvs == ["q6k_dp4a.ember"] * 2
 
 
@@ -328,27 +335,19 @@ def test_a_gpu_with_less_shared_memory_runs_the_kernels_that_fit(monkeypatch):
     DP4A kernels there - and the tensor cores' where they fit (the Q8_1 SwiGLU pair) - with
     the same results as on an sm_90, which runs the tensor cores' (never a compile error
     from inside an op)."""
-    from ember.ops import gemv
-    ran = []
-
-    def spy(source, name, defines, size, device=0, **lookup):
-        ran.append(name)
-        return real(source, name, defines, size, device, **lookup)
-
-    real = gemv.kernel
-    monkeypatch.setattr(gemv, "kernel", spy)
+    asked = gemv_kernels_asked(monkeypatch)
     rng = np.random.default_rng(13)
     k, m = 512, 8
     wg, wu = (Q.model_like_q4k(rng, 20, k, k ** -0.5) for _ in range(2))
     x = rng.standard_normal((m, k)).astype(np.float32)
     results = {}
     for arch in ("sm_86", "sm_90"):
-        ran.clear()
+        asked.clear()
         with ops.on_simulator(arch):
             xq, xd = ops.quantize_q8_1(x), ops.quantize_digits(x)
             results[arch] = (ops.q4k_gemv(wg, xq), ops.q4k_gemv(wg, xd), ops.swiglu_q4k(wg, wu, xq),
                              ops.swiglu_q4k(wg, wu, xd))
-        launched = [name for name in ran if name.startswith("q4k")]
+        launched = [name for _, name in asked if name.startswith("q4k")]
         if arch == "sm_90":
             assert launched == ["q4k_q8_imma", "q4k_digits_imma", "q4k_q8_swiglu_imma", "q4k_digits_swiglu_imma"]
         else:
