@@ -54,7 +54,8 @@ class Checker:
         self.diags = diags
         self.fns: dict[str, T.TFunction] = {}
         self.fn_nodes: dict[str, A.FnDef] = {}
-        self.imported_fns: dict[str, A.FnDef] = {}      # imported, not yet called (not checked)
+        # imported functions (with `only`, the file's own too) not yet called: not checked
+        self.imported_fns: dict[str, A.FnDef] = {}
         self.kernels: list[T.TKernel] = []
         self.scopes: list[dict[str, Symbol]] = []
         self.used_defines: set[str] = set()
@@ -107,9 +108,13 @@ class Checker:
             items[item.name] = item
         for item in self.module.items:
             if isinstance(item, A.FnDef) and items.get(item.name) is item:
-                if item.span.file is self.module.file:
+                if item.span.file is self.module.file and self.only is None:
                     self.register_fn(item)
-                else:          # an imported function costs nothing until something calls it
+                else:
+                    # an imported function costs nothing until something calls it; nor, with
+                    # some kernels only, does a function of the file none of them calls - its
+                    # body may need a newer target than theirs (decode_attention_mma.ember's
+                    # cluster merge, sm_90, beside the split pass that runs on sm_80)
                     self.imported_fns[item.name] = item
         if self.only is not None:
             names = {k.name for k in self.module.items if isinstance(k, A.KernelDef)}

@@ -147,3 +147,19 @@ def test_type_parameters_bind_types():
         assert ok
         assert str(prog.kernels["k"].params[0].type) == f"*mut global {t}"
         assert prog.kernels["k"].consts == {"T": t, "N": 4}
+
+
+def test_some_kernels_only_check_the_functions_they_call():
+    """With some kernels only (`-k`, `kernels=`: the runtime and ember.ops compile one) a
+    function of the file that none of them calls is not checked: a kernel for sm_80 compiles
+    beside a helper that needs sm_90 (decode_attention_mma.ember's split pass beside its
+    cluster merge). Every kernel, or the one that calls it, still reports it at the use."""
+    src = ("fn leader() -> bool { return elect_sync(); }\n"
+           "kernel uses(x: *mut global f32) block(32) { if leader() { x[0] = 1.0; } }\n"
+           "kernel plain(x: *mut global f32) block(32) { x[thread_idx.x] = 2.0; }\n")
+    assert "plain" in ember.compile(src, arch="sm_80", kernels=["plain"], cache=False).kernels
+    for kernels in (None, ["uses"]):
+        with pytest.raises(CompileError) as e:
+            ember.compile(src, arch="sm_80", kernels=kernels, cache=False)
+        (d,) = e.value.diagnostics.items
+        assert (d.code, d.span.line_col) == ("E0501", (1, 30))
