@@ -199,9 +199,8 @@ def compile(source_or_path, arch: str = "sm_90", defines: dict | None = None, op
     after_pass: called as after_pass(pass_name, module) after each pass.
     llvm_pipeline: what LLVM runs after Ember's passes at -O1..3: "cleanup" (a few passes;
         Ember's passes did the rest) or "full" (LLVM's own -O pipeline).
-    kernels: names of the kernels to compile (default: all); the others are not checked,
-        so a kernel whose const parameters have no value does not stop the rest - nor are
-        the file's functions only they call (one may need a newer target than `arch`).
+    kernels: names of the kernels to compile (default: all); the others are not checked, nor
+        the functions only they call (a const without a value, a newer target, stops no other).
     line_info: `.file`/`.loc` directives in the PTX (ember.lowering.line_info; `-lineinfo`).
     remarks: collect the optimisation remarks of the passes (`Program.remarks`, `--remarks`):
         what they could have done and did not, and the missing fact (never cached).
