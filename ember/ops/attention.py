@@ -9,7 +9,7 @@ import math
 
 from . import args as A
 from .gemv import QK_K, Q8Activations
-from .kernels import kernel, tuned_us
+from .kernels import fits, kernel, tuned_us
 from .plan import Keep, run
 
 DTYPES = ("bf16", "f16", "f32")
@@ -219,7 +219,8 @@ def _plan(q, k_cache, v_cache, lengths, out, max_length) -> list:
     device = A.same_device(op, {**views, **outs}) or 0
     length = max_length or s
     tq = {"TQ": vq.dtype} if vq.dtype != t else {}
-    if use_tensor_cores(t, hq // hkv * m, d, device):
+    mma = use_tensor_cores(t, hq // hkv * m, d, device)
+    if mma:
         one = cluster_chunk(length, hkv * batch, _sm_count(device), device)
         chunk = choose_chunk(length, hkv * batch, _sm_count(device) * 15 // 8, 16 * MMA_WARPS, MMA_CHUNKS)
         defines = {"T": t, "D": d, "G": hq // hkv, "M": m, "CHUNK": chunk, **tq}
@@ -230,10 +231,14 @@ def _plan(q, k_cache, v_cache, lengths, out, max_length) -> list:
         measured = None if candidate is None else _measured_faster(defines, candidate, length, batch * length * m,
                                                                    device)
         one = one if measured is None else (candidate if measured == "cluster" else None)
-        if one is not None:
-            defines = {**defines, "CHUNK": one}
-            return _clustered(q, k_cache, v_cache, lengths, out, outs, defines, -(-length // one), batch, length,
-                              hkv, s, d, device)
+        launches = None if one is None else _clustered(q, k_cache, v_cache, lengths, out, outs,
+                                                       {**defines, "CHUNK": one}, -(-length // one), batch,
+                                                       length, hkv, s, d, device)
+        if launches is not None:
+            return launches
+    # the tensor cores' kernels where their tiles fit the GPU's shared memory (head_dim 256
+    # takes 128 KB: not on an sm_86, sm_89 or sm_120), else attention_split
+    if mma and fits("decode_attention_mma.ember", "attention_split_mma", defines, batch * length * m, device):
         split, _ = kernel("decode_attention_mma.ember", "attention_split_mma", defines, batch * length * m, device)
     else:
         lanes = lanes_per_key(hq // hkv * m)
@@ -300,20 +305,24 @@ def _measured_faster(split_defines: dict, one: int, length: int, size: int, devi
     return "split" if split + MERGE_US < clustered else "cluster"
 
 
-def _clustered(q, k_cache, v_cache, lengths, out, outs, defines, splits, batch, length, hkv, s, d, device) -> list:
+def _clustered(q, k_cache, v_cache, lengths, out, outs, defines, splits, batch, length, hkv, s, d,
+               device) -> list | None:
     """decode_attention as one attention_cluster_mma launch (or its _q8 form): the splits of
-    a KV head are the blocks of one cluster, merged there."""
+    a KV head are the blocks of one cluster, merged there - or None where its tiles do not
+    fit the GPU's shared memory."""
     defines = {**defines, "SPLITS": splits}
     size = batch * length * defines["M"]               # the bucket's size, as the split pass's
     scale = _scale(d)
     if isinstance(out, Q8Activations):
-        kern, _ = kernel("decode_attention_mma.ember", "attention_cluster_mma_q8", defines, size, device,
-                         table_of="attention_cluster_mma")
+        name, lookup = "attention_cluster_mma_q8", {"table_of": "attention_cluster_mma"}
         args = (A.reinterpret(outs["out.aq"], "<u4", 4, writable=True),
                 A.reinterpret(outs["out.ads"], "<u4", 4, writable=True))
     else:
         to = outs["out"].dtype
-        kern, _ = kernel("decode_attention_mma.ember", "attention_cluster_mma",
-                         {**defines, **({"TO": to} if to != defines["T"] else {})}, size, device)
+        name, lookup = "attention_cluster_mma", {}
+        defines = {**defines, **({"TO": to} if to != defines["T"] else {})}
         args = (out,)
+    if not fits("decode_attention_mma.ember", name, defines, size, device, **lookup):
+        return None
+    kern, _ = kernel("decode_attention_mma.ember", name, defines, size, device, **lookup)
     return [kern.prepare(q, k_cache, v_cache, lengths, *args, hkv, s, scale, grid=(splits, hkv, batch))]

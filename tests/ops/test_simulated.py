@@ -102,6 +102,28 @@ def test_decode_attention_into_f32_from_a_bf16_cache(max_cluster, monkeypatch):
     assert _attention_launches() == (1 if max_cluster else 2)
 
 
+@pytest.mark.parametrize("arch, kernels", [("sm_90", ["attention_cluster_mma"]),
+                                           ("sm_86", ["attention_split", "attention_merge"]),
+                                           ("sm_120", ["attention_split", "attention_merge"])])
+def test_decode_attention_at_head_dim_256_runs_the_kernels_that_fit(arch, kernels, monkeypatch):
+    """At head_dim 256 the tensor cores' tiles take 128 KB of shared memory: on an sm_90 the
+    cluster kernel runs; on an sm_86 or an sm_120 (99 KB a block: E0405 from inside the op
+    before) neither it nor the split pass on tensor cores fits, and attention_split runs -
+    the same results."""
+    from ember.ops import attention
+    asked = kernels_asked(monkeypatch, attention)
+    rng = np.random.default_rng(5)
+    q = rng.standard_normal((1, 1, 4, 256)).astype(np.float32)
+    kc, vc = (rng.standard_normal((1, 40, 2, 256)).astype(BF16) for _ in range(2))
+    lengths = np.array([37], np.int32)
+    out = np.zeros_like(q)
+    with ops.on_simulator(arch):
+        ops.decode_attention(q, kc, vc, lengths, out=out)
+    assert [name for _, name in asked] == kernels
+    ref = decode_attention(q, kc.astype(np.float64), vc.astype(np.float64), lengths)
+    assert np.abs(out - ref).max() <= 1e-5
+
+
 @pytest.mark.parametrize("cache, max_cluster", [(BF16, 8), (BF16, 0), (np.float32, 8)])
 def test_lengths_outside_the_cache_are_clamped_into_it(cache, max_cluster, monkeypatch):
     """lengths is device data ember.ops does not read: a length past the cache's S keys reads
@@ -263,18 +285,19 @@ def test_q6k_gemv_runs_a_staged_entry_only_where_its_contract_holds(monkeypatch,
                             "BIAS": True}
 
 
-def gemv_kernels_asked(monkeypatch) -> list:
-    """The (source, kernel name) of every kernel ember.ops.gemv's ops load, in order, from now
-    on in the test."""
+def kernels_asked(monkeypatch, module=None) -> list:
+    """The (source, kernel name) of every kernel the ops of `module` (default ember.ops.gemv)
+    load, in order, from now on in the test."""
     from ember.ops import gemv
+    module = module or gemv
     asked = []
-    real = gemv.kernel
+    real = module.kernel
 
-    def spy(source, name, defines, size, device=0, **lookup):
+    def spy(source, name, *args, **kw):
         asked.append((source, name))
-        return real(source, name, defines, size, device, **lookup)
+        return real(source, name, *args, **kw)
 
-    monkeypatch.setattr(gemv, "kernel", spy)
+    monkeypatch.setattr(module, "kernel", spy)
     return asked
 
 
@@ -286,7 +309,7 @@ def test_q6k_gemv_on_tensor_cores_where_their_copies_may_run(monkeypatch, k, off
     a kernel that gives NaN rows or copies misaligned pieces: the simulator reports those);
     both activations, the references' results."""
     from ember.reference import q6k as Q6
-    asked = gemv_kernels_asked(monkeypatch)
+    asked = kernels_asked(monkeypatch)
     rng = np.random.default_rng(9)
     m = ops.gemv.IMMA_FROM_M["q6k"]
     w = Q6.model_like_q6k(rng, 24, k, k ** -0.5)
@@ -335,7 +358,7 @@ def test_a_gpu_with_less_shared_memory_runs_the_kernels_that_fit(monkeypatch):
     DP4A kernels there - and the tensor cores' where they fit (the Q8_1 SwiGLU pair) - with
     the same results as on an sm_90, which runs the tensor cores' (never a compile error
     from inside an op)."""
-    asked = gemv_kernels_asked(monkeypatch)
+    asked = kernels_asked(monkeypatch)
     rng = np.random.default_rng(13)
     k, m = 512, 8
     wg, wu = (Q.model_like_q4k(rng, 20, k, k ** -0.5) for _ in range(2))
