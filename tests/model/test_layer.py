@@ -45,6 +45,14 @@ def test_a_decode_step_on_a_gpu_before_hopper():
     decode_step({}, 9, "digits", np.array([0, 3, 1, 2, 3, 0, 2, 1], np.int32), arch="sm_86")
 
 
+def test_a_q4_k_m_decode_step_on_a_turing_gpu():
+    """On an sm_75 (a T4: no cp.async, no mma.sync of sm_80) a Q4_K_M layer's step runs too:
+    the Q6_K GEMVs' staged copies (cp.async) are compiled only where a configuration takes
+    them, the attention is attention_split and its merge, and q's and k's GEMV, v's (Q6_K)
+    and rope_append are three launches: 11."""
+    decode_step({"wv": "Q6_K", "w_down": "Q6_K"}, 11, "digits", np.array([0, 3], np.int32), arch="sm_75")
+
+
 def decode_step(kinds, launches, activations, positions, arch="sm_90"):
     hp = TINY
     layers = [LayerWeights.random(hp, seed, device="sim", kinds=kinds) for seed in range(hp.layers)]
