@@ -114,15 +114,25 @@ def fits(source: str, name: str, defines: dict, size: int, device: int = 0, **lo
     """Whether `kernel` gives `name` for this call on this GPU: False where the configuration
     it would take needs more shared memory than the GPU gives a block (E0405: the tensor-core
     GEMVs' rings at M = 8 on an sm_86 or sm_89, 99 KB), so that the caller runs its other
-    kernel; any other compile error is raised."""
+    kernel; any other compile error is raised. A configuration found too large is remembered,
+    so that a plan made again (an op called without `out`) does not compile it again."""
     from ..diagnostics import CompileError
+    from .args import simulated_arch, simulating
+    key = (source, name, values_key(defines), size, device, simulating() and simulated_arch(),
+           repr(sorted(lookup.items())))
+    if key in _TOO_LARGE:
+        return False
     try:
         kernel(source, name, defines, size, device, **lookup)
     except CompileError as e:
         if any(d.is_error and d.code == SHARED_TOO_LARGE for d in e.diagnostics.items):
+            _TOO_LARGE.add(key)
             return False
         raise
     return True
+
+
+_TOO_LARGE: set = set()           # fits()'s calls whose configuration did not fit
 
 
 def fastest(names: tuple, defines: dict, size: int, device: int, otherwise: int, or_as: dict | None = None,
