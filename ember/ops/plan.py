@@ -81,9 +81,9 @@ def run(op: str, args: tuple, build) -> None:
     for launch in launches:
         launch(stream)
     _launched[0] += sum(not isinstance(launch, Keep) for launch in launches)
-    if any(isinstance(launch, Keep) for launch in launches) and stream is not None:
-        if capturing(stream):
-            _captured[id(launches)] = launches
+    if (stream is not None and id(launches) not in _captured and any(isinstance(launch, Keep) for launch in launches)
+            and capturing(stream)):       # (a driver call: only for plans with buffers, once pinned no more)
+        _captured[id(launches)] = launches
 
 
 def clear() -> None:
