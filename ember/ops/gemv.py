@@ -214,8 +214,8 @@ def tuned_as(x: Q8Activations, n: int) -> tuple:
 def _tensor_cores(op: str, x: Q8Activations, n: int, device: int) -> bool:
     """Whether the int8 tensor-core kernel runs this call (sm_80+): the faster of the pair
     in the tuned tables of this GPU, else IMMA_FROM_M's rule - where its configuration fits
-    the GPU's shared memory (at M = 8 its defaults take 110 KB: not on an sm_86 or sm_89,
-    which run the DP4A kernel instead)."""
+    the GPU's shared memory (at M = 8 its defaults take 110 KB: not on an sm_86, sm_89 or
+    sm_120, which run the DP4A kernel instead)."""
     if A.compute_capability(device) < (8, 0):
         return False
     rule = int(x.m >= IMMA_FROM_M[op])

@@ -113,7 +113,7 @@ def kernel(source: str, name: str, defines: dict, size: int, device: int = 0, ta
 def fits(source: str, name: str, defines: dict, size: int, device: int = 0, **lookup) -> bool:
     """Whether `kernel` gives `name` for this call on this GPU: False where the configuration
     it would take needs more shared memory than the GPU gives a block (E0405: the tensor-core
-    GEMVs' rings at M = 8 on an sm_86 or sm_89, 99 KB), so that the caller runs its other
+    GEMVs' rings at M = 8 on an sm_86, sm_89 or sm_120, 99 KB), so that the caller runs its other
     kernel; any other compile error is raised. A configuration found too large is remembered,
     so that a plan made again (an op called without `out`) does not compile it again."""
     from ..diagnostics import CompileError
