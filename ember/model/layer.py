@@ -39,9 +39,10 @@ within 2^-16 of its block's largest, a third less integer work for the GEMVs) or
 the output projection reads the attention's Q8_1 (its share of the error is small:
 bench/results/layer_ab.md).
 A Q6_K projection reads the same activations (kernels_src/q6k_dp4a.ember: ember.ops.q6k_gemv
-on Q8Activations): none more where w_down or wo is Q6_K; where v is (and q and k are Q4_K),
-the fused QKV launch is a GEMV of q's and k's weights together, v's GEMV and rope_append (two
-more); where q or k is, three GEMVs and rope_append (three more).
+on Q8Activations): none more where w_down or wo is Q6_K; where v is (and q and k are Q4_K:
+a Q4_K_M file's layers), none more where the QKV launch is one (v's Q6_K rows in the same
+kernel), else a GEMV of q's and k's weights together, v's GEMV and rope_append (one more);
+where q or k is, three GEMVs and rope_append (three more).
 """
 
 from __future__ import annotations
@@ -195,11 +196,12 @@ class _Layer:
         qkv = (w.wq, w.wk, w.wv)
         self.fused_qkv = all(x.kind == "Q4_K" for x in qkv)
         self.wqkv = _cat([x.data for x in qkv]) if self.fused_qkv else None
-        # q's and k's weights as one GEMV where only v is Q6_K (a Q4_K_M file's layers): H100,
-        # 2026-11-27, 4 layers with Q6_K v and down, us a layer (together / apart): batch 1 at
-        # 512 keys 81.89 / 84.92 (Q8_1 79.2 / 81.24), at 4096 89.22 / 92.85, batch 8 at 512
-        # 152.46 / 160.19 - one small GEMV's ramp and tail fewer
-        together = not self.fused_qkv and w.wq.kind == w.wk.kind == "Q4_K"
+        # q's and k's weights as one where only v is Q6_K (a Q4_K_M file's layers), v's rows
+        # beside them in the QKV launch (q4k_qkv_rope_append's wv). Two GEMVs of them, before
+        # that launch took v: H100, 2026-11-27, 4 layers with Q6_K v and down, us a layer
+        # (together / apart): batch 1 at 512 keys 81.89 / 84.92 (Q8_1 79.2 / 81.24), at 4096
+        # 89.22 / 92.85, batch 8 at 512 152.46 / 160.19 - one small GEMV's ramp and tail fewer
+        together = not self.fused_qkv and w.wq.kind == w.wk.kind == "Q4_K" and w.wv.kind == "Q6_K"
         self.wqk = _cat([w.wq.data, w.wk.data]) if together else None
         shape = (batch, context, hp.kv_heads, hp.head_dim)
         self.k_cache = _zeros(w.attn_norm, shape, cache_dtype)
@@ -232,10 +234,9 @@ class Decoder:
             return _zeros(like, shape, "f32")
         self.h, self.delta = f32(batch, hp.hidden), f32(batch, hp.hidden)
         self.h_alt = f32(batch, hp.hidden)                 # the residual stream between a layer's norms
-        # separate GEMVs (a Q6_K one among q, k, v) write dense buffers of their own: a
-        # column slice of qkv is not an output a GEMV takes
+        # separate GEMVs (a Q6_K q or k) write dense buffers of their own: a column slice of
+        # qkv is not an output a GEMV takes
         self.qkv_parts = (f32(batch, q), f32(batch, kv), f32(batch, kv))
-        self.qk = f32(batch, q + kv)                       # q and k from one GEMV (_Layer.wqk)
         self.q_rot = f32(batch, 1, hp.heads, hp.head_dim)
         self.g = f32(batch, hp.ffn)
         self.x_q8 = ops.Q8Activations.empty(self.h, batch, hp.hidden, digits=digits, planes=planes)
@@ -260,21 +261,14 @@ class Decoder:
         # a layer's two norms move the residual stream to h_alt and back (an even number of
         # moves a step: a graph replays with h holding the stream)
         self._norm(w.attn_norm, self.h_alt)
-        if layer.fused_qkv:
-            ops.q4k_qkv_rope_append(layer.wqkv, self.x_q8, layer.k_cache, layer.v_cache, self.positions.reshape(b, 1),
-                                    hp.rope_base, q_out=self.q_rot, neox=self.neox)
+        if layer.fused_qkv or layer.wqk is not None:
+            ops.q4k_qkv_rope_append(layer.wqkv if layer.fused_qkv else layer.wqk, self.x_q8, layer.k_cache,
+                                    layer.v_cache, self.positions.reshape(b, 1), hp.rope_base, q_out=self.q_rot,
+                                    neox=self.neox, wv=None if layer.fused_qkv else w.wv.data)
         else:
-            parts = self.qkv_parts
-            if layer.wqk is not None:
-                q = hp.heads * d
-                ops.q4k_gemv(layer.wqk, self.x_q8, out=self.qk)
-                _gemv(w.wv, self.x_q8, parts[2])
-                qs, ks, vs = self.qk[:, :q], self.qk[:, q:], parts[2]      # views of qk's rows
-            else:
-                for x, out in zip((w.wq, w.wk, w.wv), parts):
-                    _gemv(x, self.x_q8, out)
-                qs, ks, vs = parts
-            qs, ks, vs = (x.reshape(b, 1, -1, d) for x in (qs, ks, vs))
+            for x, out in zip((w.wq, w.wk, w.wv), self.qkv_parts):
+                _gemv(x, self.x_q8, out)
+            qs, ks, vs = (x.reshape(b, 1, -1, d) for x in self.qkv_parts)
             ops.rope_append(qs, ks, vs, layer.k_cache, layer.v_cache, self.positions.reshape(b, 1), hp.rope_base,
                             neox=self.neox, q_out=self.q_rot)
         ops.decode_attention(self.q_rot, layer.k_cache, layer.v_cache, self.lengths, out=self.o_q8,

@@ -90,7 +90,7 @@ def first_entry(tables: list, device: str, defines: dict, size: int, shape: str 
 
 
 def kernel(source: str, name: str, defines: dict, size: int, device: int = 0, table_of: str | tuple | None = None,
-           plus: dict | None = None, or_as: dict | None = None, shape: str | None = None):
+           plus: dict | None = None, or_as: dict | None = None, shape: str | None = None, fixed: dict | None = None):
     """(the loaded kernel, the values of its const parameters): `name` of kernels_src/SOURCE
     for a call of `size` (the product of its shape), tuned by the table of `table_of` (a
     kernel of the same file that does the same work; default `name`), or by the first of
@@ -100,14 +100,15 @@ def kernel(source: str, name: str, defines: dict, size: int, device: int = 0, ta
     measured is the same). `or_as`: the const values whose entry the call takes where no
     table has one for `defines` (the digits kernels' PLANES 2 on a GPU their tables hold
     no two-plane entries for: the three planes' configuration). `shape`: the call's own, as
-    buckets write it (pick_entry). In the simulator (ember.ops.on_simulator): the kernel's
+    buckets write it (pick_entry). `fixed`: tuned values that replace the entry's (q4k_digits_qkv
+    with a Q6_K v: two rows a warp). In the simulator (ember.ops.on_simulator): the kernel's
     defaults, simulated."""
     from .args import simulated_arch, simulating
     if simulating():
-        return _simulated(source, name, values_key({**defines, **(plus or {})}), simulated_arch())
+        return _simulated(source, name, values_key({**defines, **(plus or {}), **(fixed or {})}), simulated_arch())
     tables = (table_of,) if isinstance(table_of, str) else tuple(table_of or (name,))
     return _pick(source, name, values_key(defines), size, device, tables, _PROGRAMMATIC[0], values_key(plus or {}),
-                 None if or_as is None else values_key(or_as), shape)
+                 None if or_as is None else values_key(or_as), shape, values_key(fixed or {}))
 
 
 def fits(source: str, name: str, defines: dict, size: int, device: int = 0, **lookup) -> bool:
@@ -149,6 +150,32 @@ def fastest(names: tuple, defines: dict, size: int, device: int, otherwise: int,
     if or_as is not None:
         otherwise = _fastest(names, values_key(or_as), size, device, otherwise, shape)
     return _fastest(names, values_key(defines), size, device, otherwise, shape)
+
+
+def tuned_config(name: str, defines: dict, size: int, device: int, or_as: dict | None = None,
+                 shape: str | None = None) -> dict:
+    """The configuration the current table of kernel `name` chose on this GPU for a call of
+    these const values and `size` (as `kernel` picks it, with its `or_as` and `shape`), without
+    compiling it; {} where there is none (another GPU, a stale or missing table, the
+    simulator): the caller's defaults. For a kernel that runs another's loop
+    (q4k_digits_qkv's Q6_K v: q6k_digits_gemv's)."""
+    from .args import simulating
+    if simulating():
+        return {}
+    return dict(_tuned_config(name, values_key(defines), size, device, None if or_as is None else values_key(or_as),
+                              shape))
+
+
+@functools.lru_cache(maxsize=None)
+def _tuned_config(name: str, defines: tuple, size: int, device: int, or_as: tuple | None, shape: str | None) -> tuple:
+    from ..runtime import cuda
+    ctx = cuda.context(device)
+    key = T.device_key(ctx.name, ctx.arch)
+    tables = [_current_table(name, None)]
+    _, entry = first_entry(tables, key, dict(defines), size, shape)
+    if entry is None and or_as is not None:
+        _, entry = first_entry(tables, key, dict(or_as), size, shape)
+    return () if entry is None else tuple(sorted(entry["config"].items()))
 
 
 def tuned_us(name: str, defines: dict, size: int, device: int) -> float | None:
@@ -207,7 +234,7 @@ def fastest_of(tables: list, device: str, defines: dict, size: int, otherwise: i
 
 @functools.lru_cache(maxsize=None)
 def _pick(source: str, name: str, defines: tuple, size: int, device: int, tables: tuple, programmatic: bool,
-          plus: tuple = (), or_as: tuple | None = None, shape: str | None = None):
+          plus: tuple = (), or_as: tuple | None = None, shape: str | None = None, fixed: tuple = ()):
     """The kernel and its const values for a call (see `kernel`)."""
     from ..runtime import cuda
     ctx = cuda.context(device)
@@ -218,6 +245,7 @@ def _pick(source: str, name: str, defines: tuple, size: int, device: int, tables
     if entry is None and or_as is not None:
         table, entry = first_entry(current, key, dict(or_as), size, shape)
     config, sass_path = ({}, "nvjitlink") if entry is None else (dict(entry["config"]), T.entry_sass_path(table, entry))
+    config.update(fixed)
     kern, consts = load(str(path), name, tuple(sorted(defines + plus)), values_key(config), sass_path, device,
                         _launch_mode(name, programmatic, ctx, config))
     if entry is None and set(kern.info.tunables) - {k for k, _ in defines + plus}:

@@ -89,11 +89,15 @@ def test_q4k_layer_against_the_f64_reference(batch, positions, activations, exac
     check_against_the_references(eager, refs, h0, positions, exact, 1e-6)
 
 
-def test_layer_with_the_q6k_tensors_of_a_q4k_m_file():
-    """wv and w_down in Q6_K (as llama.cpp's Q4_K_M keeps them): the f32 paths for those."""
-    positions = [100, 1023]
-    eager, _, refs, launches, h0 = run_layer({"wv": "Q6_K", "w_down": "Q6_K"}, 2, 1024, positions, seed=7)
-    assert launches <= 13
+@pytest.mark.parametrize("batch, context, positions", [(2, 1024, [100, 1023]), (1, 4096, [4000])])
+def test_layer_with_the_q6k_tensors_of_a_q4k_m_file(batch, context, positions):
+    """wv and w_down in Q6_K (as llama.cpp's Q4_K_M keeps them): v's rows in the QKV launch
+    (digit activations on the DP4A GEMVs: batch 1 and 2), no launch more than a Q4_K layer."""
+    eager, replayed, refs, launches, h0 = run_layer({"wv": "Q6_K", "w_down": "Q6_K"}, batch, context, positions,
+                                                    seed=7)
+    assert launches <= 9
+    for a, b in zip(eager, replayed):
+        assert torch.equal(a, b)
     check_against_the_references(eager, refs, h0, positions, 3e-5, 1e-6)
 
 

@@ -11,6 +11,7 @@ import pytest
 
 import ember.ops as ops
 from ember.reference import q4k as Q
+from ember.reference import q6k as Q6
 from ember.reference.rmsnorm import rmsnorm
 from ember.reference.rope import rope as rope_ref
 
@@ -115,7 +116,6 @@ def test_bad_arguments_launch_nothing():
 def test_the_dp4a_path_swiglu_and_q6k(m):
     """quantize_q8_1 once, then the DP4A GEMV and the fused SwiGLU on it: the exact Q8_1
     products of the reference; the Q6_K GEMV against its f64 dequantization."""
-    from ember.reference import q6k as Q6
     rng = np.random.default_rng(100 + m)
     n, k = 768, 2048
     x = (rng.standard_normal((m, k)) * rng.uniform(0.1, 10.0, (m, 1))).astype(np.float32)
@@ -282,16 +282,20 @@ def test_rope_append_then_attention(dtype, tol):
     assert np.abs(f64(out) - ref).max() <= (1e-5 if dtype == torch.float32 else 2e-2)
 
 
-@pytest.mark.parametrize("batch, m", [(1, 1), (2, 1), (1, 2), (4, 1)])
-def test_the_qkv_projection_with_rope_and_the_kv_append_is_one_launch_of_the_same_bits(batch, m):
+@pytest.mark.parametrize("batch, m, q6k_v", [(1, 1, False), (2, 1, False), (1, 2, False), (4, 1, False),
+                                             (1, 1, True), (2, 1, True), (4, 1, True)])
+def test_the_qkv_projection_with_rope_and_the_kv_append_is_one_launch_of_the_same_bits(batch, m, q6k_v):
     """q4k_qkv_rope_append at the decoder layer's shapes (32 q heads, 8 KV heads of 128,
     k = 4096): one launch where the DP4A GEMV runs, bit for bit the GEMV and rope_append it
-    replaces; at batch 4 (the tensor cores' GEMV) the two launches."""
+    replaces; where the tensor cores' GEMV runs (batch 4 on an H100) the two launches. With v's weights Q6_K
+    (a Q4_K_M layer; v's loop in the configuration of this GPU's q6k_digits_gemv table): the
+    same, against three launches."""
     from ember.ops import qkv
     g = torch.Generator(device="cuda").manual_seed(50 + 4 * batch + m)
     rng = np.random.default_rng(50 + 4 * batch + m)
     n, k = (32 + 2 * 8) * 128, 4096
-    w = torch.from_numpy(Q.model_like_q4k(rng, n, k, k ** -0.5)).cuda()
+    w = torch.from_numpy(Q.model_like_q4k(rng, n - 1024 if q6k_v else n, k, k ** -0.5)).cuda()
+    wv = torch.from_numpy(Q6.model_like_q6k(rng, 1024, k, k ** -0.5)).cuda() if q6k_v else None
     x = torch.randn(batch * m, k, device="cuda", generator=g)
     xd = ops.quantize_digits(x)
     pos = torch.tensor(rng.permutation(300)[:batch * m].reshape(batch, m), device="cuda", dtype=torch.int32)
@@ -303,17 +307,18 @@ def test_the_qkv_projection_with_rope_and_the_kv_append_is_one_launch_of_the_sam
         qkv.FUSED[0] = fused
         try:
             before = ops.plan.launched()
-            ops.q4k_qkv_rope_append(w, xd, kc, vc, pos, 500000.0, q_out=q_out)
+            ops.q4k_qkv_rope_append(w, xd, kc, vc, pos, 500000.0, q_out=q_out, wv=wv)
             torch.cuda.synchronize()
             results.append((q_out, kc, vc, ops.plan.launched() - before))
         finally:
             qkv.FUSED[0] = True
     (q1, k1, v1, n1), (q2, k2, v2, n2) = results
-    assert n2 == 2 and n1 == (2 if batch * m >= 4 else 1)
+    apart = 3 if q6k_v else 2
+    assert n2 == apart and n1 == (apart if ops.gemv._tensor_cores("gemv", xd, n, 0) else 1)
     assert torch.equal(q1.view(torch.int32), q2.view(torch.int32))
     assert torch.equal(k1.view(torch.int16), k2.view(torch.int16))
     assert torch.equal(v1.view(torch.int16), v2.view(torch.int16))
-    assert not torch.isnan(q1).any()
+    assert not torch.isnan(q1).any() and not torch.isnan(v1.float()).any()
     ops.plan.clear()
 
 

@@ -277,8 +277,8 @@ def test_qkv_projection_with_rope_and_the_kv_append_is_the_two_launches_bit_for_
         cache = (cache.view(np.uint32) >> 16).astype(np.uint16)       # bf16 bits
     kc, vc = cache[0].copy(), cache[1].copy()
     q_out = np.full((m, hq, d), np.nan, np.float32)
-    mod.q4k_digits_qkv(w.view(np.uint32), aq, ds, q_out, kc, vc, pos, hq, hkv, per_seq, cache_len, 5e5, k,
-                       grid=grid(n, rows))
+    mod.q4k_digits_qkv(w.view(np.uint32), w.view(np.uint16), aq, ds, q_out, kc, vc, pos, hq, hkv, per_seq, cache_len,
+                       5e5, k, grid=grid(n, rows))
     # the same as two launches
     y = np.zeros((m, n), np.float32)
     mod.q4k_digits_gemv(w.view(np.uint32), aq, ds, y, n, k, grid=grid(n, 2))
@@ -291,3 +291,52 @@ def test_qkv_projection_with_rope_and_the_kv_append_is_the_two_launches_bit_for_
     assert np.array_equal(q_out.view(np.uint32), want_q.view(np.uint32))
     assert np.array_equal(kc, want_k) and np.array_equal(vc, want_v)
     assert not np.array_equal(kc, cache[0]) and not np.array_equal(vc, cache[1])   # something was written
+
+
+@pytest.mark.parametrize("m, k, planes, rows, consts", [
+    (2, 1024, 3, 2, {}),
+    (1, 2048, 3, 2, {"V_QUARTERS": True, "V_STAGED": True, "V_STAGES": 3, "V_BIAS": False}),
+    (3, 1024, 2, 1, {"V_STAGED": True}),
+    (2, 512, 3, 4, {"V_QUARTERS": True}),
+    (1, 768, 3, 2, {"V_STAGED": True})], ids=str)
+def test_qkv_projection_with_q6k_v_is_the_three_launches_bit_for_bit(m, k, planes, rows, consts):
+    """q4k_digits_qkv with V6: q's and k's Q4_K rows and v's Q6_K rows (a Q4_K_M layer) in one
+    launch give bit for bit what q4k_digits_gemv, q6k_digits_gemv (in the same configuration:
+    QUARTERS, STAGED, STAGES, BIAS, the fused kernel's rows a warp: ROWS rounded up to whole
+    pairs) and rope_append write; a staged v with k not a multiple of 1024 is NaN, as
+    q6k_digits_gemv's rows are there (3 q heads and 1 KV head of 8: 32 Q4_K rows, 8 Q6_K)."""
+    paired = rows + rows % 2
+    from ember.reference import q6k as R6
+    hq, hkv, d, cache_len = 3, 1, 8, 5
+    nqk, nv = (hq + hkv) * d, hkv * d
+    rng, w, x = inputs(7300 + 10 * m + k // 256, nqk, k, m)
+    wv = R6.random_q6k(rng, nv, k)
+    pos = rng.permutation(cache_len)[:m].astype(np.int32)
+    common = {"M": m, "WARPS": WARPS, "PLANES": planes}
+    prog = ember.compile(SRC / "q4k_digits.ember", defines={**common, "ROWS": rows, "HEAD_DIM": d, "T": "f32",
+                                                            "V6": True, **consts})
+    mod = load(prog)
+    blocks = m * k // 32
+    aq, ds = np.zeros(3 * blocks * 8, np.uint32), np.zeros(2 * blocks, np.float32)
+    mod.quantize_digits(x, aq, ds, blocks, grid=grid(blocks))
+    cache = rng.standard_normal((2, m, cache_len, hkv, d)).astype(np.float32)
+    kc, vc = cache[0].copy(), cache[1].copy()
+    q_out = np.full((m, hq, d), np.nan, np.float32)
+    mod.q4k_digits_qkv(w.view(np.uint32), wv.view(np.uint16), aq, ds, q_out, kc, vc, pos, hq, hkv, 1, cache_len,
+                       5e5, k, grid=grid(nqk + nv, paired))
+    # the three launches
+    y, yv = np.zeros((m, nqk), np.float32), np.zeros((m, nv), np.float32)
+    mod.q4k_digits_gemv(w.view(np.uint32), aq, ds, y, nqk, k, grid=grid(nqk, rows))
+    six = {c[2:]: v for c, v in consts.items()}
+    q6 = load(ember.compile(SRC / "q6k_dp4a.ember", defines={**common, "ROWS": min(paired, 2), "QUARTERS": False,
+                                                             **six}))
+    q6.q6k_digits_gemv(wv.view(np.uint16), aq, ds, yv, nv, k, grid=grid(nv, min(paired, 2)))
+    assert np.isnan(yv).all() == (k % 1024 != 0 and bool(consts.get("V_STAGED")))
+    ra = load(ember.compile(SRC / "rope_append.ember", defines={"HEAD_DIM": d, "T": "f32", "TI": "f32"}))
+    want_q, want_k, want_v = np.zeros_like(q_out), cache[0].copy(), cache[1].copy()
+    ra.rope_append(y, y.reshape(-1)[hq * d:], yv, want_q, want_k, want_v, pos, hq, hkv, 1, cache_len, nqk, nqk, nv,
+                   5e5, grid=(hq + hkv, m))
+    assert np.array_equal(q_out.view(np.uint32), want_q.view(np.uint32))
+    assert np.array_equal(kc.view(np.uint32), want_k.view(np.uint32))
+    assert np.array_equal(vc.view(np.uint32), want_v.view(np.uint32))
+    assert not np.array_equal(vc, cache[1])                                        # v was written

@@ -20,11 +20,12 @@ TINY = HParams("llama", 2, 256, 2, 1, 256, 1e-5, 10000.0, 16)
 def test_a_decode_step_in_the_simulator(kinds, launches, activations):
     """Q6_K projections read the activations the Q4_K ones do (ember.ops.q6k_gemv on them):
     a Q6_K v makes the QKV projection a GEMV of q and k together and v's (1 launch more), a
-    Q6_K q three GEMVs (2 more), a Q6_K o or down projection none. With digits and one Q4_K
-    weight for q, k and v, the projection, RoPE and the KV append are one launch
-    (q4k_qkv_rope_append: 1 less). Two digits a value (digits2) launch as three."""
-    if activations.startswith("digits") and not {"wq", "wv"} & set(kinds):
-        launches -= 1
+    Q6_K q three GEMVs (2 more), a Q6_K o or down projection none. With digits and Q4_K q
+    and k, the projection (v's Q6_K rows too), RoPE and the KV append are one launch
+    (q4k_qkv_rope_append: 1 less, 2 less with a Q6_K v). Two digits a value (digits2)
+    launch as three."""
+    if activations.startswith("digits") and "wq" not in kinds:
+        launches -= 2 if "wv" in kinds else 1
     decode_step(kinds, launches, activations, np.array([0, 3], np.int32))
 
 
@@ -48,9 +49,9 @@ def test_a_decode_step_on_a_gpu_before_hopper():
 def test_a_q4_k_m_decode_step_on_a_turing_gpu():
     """On an sm_75 (a T4: no cp.async, no mma.sync of sm_80) a Q4_K_M layer's step runs too:
     the Q6_K GEMVs' staged copies (cp.async) are compiled only where a configuration takes
-    them, the attention is attention_split and its merge, and q's and k's GEMV, v's (Q6_K)
-    and rope_append are three launches: 11."""
-    decode_step({"wv": "Q6_K", "w_down": "Q6_K"}, 11, "digits", np.array([0, 3], np.int32), arch="sm_75")
+    them, the attention is attention_split and its merge, and the QKV projection with v's
+    Q6_K rows, RoPE and the KV append are one launch: 9."""
+    decode_step({"wv": "Q6_K", "w_down": "Q6_K"}, 9, "digits", np.array([0, 3], np.int32), arch="sm_75")
 
 
 def decode_step(kinds, launches, activations, positions, arch="sm_90"):
