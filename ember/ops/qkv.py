@@ -69,9 +69,11 @@ def _plan(w, x, k_cache, v_cache, positions, base, neox, q_out, wv) -> list:
     vw, n = _weights(op, "w", w, "q4k", x.k, 16)
     heads = hq + hkv if wv is not None else hq + 2 * hkv
     if n != heads * d:
+        qk_only = wv is None and n == (hq + hkv) * d
         raise A.ArgumentError(op, "w", f"has {n} rows; q's {hq} heads, then k's "
                                        + (f"{hkv}" if wv is not None else f"and v's {hkv}")
-                                       + f", of {d}: {heads * d} are needed")
+                                       + f", of {d}: {heads * d} are needed"
+                                       + (" (v's weights in Q6_K go in `wv`)" if qk_only else ""))
     reads = {"w": vw}
     if wv is not None:
         reads["wv"], nv = _weights(op, "wv", wv, "q6k", x.k, 2)

@@ -109,6 +109,7 @@ def test_q4k_qkv_rope_append_names_each_bad_argument():
     raises("w", "super-blocks", f, CudaArray((n, 15 * 144), "|u1"), x, kc, vc, pos, q_out=q_out)
     wqk, wv = CudaArray((n - 1024, 16 * 144), "|u1"), CudaArray((1024, 16 * 210), "|u1", ptr=0x7f0800000000)
     raises("w", "then k's 8, of 128: 5120 are needed", f, w, x, kc, vc, pos, q_out=q_out, wv=wv)
+    raises("w", "6144 are needed (v's weights in Q6_K go in `wv`)", f, wqk, x, kc, vc, pos, q_out=q_out)
     raises("wv", "v's 8 heads of 128: 1024 are needed", f, wqk, x, kc, vc, pos, q_out=q_out,
            wv=CudaArray((1023, 16 * 210), "|u1", ptr=0x7f0800000000))
     raises("wv", "super-blocks", f, wqk, x, kc, vc, pos, q_out=q_out,
