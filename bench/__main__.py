@@ -31,6 +31,12 @@ NEEDS = {"compile": ("triton", "numba", "pip install -e '.[bench]' (Triton and N
          "sim": (), "scaling": (), "launch": ()}
 
 
+# The benchmarks whose Ember sides take tuned tables (ember.ops, the tuned kernels): they refuse
+# to run while one is stale (bench.report.refuse_stale_tables).
+TABLES_USED = frozenset({"rmsnorm", "q4k", "ops_gemv", "q6k", "gemm", "hopper", "hopper_decode", "attention",
+                         "layer", "llamacpp", "tuned"})
+
+
 def _missing(which: str) -> str | None:
     """A one-line reason the benchmark cannot run here, or None."""
     import importlib.util
@@ -56,11 +62,19 @@ def main() -> int:
     p.add_argument("--kernel", help="revision: a kernel `ember tune` has a workload for")
     p.add_argument("--shape", action="append", help="revision: a shape bucket (repeatable; default: all the kernel's)")
     p.add_argument("--rounds", type=int, default=3, help="revision: interleaved rounds (default 3)")
+    p.add_argument("--allow-stale", action="store_true",
+                   help="measure even where a tuned table is stale (its kernel then runs its defaults)")
     args = p.parse_args()
     why = _missing(args.which)
     if why:
         print(f"bench: error: {why}", file=sys.stderr)
         return 2
+    if args.which in TABLES_USED:
+        from .report import refuse_stale_tables
+        stale = refuse_stale_tables(args.allow_stale)
+        if stale:
+            print(stale, file=sys.stderr)
+            return 2
     if args.which == "rope":
         from . import rope_ab
         return rope_ab.main(args.out, quick=args.quick)

@@ -5,7 +5,7 @@ GEMV's table chose (four at M = 2: v's loop unstaged), and apart (a GEMV of q an
 GEMV and rope_append: qkv.FUSED off). LAYERS layers as one CUDA graph, digit activations,
 interleaved rounds (each side's graph made again each round), us per layer:
 
-    python -m bench.q4km_qkv_ab [--out DIR] [--quick]
+    python -m bench.q4km_qkv_ab [--out DIR] [--quick] [--allow-stale]
 
 A real Q4_K_M file keeps about half its layers' V in Q6_K (llama.cpp's use_more_bits): this
 layer is the one those have. Writes q4km_qkv_ab.json / .md (q4km_qkv_ab_h200.* on an H200)."""
@@ -84,8 +84,14 @@ def main(argv: list) -> int:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", default="bench/results", help="directory for the JSON and markdown results")
     p.add_argument("--quick", action="store_true", help="fewer rounds and replays (smoke test)")
+    p.add_argument("--allow-stale", action="store_true",
+                   help="measure even where a tuned table is stale (its kernel then runs its defaults)")
     args = p.parse_args(argv)
-    from bench.report import save
+    from bench.report import refuse_stale_tables, save
+    stale = refuse_stale_tables(args.allow_stale)
+    if stale:
+        print(stale, file=sys.stderr)
+        return 2
     result = run(args.quick)
     save(args.out, "q4km_qkv_ab", result, markdown(result))
     return 0

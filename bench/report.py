@@ -61,3 +61,16 @@ def bar_chart_svg(title: str, groups: list, unit: str, limit: float | None = Non
 def save_svg(out_dir: str, name: str, svg: str) -> None:
     os.makedirs(out_dir, exist_ok=True)
     Path(out_dir, f"{name}.svg").write_text(svg)
+
+
+def refuse_stale_tables(allow: bool = False) -> str | None:
+    """The error line of a benchmark that would measure with stale tuned tables (ember.ops and
+    the tuned kernels would take their defaults, with only a warning among the output), or
+    None: every table is current, or `allow` (--allow-stale: the defaults are what is meant)."""
+    from ember.tuning.table import stale_shipped
+    stale = [] if allow else stale_shipped()
+    if not stale:
+        return None
+    return (f"bench: error: stale tuned tables ({', '.join(stale)}: a kernel or a file it imports was edited since "
+            "they were made) - `ember tune KERNEL --restamp` where the PTX is unchanged, else retune; "
+            "--allow-stale measures the defaults instead")

@@ -194,6 +194,20 @@ def current(table: dict, source, stacklevel: int = 3) -> bool:
     return False
 
 
+def stale_shipped(directory=None) -> list:
+    """The kernels whose tables under `directory` (default kernels_src/tuned) `current` would
+    refuse - made from another version of their source or its imports, or of format 1 - by
+    name, without warning: a benchmark run with them would measure the defaults."""
+    from .workloads import KERNELS_SRC
+    folder = Path(directory) if directory is not None else KERNELS_SRC / "tuned"
+    stale = []
+    for path in sorted(folder.glob("*.json")):
+        table = read(path)
+        if table.get("format", 1) < 2 or table.get("source_hash") != source_hash(folder.parent / table["source"]):
+            stale.append(table.get("kernel", path.stem))
+    return stale
+
+
 def lookup(table: dict, source, device_name: str, arch: str, bucket: str) -> Tuned | None:
     """The tuned configuration and path for a device and bucket, or None: the device or bucket is not
     in the table (the caller uses its defaults), or the table was made from other source

@@ -225,3 +225,24 @@ def test_a_malformed_table_is_named_with_what_is_wrong(change, message, tmp_path
         T.read(path)
     code, _, err = run(capsys, "tune", "rmsnorm_rows", "--restamp", "-o", str(path))
     assert code == 1 and message in err
+
+
+def test_stale_shipped_names_the_tables_a_benchmark_would_measure_the_defaults_of(tmp_path):
+    """stale_shipped: none of the shipped tables; a table beside a copy of its source edited
+    after tuning, and one of format 1, by kernel name - without a warning."""
+    import shutil
+    import warnings
+    assert T.stale_shipped() == []
+    src = source_of("q4k_gemv")
+    (tmp_path / "tuned").mkdir()
+    shutil.copy(src, tmp_path / src.name)
+    for kernel in ("q4k_gemv", "q4k_q8_gemv"):
+        shutil.copy(T.table_path(kernel), tmp_path / "tuned" / f"{kernel}.json")
+    old = json.loads((tmp_path / "tuned" / "q4k_q8_gemv.json").read_text())
+    (tmp_path / "tuned" / "q4k_q8_gemv.json").write_text(json.dumps({**old, "format": 1}))
+    shutil.copy(source_of("q4k_q8_gemv"), tmp_path / old["source"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert T.stale_shipped(tmp_path / "tuned") == ["q4k_q8_gemv"]
+        (tmp_path / src.name).write_text(src.read_text() + "\n// edited after tuning\n")
+        assert T.stale_shipped(tmp_path / "tuned") == ["q4k_gemv", "q4k_q8_gemv"]
