@@ -309,7 +309,8 @@ def _clustered(q, k_cache, v_cache, lengths, out, outs, defines, splits, batch, 
                device) -> list | None:
     """decode_attention as one attention_cluster_mma launch (or its _q8 form): the splits of
     a KV head are the blocks of one cluster, merged there - or None where its tiles do not
-    fit the GPU's shared memory."""
+    fit the GPU's shared memory, or where the GPU cannot schedule one such cluster (a
+    non-portable 16 blocks, which the H100 and H200 take and another sm_90+ GPU may not)."""
     defines = {**defines, "SPLITS": splits}
     size = batch * length * defines["M"]               # the bucket's size, as the split pass's
     scale = _scale(d)
@@ -325,4 +326,6 @@ def _clustered(q, k_cache, v_cache, lengths, out, outs, defines, splits, batch, 
     if not fits("decode_attention_mma.ember", name, defines, size, device, **lookup):
         return None
     kern, _ = kernel("decode_attention_mma.ember", name, defines, size, device, **lookup)
+    if kern.max_active_clusters((splits, hkv, batch)) < 1:
+        return None
     return [kern.prepare(q, k_cache, v_cache, lengths, *args, hkv, s, scale, grid=(splits, hkv, batch))]

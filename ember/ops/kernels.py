@@ -275,6 +275,10 @@ class _SimKernel:
     def prepare(self, *args, grid, block=None):
         return lambda stream: self.kern(*args, grid=grid, block=block)
 
+    def max_active_clusters(self, grid, block=None) -> int:
+        """The simulator runs any cluster (the runtime Kernel's query, for the ops' choices)."""
+        return 1
+
 
 @functools.lru_cache(maxsize=None)
 def _simulated(source: str, name: str, defines: tuple, arch: str):

@@ -390,6 +390,23 @@ class Kernel:
             attr = d.CUfunction_attribute.CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED
             _check(d.cuKernelSetAttribute(attr, 1, self.function.handle, module.ctx.ordinal))
 
+    def max_active_clusters(self, grid, block=None) -> int:
+        """How many of this kernel's thread-block clusters (its `cluster(...)` dimensions) the
+        GPU holds at once for a launch of `grid` (cuOccupancyMaxActiveClusters): 0 where one
+        cluster cannot be scheduled at all - a size past what the GPU allows (the non-portable
+        16 blocks, which the H100 and H200 take), or its blocks' shared memory past what a GPC
+        holds - so that a caller can take another kernel instead of a failing launch."""
+        if getattr(self.info, "sized_shared", None):
+            raise LaunchError(f"{self.name}: max_active_clusters takes kernels without shared arrays sized at launch")
+        from cuda.core._utils.cuda_utils import CUDAError
+        grid, block = check_launch(self.info, grid, block)
+        config = _launch_config(_core(), grid, block, self.shared_bytes, False)
+        try:
+            return int(self.function.occupancy.max_active_clusters(config,
+                                                                   stream=self.module.ctx.device.default_stream))
+        except CUDAError:            # the driver refuses the size: none can run
+            return 0
+
     def __call__(self, *args, grid, block=None, stream=None, sync: bool | None = None):
         """Launch. Buffers: DeviceArray, any DLPack / __cuda_array_interface__ CUDA array
         (borrowed), or numpy arrays (copied in, and back out for `*mut` parameters). `stream`:

@@ -322,6 +322,27 @@ def test_the_qkv_projection_with_rope_and_the_kv_append_is_one_launch_of_the_sam
     ops.plan.clear()
 
 
+@pytest.mark.parametrize("splits", [8, 16])
+def test_the_attention_clusters_are_schedulable_here(splits):
+    """The runtime's max_active_clusters for decode attention's cluster kernel at the layer's
+    shape: at least one cluster of 8 (portable) and of 16 blocks (non-portable, which the
+    H100 and H200 take) - where it is 0 the op runs the split pass and the merge instead."""
+    from ember.ops.kernels import kernel
+    kern, _ = kernel("decode_attention_mma.ember", "attention_cluster_mma_q8",
+                     {"T": "bf16", "D": 128, "G": 4, "M": 1, "CHUNK": 256, "SPLITS": splits}, 4096, 0,
+                     table_of="attention_cluster_mma")
+    assert kern.max_active_clusters((splits, 8, 1)) >= 1
+    if splits > 8:          # without the runtime's opt-in to a non-portable size: none can run
+        from ember.runtime.driver_api import driver
+        d = driver()
+        attr = d.CUfunction_attribute.CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED
+        d.cuKernelSetAttribute(attr, 0, kern.function.handle, kern.module.ctx.ordinal)
+        try:
+            assert kern.max_active_clusters((splits, 8, 1)) == 0
+        finally:
+            d.cuKernelSetAttribute(attr, 1, kern.function.handle, kern.module.ctx.ordinal)
+
+
 def test_the_ops_run_on_cupys_current_stream():
     """CuPy arrays: the op goes on CuPy's current stream - captured into CuPy's graph there
     (a launch on another stream would not be in the graph, or break the capture)."""

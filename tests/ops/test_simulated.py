@@ -93,13 +93,17 @@ def _attention_launches() -> int:
     return launches
 
 
-@pytest.mark.parametrize("max_cluster", [8, 0])
-def test_decode_attention_into_f32_from_a_bf16_cache(max_cluster, monkeypatch):
+@pytest.mark.parametrize("max_cluster, schedulable", [(8, True), (0, True), (8, False)])
+def test_decode_attention_into_f32_from_a_bf16_cache(max_cluster, schedulable, monkeypatch):
     """In one launch, a KV head's splits merged in their cluster (attention_cluster_mma), and
-    as the split pass and the merge kernel (where the splits do not fit a cluster)."""
-    from ember.ops import attention
+    as the split pass and the merge kernel - where the splits do not fit a cluster, or where
+    the GPU cannot schedule one (the runtime's max_active_clusters is 0: a non-portable size
+    another GPU may not take) and a launch would fail."""
+    from ember.ops import attention, kernels
     monkeypatch.setattr(attention, "MAX_CLUSTER", max_cluster)
-    assert _attention_launches() == (1 if max_cluster else 2)
+    if not schedulable:
+        monkeypatch.setattr(kernels._SimKernel, "max_active_clusters", lambda self, grid, block=None: 0)
+    assert _attention_launches() == (1 if max_cluster and schedulable else 2)
 
 
 @pytest.mark.parametrize("arch, kernels", [("sm_90", ["attention_cluster_mma"]),
