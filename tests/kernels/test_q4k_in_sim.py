@@ -294,10 +294,9 @@ def test_qkv_projection_with_rope_and_the_kv_append_is_the_two_launches_bit_for_
 
 
 @pytest.mark.parametrize("m, k, planes, rows, consts", [
-    (2, 1024, 3, 2, {}),
+    (3, 1024, 3, 1, {"V_STAGED": True}),
     (1, 2048, 3, 2, {"V_QUARTERS": True, "V_STAGED": True, "V_STAGES": 3, "V_BIAS": False}),
-    (3, 1024, 2, 1, {"V_STAGED": True}),
-    (2, 512, 3, 4, {"V_QUARTERS": True}),
+    (2, 512, 2, 4, {"V_QUARTERS": True}),
     (1, 768, 3, 2, {"V_STAGED": True})], ids=str)
 def test_qkv_projection_with_q6k_v_is_the_three_launches_bit_for_bit(m, k, planes, rows, consts):
     """q4k_digits_qkv with V6: q's and k's Q4_K rows and v's Q6_K rows (a Q4_K_M layer) in one
