@@ -7,8 +7,8 @@
 - After every test, `/dev/null` and `/dev/full` must still be character devices: CI runs
   as root, where a rename over a device path replaces the machine's device.
 - Every PTX any test produces through `ember.compile` is assembled with nvJitLink (or
-  ptxas) for its target at the end of the session; a PTX that does not assemble fails
-  the run. `compile_both` compiles a program for sm_80 and sm_90, so every kernel source
+  ptxas) for its target, in threads beside the tests; a PTX that does not assemble fails
+  the run at the session's end. `compile_both` compiles a program for sm_80 and sm_90, so every kernel source
   in the tests is validated for both.
 - The whole suite (`pytest` with no paths: the testpaths) runs on one pytest-xdist worker
   a core where pytest-xdist is installed (the `test` extra has it): on CI's two cores
@@ -57,7 +57,40 @@ def pytest_cmdline_main(config):
 
 
 def _record(program) -> None:
-    _emitted.setdefault((program.arch, program.ptx), program.name)
+    """A PTX new to the session goes to the validators at once: they run beside the tests
+    (nvJitLink and ptxas without the GIL), so that the session's end waits only for the
+    last ones. (All at the end, one thread a core: the teardown of the last test took 52 s
+    on one of CI's two workers and 28 s on the other, 2026-11-28.)"""
+    key = (program.arch, program.ptx)
+    if key not in _emitted:
+        _emitted[key] = program.name
+        _validations.append(_validators().submit(_check_ptx, key, program.name))
+
+
+_validations: list = []
+_pool: list = []
+
+
+def _validators():
+    if not _pool:
+        from concurrent.futures import ThreadPoolExecutor
+        _pool.append(ThreadPoolExecutor(max_workers=os.cpu_count() or 1, thread_name_prefix="ptx-validation"))
+    return _pool[0]
+
+
+def _check_ptx(key: tuple, name: str, at_the_end: bool = False):
+    """None where the PTX assembles for its target; else the failure's line - or, during the
+    session, the arguments to check again at its end where the validator itself failed: a
+    test may have made it fail for a while (test_cli's missing nvJitLink patches its create)."""
+    from ember.artifacts.validate import ValidationError, validate
+    arch, ptx = key
+    try:
+        validate(ptx, arch)
+    except ValidationError as e:
+        return f"{name} ({arch}): {e.log[:500]}"
+    except Exception as e:           # noqa: BLE001 - see the docstring
+        return f"{name} ({arch}): not validated: {type(e).__name__}: {e}" if at_the_end else (key, name)
+    return None
 
 
 driver.compile_hooks.append(_record)
@@ -148,22 +181,14 @@ def devices_stay_devices():
 @pytest.fixture(scope="session", autouse=True)
 def validate_every_ptx():
     yield
-    from ember.artifacts.validate import ValidationError, nvjitlink_available, ptxas_path, validate
+    from ember.artifacts.validate import nvjitlink_available, ptxas_path
     if not (nvjitlink_available() or ptxas_path()):
         pytest.fail("no PTX validator (nvJitLink or ptxas): cannot validate the emitted PTX")
-    def check(item) -> str | None:
-        (arch, ptx), name = item
-        try:
-            validate(ptx, arch)
-        except ValidationError as e:
-            return f"{name} ({arch}): {e.log[:500]}"
-        return None
-
-    # nvJitLink (and ptxas, a process) run without the GIL: one thread a core takes the
-    # session's end from about 50 s to 25 s on CI's two cores
-    from concurrent.futures import ThreadPoolExecutor
-    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-        failures = [f for f in pool.map(check, _emitted.items()) if f is not None]
+    results = [v.result() for v in _validations]
+    results = [_check_ptx(*r, at_the_end=True) if isinstance(r, tuple) else r for r in results]
+    failures = [f for f in results if f is not None]
+    if _pool:
+        _pool[0].shutdown()
     if failures:
         pytest.fail("PTX that does not assemble:\n" + "\n".join(failures))
 
