@@ -208,9 +208,36 @@ def _fastest(names: tuple, defines: tuple, size: int, device: int, otherwise: in
     return fastest_of(tables, T.device_key(ctx.name, ctx.arch), dict(defines), size, otherwise, shape)
 
 
+_TABLES: dict = {}        # use_table's tables, by kernel
+
+
+def use_table(kernel: str, table: dict | None) -> None:
+    """ember.ops takes `table` for `kernel` from now on instead of kernels_src/tuned/KERNEL.json
+    (None: that one again) - to measure a retuned table in a whole decoder layer before it
+    ships (bench/table_ab.py: a table chosen on the kernel alone can lose there). The table
+    must be one of `kernel`, made from its source as it is now. The ops' plans and cached
+    choices are dropped (the kernels loaded stay)."""
+    from . import plan
+    if table is not None:
+        if (not isinstance(table, dict) or table.get("kernel") != kernel or not isinstance(table.get("devices"), dict)
+                or T.malformed(table)):
+            raise ValueError(f"use_table: not a tuned table of `{kernel}`")
+        if not T.current(table, KERNELS_SRC / table["source"], stacklevel=3):
+            raise ValueError(f"use_table: the table of `{kernel}` was made from another version of its source")
+        _TABLES[kernel] = table
+    else:
+        _TABLES.pop(kernel, None)
+    for cached in (_pick, _fastest, _tuned_us, _tuned_config):
+        cached.cache_clear()
+    plan.clear()
+
+
 def _current_table(name: str, source) -> dict | None:
     """kernels_src/tuned/NAME.json if there is one made from its kernel's source (`source`,
-    default the file the table names) as it is now; a stale one is refused with a warning."""
+    default the file the table names) as it is now (or use_table's); a stale one is refused
+    with a warning."""
+    if name in _TABLES:
+        return _TABLES[name]
     path = KERNELS_SRC / "tuned" / f"{name}.json"
     if not path.is_file():
         return None

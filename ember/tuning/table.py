@@ -111,7 +111,7 @@ def read(path) -> dict:
         raise CommandError(f"{path} is not a tuned table: {e}") from None
     if not isinstance(table, dict) or not isinstance(table.get("devices"), dict) or "kernel" not in table:
         raise CommandError(f"{path} is not a tuned table: no kernel and devices")
-    problem = _malformed(table)
+    problem = malformed(table)
     if problem:
         raise CommandError(f"{path} is not a tuned table: {problem}")
     return table
@@ -120,7 +120,7 @@ def read(path) -> dict:
 _SCALARS = (bool, int, float, str)
 
 
-def _malformed(table: dict) -> str | None:
+def malformed(table: dict) -> str | None:
     """What in a table's structure its readers could not use (a hand edit, a merge gone wrong),
     or None. Checked before any reader indexes it: a bucket that was not an object made
     `ember tune --restamp` fail inside Ember (exit 70), and a table without its source was

@@ -3,6 +3,8 @@ values, nearest in size; none when the values differ (the defaults are used). Wh
 kernels doing the same work runs: the one faster in both tables' entries of the same
 bucket, else the caller's rule."""
 
+import json
+
 import pytest
 
 import ember.ops as ops
@@ -216,3 +218,28 @@ def test_one_launch_attention_takes_short_chunks_or_many_blocks():
         fits = {(b, ctx): cluster_chunk(ctx, 8 * b, 132, 0, rule=False) for b, ctx in ((4, 4096), (2, 16384))}
     assert got == want
     assert fits == {(4, 4096): 1024, (2, 16384): 2048}
+
+
+def test_use_table_replaces_a_kernels_table_until_it_is_given_back():
+    """ember.ops.kernels.use_table (bench/table_ab.py's candidate side): the ops read the
+    table given, the shipped one again after None; a table of another kernel, a malformed
+    one or one made from another version of the source is refused, and nothing changes."""
+    import warnings
+
+    from ember.ops import kernels as K
+    from ember.tuning import table as T
+    shipped = T.read(K.KERNELS_SRC / "tuned" / "q4k_digits_gemv.json")
+    candidate = json.loads(json.dumps(shipped))
+    K.use_table("q4k_digits_gemv", candidate)
+    try:
+        assert K._current_table("q4k_digits_gemv", None) is candidate
+    finally:
+        K.use_table("q4k_digits_gemv", None)
+    assert K._current_table("q4k_digits_gemv", None) == shipped
+    for bad in ({**shipped, "kernel": "q4k_gemv"}, {**shipped, "devices": {"GPU": []}},
+                {**shipped, "source_hash": "0" * 64}, "q4k_digits_gemv.json"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with pytest.raises(ValueError, match="use_table"):
+                K.use_table("q4k_digits_gemv", bad)
+        assert K._current_table("q4k_digits_gemv", None) == shipped
