@@ -40,8 +40,9 @@ def _calls() -> dict:
                                  np.zeros((2, 6, 2, 16), BF16), np.array([[1], [4]], np.int32), 5e5],
                                 {"q_out": np.zeros((2, 1, 4, 16), np.float32), "neox": True}),
         "q4k_qkv_rope_append with a Q6_K v": (
-            ops.q4k_qkv_rope_append, [Q.model_like_q4k(rng, 6 * 16, 256, 256 ** -0.5), xd, np.zeros((2, 6, 2, 16), BF16),
-                                      np.zeros((2, 6, 2, 16), BF16), np.array([[1], [4]], np.int32), 5e5],
+            ops.q4k_qkv_rope_append, [Q.model_like_q4k(rng, 6 * 16, 256, 256 ** -0.5), xd,
+                                      np.zeros((2, 6, 2, 16), BF16), np.zeros((2, 6, 2, 16), BF16),
+                                      np.array([[1], [4]], np.int32), 5e5],
             {"q_out": np.zeros((2, 1, 4, 16), np.float32), "wv": Q6.model_like_q6k(rng, 2 * 16, 256, 256 ** -0.5)}),
         "q4k_gemv": (ops.q4k_gemv, [w, x], {"out": np.zeros((2, 16), np.float32)}),
         "q6k_gemv": (ops.q6k_gemv, [Q6.model_like_q6k(rng, 16, 256, 256 ** -0.5), x],
