@@ -33,6 +33,11 @@ def main(argv: list) -> int:
     if not (1 <= batch <= 8 and 1 <= context <= 32768 and activations in ACTIVATIONS) or len(argv) > 3:
         print(f"{USAGE}\n(batch 1..8, context 1..32768)", file=sys.stderr)
         return 2
+    from bench.report import refuse_stale_tables
+    stale = refuse_stale_tables()             # a profile of the defaults would mislead as much as a timing
+    if stale:
+        print(stale, file=sys.stderr)
+        return 2
     import torch
 
     from ember.model.gguf_weights import HParams
