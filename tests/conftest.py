@@ -8,8 +8,8 @@
   as root, where a rename over a device path replaces the machine's device.
 - Every PTX any test produces through `ember.compile` is assembled with nvJitLink (or
   ptxas) for its target, in threads beside the tests; a PTX that does not assemble fails
-  the run at the session's end. `compile_both` compiles a program for sm_80 and sm_90, so every kernel source
-  in the tests is validated for both.
+  the run at the session's end. `compile_both` compiles a program for sm_80 and sm_90, so
+  every kernel source in the tests is validated for both.
 - The whole suite (`pytest` with no paths: the testpaths) runs on one pytest-xdist worker
   a core where pytest-xdist is installed (the `test` extra has it): on CI's two cores
   that halves its time. Naming paths, `-n N` (`-n 0`: one process) or `-p no:xdist`

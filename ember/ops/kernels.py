@@ -170,12 +170,17 @@ def tuned_config(name: str, defines: dict, size: int, device: int, or_as: dict |
 def _tuned_config(name: str, defines: tuple, size: int, device: int, or_as: tuple | None, shape: str | None) -> tuple:
     from ..runtime import cuda
     ctx = cuda.context(device)
-    key = T.device_key(ctx.name, ctx.arch)
-    tables = [_current_table(name, None)]
-    _, entry = first_entry(tables, key, dict(defines), size, shape)
-    if entry is None and or_as is not None:
-        _, entry = first_entry(tables, key, dict(or_as), size, shape)
+    _, entry = _call_entry([_current_table(name, None)], T.device_key(ctx.name, ctx.arch), defines, size, or_as,
+                           shape)
     return () if entry is None else tuple(sorted(entry["config"].items()))
+
+
+def _call_entry(tables: list, device: str, defines: tuple, size: int, or_as: tuple | None, shape: str | None):
+    """(table, entry) a call takes: first_entry's for `defines`, else for `or_as` (see `kernel`)."""
+    table, entry = first_entry(tables, device, dict(defines), size, shape)
+    if entry is None and or_as is not None:
+        table, entry = first_entry(tables, device, dict(or_as), size, shape)
+    return table, entry
 
 
 def tuned_us(name: str, defines: dict, size: int, device: int) -> float | None:
@@ -219,8 +224,7 @@ def use_table(kernel: str, table: dict | None) -> None:
     choices are dropped (the kernels loaded stay)."""
     from . import plan
     if table is not None:
-        if (not isinstance(table, dict) or table.get("kernel") != kernel or not isinstance(table.get("devices"), dict)
-                or T.malformed(table)):
+        if T.structure_problem(table) or table.get("kernel") != kernel:
             raise ValueError(f"use_table: not a tuned table of `{kernel}`")
         if not T.current(table, KERNELS_SRC / table["source"], stacklevel=3):
             raise ValueError(f"use_table: the table of `{kernel}` was made from another version of its source")
@@ -268,9 +272,7 @@ def _pick(source: str, name: str, defines: tuple, size: int, device: int, tables
     path = KERNELS_SRC / source
     key = T.device_key(ctx.name, ctx.arch)
     current = [_current_table(t, path) for t in tables]
-    table, entry = first_entry(current, key, dict(defines), size, shape)
-    if entry is None and or_as is not None:
-        table, entry = first_entry(current, key, dict(or_as), size, shape)
+    table, entry = _call_entry(current, key, defines, size, or_as, shape)
     config, sass_path = ({}, "nvjitlink") if entry is None else (dict(entry["config"]), T.entry_sass_path(table, entry))
     config.update(fixed)
     kern, consts = load(str(path), name, tuple(sorted(defines + plus)), values_key(config), sass_path, device,

@@ -109,18 +109,24 @@ def read(path) -> dict:
             table = json.load(f)
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
         raise CommandError(f"{path} is not a tuned table: {e}") from None
-    if not isinstance(table, dict) or not isinstance(table.get("devices"), dict) or "kernel" not in table:
-        raise CommandError(f"{path} is not a tuned table: no kernel and devices")
-    problem = malformed(table)
+    problem = structure_problem(table)
     if problem:
         raise CommandError(f"{path} is not a tuned table: {problem}")
     return table
 
 
+def structure_problem(table) -> str | None:
+    """Why `table` (read from JSON, or given to ember.ops.kernels.use_table) is not a tuned
+    table its readers can use, or None."""
+    if not isinstance(table, dict) or not isinstance(table.get("devices"), dict) or "kernel" not in table:
+        return "no kernel and devices"
+    return _malformed(table)
+
+
 _SCALARS = (bool, int, float, str)
 
 
-def malformed(table: dict) -> str | None:
+def _malformed(table: dict) -> str | None:
     """What in a table's structure its readers could not use (a hand edit, a merge gone wrong),
     or None. Checked before any reader indexes it: a bucket that was not an object made
     `ember tune --restamp` fail inside Ember (exit 70), and a table without its source was
@@ -181,17 +187,22 @@ def current(table: dict, source, stacklevel: int = 3) -> bool:
     refused with a warning (the kernel or a file it imports was edited after tuning: its
     entries say nothing of it), as is one of format 1, whose hash did not cover the imports."""
     kernel = table.get("kernel")
+    if _made_from(table, source):
+        return True
     if table.get("format", 1) < 2:
         warnings.warn(f"tuned table of `{kernel}` is of format {table.get('format', 1)}, whose source hash does not "
                       f"cover the files {Path(source).name} imports: ignored, the defaults are used; rerun "
                       f"`ember tune {kernel}`", stacklevel=stacklevel)
         return False
-    if table.get("source_hash") == source_hash(source):
-        return True
     warnings.warn(f"tuned table of `{kernel}` was made from another version of {Path(source).name} or of a "
                   f"file it imports (source hash differs): ignored, the defaults are used; "
                   f"rerun `ember tune {kernel}`", stacklevel=stacklevel)
     return False
+
+
+def _made_from(table: dict, source) -> bool:
+    """`current`'s test, without its warnings."""
+    return table.get("format", 1) >= 2 and table.get("source_hash") == source_hash(source)
 
 
 def stale_shipped(directory=None) -> list:
@@ -203,7 +214,7 @@ def stale_shipped(directory=None) -> list:
     stale = []
     for path in sorted(folder.glob("*.json")):
         table = read(path)
-        if table.get("format", 1) < 2 or table.get("source_hash") != source_hash(folder.parent / table["source"]):
+        if not _made_from(table, folder.parent / table["source"]):
             stale.append(table.get("kernel", path.stem))
     return stale
 
