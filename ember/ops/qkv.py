@@ -17,7 +17,7 @@ from .kernels import kernel, tuned_config
 from .plan import Keep, run
 from .rope import caches, check_head_dim, token_positions
 
-FUSED = [True]          # [False]: always the two launches (an A/B measurement: bench/layer_ab.py)
+FUSED = [True]          # [False]: always the launches apart (an A/B measurement: bench/layer_ab.py)
 # With a Q6_K v: two rows a warp where the Q4_K GEMV's table chose more (four at M = 2), so
 # that v's loop can be staged. H200, 2026-11-28, a layer of Q6_K V and down projections, us
 # (two rows / the table's four / three launches): batch 2 at 4096 keys 102.7 / 106.5 / 104.6
