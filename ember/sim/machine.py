@@ -59,6 +59,7 @@ class SimMachine(Machine):
         # (KernelInfo.programmatic): which threads have waited, to check the proof (S0014)
         self.programmatic = False
         self.waited = np.zeros(self.lanes, dtype=bool)
+        self.derived: dict = {}     # tables that follow from the lanes' layout alone, made once a launch
 
     # -- identities
     def coords(self, lin: np.ndarray, dims: tuple) -> list:
@@ -116,10 +117,15 @@ class SimMachine(Machine):
 
     def warp_lane(self, src: np.ndarray) -> tuple:
         """The interpreter lane of each lane's warp-mate with lane index `src`, and
-        whether that thread exists (a partial last warp has fewer than 32)."""
-        lane = self.thread_lin % 32
-        exists = (self.thread_lin - lane + src) < self.T
-        at = np.where(exists, np.arange(self.lanes) - lane + src, np.arange(self.lanes))
+        whether that thread exists (a partial last warp has fewer than 32). `src` may have
+        axes after the lanes' (several warp-mates a lane: a tensor-core op's operands in one
+        step); where a thread does not exist, the lane itself."""
+        tail = (1,) * max(np.ndim(src) - 1, 0)
+        tid = self.thread_lin.reshape(-1, *tail)
+        lane = tid % 32
+        own = np.arange(self.lanes).reshape(-1, *tail)
+        exists = (tid - lane + src) < self.T
+        at = np.where(exists, own - lane + src, own)
         return at, exists
 
     def warps(self) -> tuple:
@@ -174,6 +180,20 @@ class SimMachine(Machine):
 
     def load(self, op: Op, ptr: Ptr, index: np.ndarray, t, mask: np.ndarray):
         return to_array(self.access(op, ptr, index, mask, t, "r"), t)
+
+    def load_run(self, op: Op, ptr: Ptr, index: np.ndarray, t, count: int, mask: np.ndarray) -> np.ndarray:
+        """ptr[index + k] for k = 0..count - 1 a lane (lanes x count values of t), as `count`
+        loads in that order would give them - checked in one access (a tensor-core op's
+        fragment reads), and on an error again one load at a time, so that the error names
+        the element and the check a single load's would."""
+        try:
+            raw = self.access(op, ptr, index, mask, t, "r", count=count)
+        except SimError:
+            base = index.astype(np.int64)
+            for k in range(count):
+                self.load(op, ptr, base + k, t, mask)
+            raise
+        return np.asarray(to_array(raw.reshape(-1, element_bytes(t)), t)).reshape(self.lanes, count)
 
     def store(self, op: Op, ptr: Ptr, index: np.ndarray, t, values, mask: np.ndarray) -> None:
         self.access(op, ptr, index, mask, t, "w", from_array(values, t, self.lanes))
@@ -282,12 +302,13 @@ class SimMachine(Machine):
 
     # -- memory access with checks
     def access(self, op: Op, ptr: Ptr, idx: np.ndarray, mask: np.ndarray, t, kind: str,
-               values: np.ndarray | None = None, rows: np.ndarray | None = None) -> np.ndarray | None:
+               values: np.ndarray | None = None, rows: np.ndarray | None = None, count: int = 1) -> np.ndarray | None:
         """Read ("r"), write ("w"), only check bounds and alignment ("c"), or check them and
         races as for a write that may happen from now on without writing ("cw": a cp.async
         copy's destination when it starts); `rows`: the memory rows (blocks) to use instead
-        of each lane's own (a cluster's other blocks)."""
-        size = element_bytes(t)
+        of each lane's own (a cluster's other blocks); `count`: a run of that many
+        consecutive elements of t a lane (load_run)."""
+        size = element_bytes(t) * count
         lanes = np.nonzero(mask)[0]
         wild = ptr.wild | huge(idx)
         with np.errstate(over="ignore"):

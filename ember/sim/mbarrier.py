@@ -231,11 +231,12 @@ class MBarriers:
         hit = t[:, :, 0] >= 0
         if not hit.any():
             return
-        for i in np.nonzero(hit.any(axis=1))[0].tolist():
+        reading = np.nonzero(hit.any(axis=1))[0]
+        first = np.argmax(hit[reading], axis=1)                 # each lane's first such byte
+        for i, j, k, phase in zip(reading.tolist(), first.tolist(), t[reading, first, 0].tolist(),
+                                  t[reading, first, 1].tolist()):
             lane = int(sel[i])
-            j = int(np.argmax(hit[i]))
-            key = mem.bulk_keys[int(t[i, j, 0])]
-            phase = int(t[i, j, 1])
+            key = mem.bulk_keys[k]
             if self.seen.get((lane, key), 0) < phase:
                 b = self.state.get(key)
                 what = b.name if b is not None else "its mbarrier"

@@ -92,15 +92,15 @@ class Ordering:
     def ordered(self, lanes: np.ndarray, threads: np.ndarray, epochs: np.ndarray, rcs: np.ndarray) -> np.ndarray:
         """For each entry: whether the earlier access (by global thread id, in its block's
         barrier epoch, before its thread's release count) happens before the lane's."""
-        out = np.zeros(len(lanes), dtype=bool)
-        if not self.any:
-            return out
+        if not self.any or len(lanes) == 0:
+            return np.zeros(len(lanes), dtype=bool)
         T = self.m.T
-        for i in range(len(lanes)):
-            lane, th = int(lanes[i]), int(threads[i])
-            out[i] = (self.knows(lane, ("t", th)) > rcs[i] or
-                      self.knows(lane, ("b", th // T)) > epochs[i])
-        return out
+        # the entries are bytes: each distinct (lane, thread, epoch, release count) asked once
+        entries = np.stack([np.asarray(a, dtype=np.int64) for a in (lanes, threads, epochs, rcs)], axis=1)
+        distinct, inverse = np.unique(entries, axis=0, return_inverse=True)
+        answer = np.array([self.knows(lane, ("t", th)) > rc or self.knows(lane, ("b", th // T)) > ep
+                           for lane, th, ep, rc in distinct.tolist()], dtype=bool)
+        return answer[inverse.reshape(-1)]
 
     def _snapshot(self, lane: int, scope: str, op) -> Release:
         m = self.m

@@ -26,7 +26,8 @@ class Wgmmas:
         self.m = machine
         self.committed = np.zeros(machine.lanes, dtype=np.int64)     # also the number of the open group
         self.fenced = np.zeros(machine.lanes, dtype=bool)            # a wgmma_fence since the last touch
-        self.pending: list = []          # (lane, group, [(memory, row, byte columns, field)])
+        # per wgmma: (its lanes, each lane's group, [(memory, field, lanes, rows, byte columns)])
+        self.pending: list = []
 
     # -- the ops
     def fence(self, op, mask) -> None:
@@ -40,13 +41,16 @@ class Wgmmas:
     def wait(self, op, pending: int, mask) -> None:
         self._warpgroups(op, mask)
         keep = []
-        for p in self.pending:
-            lane, group, marks = p
-            if mask[lane] and group < self.committed[lane] - pending:
-                for mem, row, cols, field in marks:
-                    getattr(mem, field)[row, cols] -= 1
-            else:
-                keep.append(p)
+        for lanes, groups, marks in self.pending:
+            done = mask[lanes] & (groups < self.committed[lanes] - pending)
+            if done.any():
+                finished = lanes[done]
+                for mem, field, sel, rows, cols in marks:
+                    hit = np.isin(sel, finished)
+                    if hit.any():
+                        np.subtract.at(getattr(mem, field), (rows[hit][:, None], cols[hit]), 1)
+            if not done.all():                 # the lanes still waiting keep their marks
+                keep.append((lanes[~done], groups[~done], marks))
         self.pending = keep
 
     def touched(self, lanes: np.ndarray) -> None:
@@ -75,7 +79,7 @@ class Wgmmas:
                       + ([] if a_in_registers else [("A's row", a_row), ("A's column", a_col)]), [b] +
                       ([] if a_in_registers else [a]))
         fenced = self.fenced.copy()         # the wgmma's own reads below touch nothing
-        marks = {int(lane): [] for g in groups for lane in g}
+        marks: list = []
         bv = self._tile(op, b, b_row, b_col, "b", n, t, mask, marks)
         zero = np.zeros(m.lanes, dtype=np.int64)
         if a_in_registers:
@@ -102,8 +106,8 @@ class Wgmmas:
                 out[g] = D[rows, cols].astype(np.float32)
         self._registers(op, acc, zero, n // 2, F32, mask, out.view(np.uint8))
         self._in_flight(op, acc, zero, n // 2, 4, mask, marks)
-        for lane, lane_marks in marks.items():
-            self.pending.append((lane, int(self.committed[lane]), lane_marks))
+        lanes = np.concatenate(groups)
+        self.pending.append((lanes, self.committed[lanes].copy(), marks))
         self.fenced = fenced
 
     # -- helpers
@@ -176,16 +180,24 @@ class Wgmmas:
 
     def _check_proxy(self, op, ptr, idx, es, mask) -> None:
         m = self.m
-        for lane in np.nonzero(mask)[0].tolist():
-            mem = ptr.mems[ptr.mid[lane]]
+        lanes = np.nonzero(mask)[0]
+        dirty = np.zeros(m.lanes, dtype=bool)
+        for mi in np.unique(ptr.mid[lanes]).tolist():
+            mem = ptr.mems[mi]
             if mem.proxy_dirty is None:
                 continue
+            sel = lanes[ptr.mid[lanes] == mi]
+            at = ptr.off[sel].astype(np.int64) + idx[sel].astype(np.int64) * es
+            inside = (at >= 0) & (at + es <= mem.nbytes)        # the load after this reports the others
+            sel, at = sel[inside], at[inside]
+            dirty[sel] = mem.proxy_dirty[m.row_of(mem)[sel][:, None], at[:, None] + np.arange(es)].any(axis=1)
+        if dirty.any():                          # the first such lane
+            lane = int(np.argmax(dirty))
+            mem = ptr.mems[ptr.mid[lane]]
             at = int(ptr.off[lane]) + int(idx[lane]) * es
-            row = int(m.row_of(mem)[lane])
-            if mem.proxy_dirty[row, at:at + es].any():
-                raise SimError("S0012", f"{m.who(lane)}'s wgmma reads element {at // es} of {mem.describe()}, "
-                               "written by an ordinary store that the tensor cores need not see yet: its writer "
-                               "must fence_proxy_async() (then barrier() when another thread issues the wgmma)", op)
+            raise SimError("S0012", f"{m.who(lane)}'s wgmma reads element {at // es} of {mem.describe()}, "
+                           "written by an ordinary store that the tensor cores need not see yet: its writer "
+                           "must fence_proxy_async() (then barrier() when another thread issues the wgmma)", op)
 
     def _registers(self, op, ptr, first, count: int, t, mask, values: np.ndarray | None = None) -> np.ndarray:
         """count elements from ptr[first] per lane (accumulators, A fragments), read or
@@ -210,14 +222,16 @@ class Wgmmas:
         """Count the bytes the lanes' wgmma holds (its registers: in_flight; its tiles:
         async_reading) until their wait."""
         m = self.m
-        for lane in np.nonzero(mask)[0].tolist():
-            mem = ptr.mems[ptr.mid[lane]]
+        lanes = np.nonzero(mask)[0]
+        for mi in np.unique(ptr.mid[lanes]).tolist():
+            mem = ptr.mems[mi]
             arr = getattr(mem, field)
             if arr is None:
                 arr = np.zeros(mem.data.shape, dtype=np.int16)
                 setattr(mem, field, arr)
-            row = int(m.row_of(mem)[lane])
-            at = int(ptr.off[lane]) + int(idx[lane]) * es
-            cols = np.arange(at, at + count * es)
-            arr[row, cols] += 1
-            marks[lane].append((mem, row, cols, field))
+            sel = lanes[ptr.mid[lanes] == mi]
+            rows = m.row_of(mem)[sel]
+            at = ptr.off[sel].astype(np.int64) + idx[sel].astype(np.int64) * es
+            cols = at[:, None] + np.arange(count * es)
+            np.add.at(arr, (rows[:, None], cols), 1)
+            marks.append((mem, field, sel, rows, cols))

@@ -129,3 +129,15 @@ def test_below_sm80_mma_is_a_located_error():
     text = str(e.value)
     assert "`mma_m16n8k16` needs sm_80 or newer" in text and "E0501" in text
     assert "ldmatrix" not in text          # ldmatrix is sm_75+
+
+
+def test_a_fragment_read_past_its_array_names_the_first_element_outside():
+    # the A fragment taken from fa[4..12): the op reads its 8 elements as one checked run
+    # (Machine.load_run), and reports the first element a load of its own would
+    past = TILES.replace("mma_m16n8k16(acc, 0u32, fa, 0u32, fb, 0u32);",
+                         "mma_m16n8k16(acc, 0u32, fa, lane / 32u32 + 4u32, fb, 0u32);", 1)
+    a, b, c, _ = operands("bf16", 2)
+    with pytest.raises(SimError) as e:
+        load(tiles(source=past)).by_hand(a, b, c, grid=1)
+    assert e.value.code == "S0001" and "element 8 of 8" in str(e.value)
+

@@ -55,38 +55,38 @@ def _owner(rows: np.ndarray, cols: np.ndarray, shape: tuple) -> tuple:
 def _whole_warps(m, op, mask) -> None:
     """Every lane of a warp that executes the op must execute it, and exist."""
     active = np.nonzero(mask)[0]
-    for src in range(32):
-        at, exists = m.warp_lane(np.full(m.lanes, src))
-        ok = exists[active] & mask[at[active]]
-        if not ok.all():
-            k = active[np.argmin(ok)]
-            m.fail("S0010", f"`{op.name}` is executed by {m.who(k)} but not by lane {src} of its warp", op,
-                   notes=["tensor-core ops are warp-wide: every lane of the warp runs them together, "
-                          "outside divergent branches, in warps of 32 threads"])
+    at, exists = m.warp_lane(np.broadcast_to(np.arange(32), (m.lanes, 32)))     # every lane's 32 warp-mates
+    ok = exists[active] & mask[at[active]]
+    if not ok.all():
+        src = int(np.argmin(ok.all(axis=0)))          # the first lane missing for some active lane
+        k = active[np.argmin(ok[:, src])]
+        m.fail("S0010", f"`{op.name}` is executed by {m.who(k)} but not by lane {src} of its warp", op,
+               notes=["tensor-core ops are warp-wide: every lane of the warp runs them together, "
+                      "outside divergent branches, in warps of 32 threads"])
 
 
 def _read(m, op, ptr, index, t, count: int, mask) -> np.ndarray:
     """count consecutive elements from ptr[index] per lane, as float64 (lanes x count)."""
-    base = index.astype(np.int64)
-    return np.stack([np.asarray(m.load(op, ptr, base + k, t, mask), dtype=np.float64) for k in range(count)],
-                    axis=1)
+    return np.asarray(m.load_run(op, ptr, index, t, count, mask), dtype=np.float64)
 
 
 def _products(m, cv, av, bv, a_owner, b_owner, ks: int) -> np.ndarray:
     """Each lane's 4 accumulators C + A B from the warp's fragments (lanes x elements of A
     and B, lanes x 4 of C), with the owner tables of A and B (matrix element -> lane and
     element) and K = ks; exact in the dtype of cv (f64 or int64)."""
-    lane = m.lane_in_warp()
-    C_ROW, C_COL, _, _ = mma_layout()
-    out = np.zeros((m.lanes, 4), dtype=cv.dtype)
-    for i in range(4):
-        row, col = C_ROW[lane, i], C_COL[lane, i]
-        total = cv[:, i].copy()
-        for k in range(ks):
-            a_at, _ = m.warp_lane(a_owner[0][row, k])
-            b_at, _ = m.warp_lane(b_owner[0][k, col])
-            total += av[a_at, a_owner[1][row, k]] * bv[b_at, b_owner[1][k, col]]
-        out[:, i] = total
+    key = ("mma operands", a_owner[0].shape, ks)
+    if key not in m.derived:
+        # for each lane's accumulator i and k: the lanes and elements of A[row, k] and B[k, col]
+        lane = m.lane_in_warp()
+        C_ROW, C_COL, _, _ = mma_layout()
+        row, col, k = C_ROW[lane][:, :, None], C_COL[lane][:, :, None], np.arange(ks)   # lanes x 4 x ks
+        m.derived[key] = (m.warp_lane(a_owner[0][row, k])[0], a_owner[1][row, k],
+                          m.warp_lane(b_owner[0][k, col])[0], b_owner[1][k, col])
+    a_at, a_el, b_at, b_el = m.derived[key]
+    products = av[a_at, a_el] * bv[b_at, b_el]
+    out = cv.copy()
+    for j in range(ks):                  # added in k order, one product at a time
+        out += products[:, :, j]
     return out
 
 
@@ -137,9 +137,7 @@ def mma_i8_layout() -> tuple:
 def _bytes(m, op, ptr, index, t, words: int, mask) -> np.ndarray:
     """`words` consecutive 32-bit words from ptr[index] per lane, as their bytes (lanes x
     4 words, byte e of word r at 4r + e), signed when the words are i32 (as dp4a reads them)."""
-    base = index.astype(np.int64)
-    w = np.stack([np.asarray(m.load(op, ptr, base + r, t, mask)).astype(np.int64) & 0xFFFFFFFF
-                  for r in range(words)], axis=1)
+    w = m.load_run(op, ptr, index, t, words, mask).astype(np.int64) & 0xFFFFFFFF
     b = np.stack([(w >> (8 * e)) & 0xFF for e in range(4)], axis=2).reshape(m.lanes, 4 * words)
     return np.where(b >= 128, b - 256, b) if t.name == "i32" else b
 
@@ -168,8 +166,7 @@ def _mma_i8_sim(m, op, args, mask):
     av = _bytes(m, op, a, aj, op.a.type.pointee, wa, mask)
     bv = _bytes(m, op, b, bk, op.b.type.pointee, wb, mask)
     I32 = op.acc.type.pointee
-    cv = np.stack([np.asarray(m.load(op, acc, ai.astype(np.int64) + i, I32, mask)).astype(np.int64)
-                   for i in range(4)], axis=1)
+    cv = m.load_run(op, acc, ai, I32, 4, mask).astype(np.int64)
     a_owner, b_owner = mma_i8_layout()
     out = (_products(m, cv, av, bv, a_owner, b_owner, mma_i8_k(op.attrs)) + 2 ** 31) % 2 ** 32 - 2 ** 31   # wraps
     base = ai.astype(np.int64)
