@@ -171,7 +171,15 @@ def cluster_chunk(length: int, heads: int, sm_count: int, device: int, step: int
     30.7-31.3 / 30.5-30.7 / 29.5-29.7, at 32768 in 16 of 2048 53.6-54.0 / 51.7-52.6 /
     51.0-51.1, batch 2 at 16384 in 8 of 2048 52.1-52.6 / 51.1-51.9 / 50.6-50.8, batch 4 at
     8192 in 4 of 2048 51.7-52.1 / 52.1-52.2 / 51.3-51.5: the merge it saves is paid back in
-    a slower stream (one block an SM keeps fewer bytes in flight than two)."""
+    a slower stream (one block an SM keeps fewer bytes in flight than two). Nor is it where
+    the clusters land (H200, 2026-11-28, a probe writing each block's %smid, and decode
+    attention timed in one process, three interleaved rounds): a cluster's blocks take
+    distinct SMs under every cluster scheduling policy (default, spread, load balancing: the
+    same places, times within 1%); 8 clusters of 16 blocks take 112 SMs (7 GPCs hold 16 on
+    16 SMs: the eighth doubles up), 8 of 8 take 120. Forcing one block an SM (116 KB of shared
+    memory) made every cluster shape 1.4-1.6x slower (the last cluster waits for a whole one
+    to finish). Batch 1 at 32768 keys, us: 16 splits of 2048 48.3, 8 of 4096 63.9, the split
+    pass and the merge 39.6, SDPA 38.0; at 8192: 16 of 512 17.0, 8 of 1024 19.7, 16.8, 15.4."""
     if not MAX_CLUSTER or A.compute_capability(device) < (9, 0):
         return None
     for size in dict.fromkeys((MAX_CLUSTER, max(MAX_CLUSTER, WIDE_CLUSTER) if rule else MAX_CLUSTER)):
