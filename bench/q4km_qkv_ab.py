@@ -2,8 +2,11 @@
 in Q6_K, in every layer) with v's Q6_K rows in the QKV launch (ember.ops.q4k_qkv_rope_append's
 wv: one launch of q4k_digits_qkv, two rows a warp), the same with the rows a warp the Q4_K
 GEMV's table chose (four at M = 2: v's loop unstaged), and apart (a GEMV of q and k, v's Q6_K
-GEMV and rope_append: qkv.FUSED off). LAYERS layers as one CUDA graph, digit activations,
-interleaved rounds (each side's graph made again each round), us per layer:
+GEMV and rope_append: qkv.FUSED off). From batch 3 the tables take the tensor cores' GEMVs,
+apart; "one launch" is then the layer's own choice: one launch where the attention is two
+(the split pass and the merge: ember.model.layer's LAUNCH_BUDGET), else apart. LAYERS layers
+as one CUDA graph, digit activations, interleaved rounds (each side's graph made again each
+round), us per layer:
 
     python -m bench.q4km_qkv_ab [--out DIR] [--quick] [--allow-stale]
 
@@ -16,7 +19,7 @@ import datetime
 import statistics
 import sys
 
-SHAPES = ((1, 4096), (2, 512), (2, 4096), (2, 32768))
+SHAPES = ((1, 4096), (2, 512), (2, 4096), (2, 32768), (4, 4096), (4, 32768), (8, 32768))
 # side: (qkv.FUSED, qkv.V_ROWS)
 SIDES = {"one launch": (True, True), "one launch, the table's rows": (True, False), "apart": (False, True)}
 
@@ -64,7 +67,8 @@ def markdown(result: dict) -> str:
              "Llama-3-8B-shaped layers (Q4_K weights, V and the down projection Q6_K in every one) as one CUDA "
              "graph, digit activations, us per layer, each side's rounds (its graph made again each round) "
              "interleaved with the others' (`python -m bench.q4km_qkv_ab`). one launch: q4k_qkv_rope_append "
-             "with wv (q4k_digits_qkv, two rows a warp); the table's rows: the same with the rows a warp of "
+             "with wv (q4k_digits_qkv, two rows a warp) - from batch 3 the layer's choice: one launch where "
+             "the attention is two (LAUNCH_BUDGET), else the tensor cores' GEMVs apart; the table's rows: the same with the rows a warp of "
              "q4k_digits_gemv's entry (four at M = 2, where v's loop cannot be staged); apart: q's and k's GEMV, "
              "v's Q6_K GEMV and rope_append. " + SASS_NOTE, "",
              "| batch | context | " + " | ".join(f"{s} us" for s in SIDES) + " | " +

@@ -41,8 +41,11 @@ bench/results/layer_ab.md).
 A Q6_K projection reads the same activations (kernels_src/q6k_dp4a.ember: ember.ops.q6k_gemv
 on Q8Activations): none more where w_down or wo is Q6_K; where v is (and q and k are Q4_K:
 a Q4_K_M file's layers), none more where the QKV launch is one (v's Q6_K rows in the same
-kernel), else a GEMV of q's and k's weights together, v's GEMV and rope_append (one more);
-where q or k is, three GEMVs and rope_append (three more).
+kernel), else a GEMV of q's and k's weights together, v's GEMV and rope_append (one more) -
+but where the attention is two launches too, the QKV launch is one (q4k_qkv_rope_append's
+one_launch, with digit activations) even where the tables measured the tensor cores' GEMVs
+faster, so that the layer keeps within 10 launches (LAUNCH_BUDGET); where q or k is, three
+GEMVs and rope_append (three more).
 """
 
 from __future__ import annotations
@@ -56,6 +59,16 @@ from .gguf_weights import GGUFError, HParams
 QUANTIZED = {"Q4_K": 144, "Q6_K": 210}           # bytes per super-block of 256
 ACTIVATIONS = {"digits": 3, "digits2": 2, "q8_1": 3}   # the GEMVs' activations: digits read (Q8_1: its one plane)
 PROJECTIONS = ("wq", "wk", "wv", "wo", "w_gate", "w_up", "w_down")
+# Launches a layer keeps within where it can: a Q4_K_M layer whose QKV projection would be
+# three launches (q's and k's GEMV, v's Q6_K GEMV, rope_append) beside an attention of two
+# (the split pass and the merge) would take 11. Its QKV projection is then the one launch of
+# q4k_digits_qkv (DP4A) where the tables chose the tensor cores'. Measured (H200, 2026-11-28,
+# 4 layers with Q6_K v and down, one graph, digits, three interleaved rounds, us a layer,
+# tables' choice / one launch): batch 4 at 4096 keys (11 -> 9 launches) 126.4 / 125.3, at
+# 32768 228.9 / 226.7; batch 8 at 32768 (11 -> 9) 350.1 / 357.5 (2.1% slower). Where the
+# attention is one launch (10 in all) the tables' choice stays: batch 8 at 4096 keys one
+# launch took 149.6 against 142.2, at 512 120.6 against 113.2.
+LAUNCH_BUDGET = 10
 
 
 def _to_device(a: np.ndarray, device):
@@ -262,9 +275,14 @@ class Decoder:
         # moves a step: a graph replays with h holding the stream)
         self._norm(w.attn_norm, self.h_alt)
         if layer.fused_qkv or layer.wqk is not None:
+            # 6 launches besides the QKV projection and the attention; apart, a Q4_K_M layer's
+            # projection is 3 (LAUNCH_BUDGET)
+            one = layer.wqk is not None and 6 + 3 + ops.decode_attention_launches(
+                self.q_rot, layer.k_cache, layer.v_cache, self.lengths, out=self.o_q8,
+                max_length=self.max_length) > LAUNCH_BUDGET
             ops.q4k_qkv_rope_append(layer.wqkv if layer.fused_qkv else layer.wqk, self.x_q8, layer.k_cache,
                                     layer.v_cache, self.positions.reshape(b, 1), hp.rope_base, q_out=self.q_rot,
-                                    neox=self.neox, wv=None if layer.fused_qkv else w.wv.data)
+                                    neox=self.neox, wv=None if layer.fused_qkv else w.wv.data, one_launch=one)
         else:
             for x, out in zip((w.wq, w.wk, w.wv), self.qkv_parts):
                 _gemv(x, self.x_q8, out)

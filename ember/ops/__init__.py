@@ -26,7 +26,7 @@ this off). Inside
 `with ember.ops.on_simulator():` they take numpy arrays and run in Ember's simulator."""
 
 from .args import ArgumentError, on_simulator
-from .attention import decode_attention
+from .attention import decode_attention, decode_attention_launches
 from .kernels import programmatic_launch
 from .gemv import Q8Activations, q4k_gemv, q6k_gemv, quantize_digits, quantize_q8_1, swiglu_q4k
 from .norm import add_rms_norm_q8, rms_norm
@@ -34,5 +34,5 @@ from .qkv import q4k_qkv_rope_append
 from .rope import rope, rope_append
 
 __all__ = ["ArgumentError", "on_simulator", "rms_norm", "add_rms_norm_q8", "rope", "q4k_gemv", "quantize_q8_1", "quantize_digits", "Q8Activations", "swiglu_q4k",
-           "q6k_gemv", "decode_attention", "rope_append", "q4k_qkv_rope_append",
+           "q6k_gemv", "decode_attention", "decode_attention_launches", "rope_append", "q4k_qkv_rope_append",
            "programmatic_launch"]

@@ -10,7 +10,7 @@ import math
 from . import args as A
 from .gemv import QK_K, Q8Activations
 from .kernels import fits, kernel, tuned_us
-from .plan import Keep, run
+from .plan import Keep, launch_count, planned, run
 
 DTYPES = ("bf16", "f16", "f32")
 
@@ -34,6 +34,16 @@ def decode_attention(q, k_cache, v_cache, lengths, *, out=None, max_length: int 
     run(op, (q, k_cache, v_cache, lengths, out, max_length),
         lambda: _plan(q, k_cache, v_cache, lengths, out, max_length))
     return out
+
+
+def decode_attention_launches(q, k_cache, v_cache, lengths, *, out, max_length: int | None = None) -> int:
+    """The kernel launches decode_attention(q, k_cache, v_cache, lengths, out=out,
+    max_length=max_length) makes: 1 where a KV head's splits are one cluster's blocks, 2 for
+    the split pass and the merge. Its arguments are checked and its plan made (and kept, for
+    the call), nothing is launched - so that a decode step can keep within a launch budget
+    (ember.model.layer)."""
+    return launch_count(planned("decode_attention", (q, k_cache, v_cache, lengths, out, max_length),
+                                lambda: _plan(q, k_cache, v_cache, lengths, out, max_length)))
 
 
 def _inputs(q, k_cache, v_cache, lengths, max_length) -> tuple:

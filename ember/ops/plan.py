@@ -62,10 +62,10 @@ def signature(a):
     return ("object", id(a))          # checked every call: never equal to another call's
 
 
-def run(op: str, args: tuple, build) -> None:
-    """Enqueue the launches of `op` on `args`: the plan kept for their signature, or the one
-    `build()` makes (checking every argument, raising ArgumentError) and returns as a list
-    of prepared launches."""
+def planned(op: str, args: tuple, build) -> list:
+    """The plan of `op` on `args`: the one kept for their signature, or the one `build()`
+    makes (checking every argument, raising ArgumentError) and returns as a list of prepared
+    launches - kept, not launched (run launches it)."""
     key = (op,) + tuple(signature(a) for a in args)
     uncacheable = any(k[0] == "object" for k in key[1:])
     launches = None if uncacheable else _plans.get(key)
@@ -77,10 +77,21 @@ def run(op: str, args: tuple, build) -> None:
                 _plans.popitem(last=False)
     else:
         _plans.move_to_end(key)
+    return launches
+
+
+def launch_count(launches: list) -> int:
+    """The kernel launches of a plan (its own buffers launch nothing)."""
+    return sum(not isinstance(launch, Keep) for launch in launches)
+
+
+def run(op: str, args: tuple, build) -> None:
+    """Enqueue the launches of `op` on `args` (the plan of `planned`)."""
+    launches = planned(op, args, build)
     stream = caller_stream(args)
     for launch in launches:
         launch(stream)
-    _launched[0] += sum(not isinstance(launch, Keep) for launch in launches)
+    _launched[0] += launch_count(launches)
     if (stream is not None and id(launches) not in _captured and any(isinstance(launch, Keep) for launch in launches)
             and capturing(stream)):       # (a driver call: only for plans with buffers, once pinned no more)
         _captured[id(launches)] = launches

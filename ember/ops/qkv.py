@@ -3,9 +3,10 @@ weights as one, their rows concatenated; or q's and k's so, and v's Q6_K, as a Q
 keeps them in many layers) with RoPE and the KV-cache append. One launch of
 kernels_src/q4k_digits.ember's q4k_digits_qkv where it applies - digit activations, adjacent
 pairs, and the DP4A GEMV the tuned tables of this GPU choose for the shape (not the tensor
-cores', which they measured faster from batch 4 on; the GEMV's configuration, its rows a warp
-rounded up to whole pairs; v's loop in the configuration q6k_gemv's table gives v's shape) -
-else q4k_gemv (and q6k_gemv) and rope_append through buffers of the call's own. The bits are
+cores', which they measured faster from batch 4 on, unless the caller asks for one launch; the
+GEMV's configuration, its rows a warp rounded up to whole pairs; v's loop in the configuration
+q6k_gemv's table gives v's shape) - else q4k_gemv (and q6k_gemv) and rope_append through
+buffers of the call's own. The bits are
 the same either way: the fused kernel's sums and rotations are the separate kernels'
 (tests/ops)."""
 
@@ -26,7 +27,7 @@ V_ROWS = [True]
 
 
 def q4k_qkv_rope_append(w, x: Q8Activations, k_cache, v_cache, positions, base: float = 10000.0, *, q_out,
-                        neox: bool = False, wv=None):
+                        neox: bool = False, wv=None, one_launch: bool = False):
     """q, k, v = x W^T, then rope_append(q, k, v, k_cache, v_cache, positions, base, q_out=q_out):
     w the Q4_K bytes [(HQ + 2 HKV) D, K / 256 * 144] whose rows are q's HQ heads, then k's and
     v's HKV heads of D values (the projections' weights concatenated); x the Q8_1 or digit
@@ -35,13 +36,15 @@ def q4k_qkv_rope_append(w, x: Q8Activations, k_cache, v_cache, positions, base: 
     v_cache at each token's position (positions int32 [B, M]; outside [0, S) nothing is
     written: keep them within the cache). With `wv`, the Q6_K bytes of v's weights
     [HKV D, K / 256 * 210], w holds q's and k's rows only [(HQ + HKV) D, K / 256 * 144].
-    Returns (q_out, k_cache, v_cache)."""
-    run("q4k_qkv_rope_append", (w, x, k_cache, v_cache, positions, base, neox, q_out, wv, FUSED[0]),
-        lambda: _plan(w, x, k_cache, v_cache, positions, base, neox, q_out, wv))
+    With `one_launch`, the one launch wherever it applies (digit activations, adjacent pairs),
+    also where this GPU's tables measured the tensor cores' GEMVs faster: for a decode step
+    that keeps within a launch budget (ember.model.layer). Returns (q_out, k_cache, v_cache)."""
+    run("q4k_qkv_rope_append", (w, x, k_cache, v_cache, positions, base, neox, q_out, wv, one_launch, FUSED[0]),
+        lambda: _plan(w, x, k_cache, v_cache, positions, base, neox, q_out, wv, one_launch))
     return q_out, k_cache, v_cache
 
 
-def _plan(w, x, k_cache, v_cache, positions, base, neox, q_out, wv) -> list:
+def _plan(w, x, k_cache, v_cache, positions, base, neox, q_out, wv, one_launch) -> list:
     op = "q4k_qkv_rope_append"
     if not isinstance(x, Q8Activations):
         raise A.ArgumentError(op, "x", f"is a {type(x).__name__}: it takes the activations of "
@@ -82,6 +85,7 @@ def _plan(w, x, k_cache, v_cache, positions, base, neox, q_out, wv) -> list:
     vp = token_positions(op, positions, batch, m)
     base = A.positive_float(op, "base", base)
     neox = A.flag(op, "neox", neox)
+    one_launch = A.flag(op, "one_launch", one_launch)
     vxq, vxd = x.check(op, x.m, x.k, "x")
     reads.update({"x.aq": vxq, "x.ads": vxd, "positions": vp})
     outs = ("q_out", "k_cache", "v_cache")
@@ -92,7 +96,7 @@ def _plan(w, x, k_cache, v_cache, positions, base, neox, q_out, wv) -> list:
             A.no_overlap(op, out, views[out], other, views[other], both_written=True)
     device = A.same_device(op, {**views, **reads}) or 0
     total = (hq + 2 * hkv) * d
-    if FUSED[0] and x.digits and not neox and not _tensor_cores("gemv", x, total, device):
+    if FUSED[0] and x.digits and not neox and (one_launch or not _tensor_cores("gemv", x, total, device)):
         return [_fused(vw, reads.get("wv"), x, vxq, vxd, q_out, k_cache, v_cache, positions, hq, hkv, m, cache_len,
                        base, d, t, total, device)]
     # apart: the GEMVs into buffers of the plan's own, then rope_append from their rows

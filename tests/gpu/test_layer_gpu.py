@@ -101,6 +101,20 @@ def test_layer_with_the_q6k_tensors_of_a_q4k_m_file(batch, context, positions):
     check_against_the_references(eager, refs, h0, positions, 3e-5, 1e-6)
 
 
+@pytest.mark.parametrize("batch, context, positions", [(4, 4096, [0, 17, 511, 4095]),
+                                                       (8, 8192, [8191, 5, 4000, 17, 8000, 63, 1024, 2])])
+def test_a_q4k_m_layer_on_the_tensor_cores_keeps_within_ten_launches(batch, context, positions):
+    """From batch 4 the tables take the tensor cores' GEMVs; where the attention is two
+    launches as well, v's Q6_K rows would make the layer 11 - its QKV projection is then one
+    launch (ember.model.layer's LAUNCH_BUDGET), and the layer is as exact."""
+    eager, replayed, refs, launches, h0 = run_layer({"wv": "Q6_K", "w_down": "Q6_K"}, batch, context, positions,
+                                                    seed=9)
+    assert launches <= 10
+    for a, b in zip(eager, replayed):
+        assert torch.equal(a, b)
+    check_against_the_references(eager, refs, h0, positions, 3e-5, 1e-6)
+
+
 @pytest.mark.parametrize("positions", [[5, 63], [5, 63, 0, 17, 31, 40, 62, 1]])
 def test_a_gguf_file_of_q4k_and_q6k_tensors(tmp_path, positions):
     """A 2-layer model written with the gguf package's writer (Q4_K projections, Q6_K value

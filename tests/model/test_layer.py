@@ -54,6 +54,16 @@ def test_a_q4_k_m_decode_step_on_a_turing_gpu():
     decode_step({"wv": "Q6_K", "w_down": "Q6_K"}, 9, "digits", np.array([0, 3], np.int32), arch="sm_75")
 
 
+def test_a_q4_k_m_layer_keeps_within_ten_launches(monkeypatch):
+    """Where the attention takes two launches (the split pass and the merge: here without
+    clusters) and the tensor cores' GEMVs run (batch 8), a Q4_K_M layer's QKV projection apart
+    (q's and k's GEMV, v's, rope_append) would make 11: it is the one launch of
+    q4k_qkv_rope_append's one_launch instead (ember.model.layer's LAUNCH_BUDGET) - 9."""
+    from ember.ops import attention
+    monkeypatch.setattr(attention, "MAX_CLUSTER", 0)
+    decode_step({"wv": "Q6_K", "w_down": "Q6_K"}, 9, "digits", np.array([0, 3, 1, 2, 3, 0, 2, 1], np.int32))
+
+
 def decode_step(kinds, launches, activations, positions, arch="sm_90"):
     hp = TINY
     layers = [LayerWeights.random(hp, seed, device="sim", kinds=kinds) for seed in range(hp.layers)]

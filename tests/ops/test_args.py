@@ -276,6 +276,8 @@ def test_every_flag_refuses_what_is_not_a_bool(value):
     raises("neox", "must be True or False", ops.rope, q, k, pos, neox=value)
     raises("neox", "must be True or False", ops.rope_append, qa, ka, va, kc, vc, posa, neox=value)
     raises("neox", "must be True or False", ops.q4k_qkv_rope_append, wqkv, xd, kc, vc, posa, q_out=qa, neox=value)
+    raises("one_launch", "must be True or False", ops.q4k_qkv_rope_append, wqkv, xd, kc, vc, posa, q_out=qa,
+           one_launch=value)
 
 
 def test_a_flag_takes_numpy_bools():

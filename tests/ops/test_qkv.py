@@ -19,7 +19,7 @@ BF16 = ml_dtypes.bfloat16
 HQ, HKV, D, K = 4, 2, 16, 256
 
 
-def _step(batch, per_seq, digits, neox, fused, q6k_v=False):
+def _step(batch, per_seq, digits, neox, fused, q6k_v=False, one_launch=False):
     """One call on fresh data of seed `batch`: (q_out, k_cache, v_cache) after it, the
     launches it took, the f32 projection it rotates (q4k_gemv's, and q6k_gemv's of v's
     weights with `q6k_v`), the positions and the caches before it."""
@@ -30,14 +30,14 @@ def _step(batch, per_seq, digits, neox, fused, q6k_v=False):
     x = rng.standard_normal((batch * per_seq, K)).astype(np.float32)
     kc, vc = (rng.standard_normal((batch, 6, HKV, D)).astype(BF16) for _ in range(2))
     before = (kc.copy(), vc.copy())
-    pos = rng.permutation(6)[:batch * per_seq].astype(np.int32).reshape(batch, per_seq)
+    pos = np.stack([rng.permutation(6)[:per_seq] for _ in range(batch)]).astype(np.int32)   # each sequence's own
     q_out = np.full((batch, per_seq, HQ, D), np.nan, np.float32)
     qkv.FUSED[0] = fused
     try:
         with ops.on_simulator():
             xq = ops.quantize_digits(x) if digits else ops.quantize_q8_1(x)
             start = ops.plan.launched()
-            ops.q4k_qkv_rope_append(w, xq, kc, vc, pos, 5e5, q_out=q_out, neox=neox, wv=wv)
+            ops.q4k_qkv_rope_append(w, xq, kc, vc, pos, 5e5, q_out=q_out, neox=neox, wv=wv, one_launch=one_launch)
             launches = ops.plan.launched() - start
             y = ops.q4k_gemv(w, xq)
             if q6k_v:
@@ -63,6 +63,22 @@ def test_one_launch_gives_the_bits_of_the_gemv_and_rope_append(batch, per_seq, q
     assert (n1, n2) == (1, 3 if q6k_v else 2)
     for a, b in zip(one, two):
         assert np.array_equal(a.view(np.uint8), b.view(np.uint8))
+    _rotated_as_the_reference(one, y, pos, kc0, vc0, batch, per_seq)
+
+
+@pytest.mark.parametrize("q6k_v", [False, True])
+def test_one_launch_where_the_tensor_cores_would_run(q6k_v):
+    """At 8 rows the tensor cores' GEMVs run (ember.ops' rule without tables) and the
+    projection is apart; with one_launch it is the fused kernel's one launch (a decode step's
+    launch budget: ember.model.layer), which rotates the projection as rope_append rotates
+    the GEMVs' (f64 reference; the sums are the DP4A kernel's, not the tensor cores')."""
+    one, n1, y, pos, (kc0, vc0) = _step(4, 2, True, False, True, q6k_v, one_launch=True)
+    _, n2, _, _, _ = _step(4, 2, True, False, True, q6k_v)
+    assert (n1, n2) == (1, 3 if q6k_v else 2)
+    _rotated_as_the_reference(one, y, pos, kc0, vc0, 4, 2)
+
+
+def _rotated_as_the_reference(one, y, pos, kc0, vc0, batch, per_seq):
     m = batch * per_seq
     q, k, v = (p.reshape(m, -1, D).astype(np.float64) for p in _parts(y, batch, per_seq))
     want = rope_append(q, k, v, kc0.astype(np.float64), vc0.astype(np.float64), pos.reshape(-1), per_seq, 5e5)
