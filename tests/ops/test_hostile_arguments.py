@@ -38,7 +38,7 @@ def _calls() -> dict:
         "q4k_qkv_rope_append": (ops.q4k_qkv_rope_append,
                                 [Q.model_like_q4k(rng, 8 * 16, 256, 256 ** -0.5), xd, np.zeros((2, 6, 2, 16), BF16),
                                  np.zeros((2, 6, 2, 16), BF16), np.array([[1], [4]], np.int32), 5e5],
-                                {"q_out": np.zeros((2, 1, 4, 16), np.float32), "neox": True}),
+                                {"q_out": np.zeros((2, 1, 4, 16), np.float32), "neox": True, "one_launch": True}),
         "q4k_qkv_rope_append with a Q6_K v": (
             ops.q4k_qkv_rope_append, [Q.model_like_q4k(rng, 6 * 16, 256, 256 ** -0.5), xd,
                                       np.zeros((2, 6, 2, 16), BF16), np.zeros((2, 6, 2, 16), BF16),
@@ -57,6 +57,12 @@ def _calls() -> dict:
                               rng.standard_normal((2, 8, 2, 64)).astype(np.float32),
                               rng.standard_normal((2, 8, 2, 64)).astype(np.float32), np.array([8, 3], np.int32)],
                              {"out": np.zeros((2, 1, 4, 64), np.float32), "max_length": 8}),
+        "decode_attention_launches": (ops.decode_attention_launches,
+                                      [rng.standard_normal((2, 1, 4, 64)).astype(np.float32),
+                                       rng.standard_normal((2, 8, 2, 64)).astype(np.float32),
+                                       rng.standard_normal((2, 8, 2, 64)).astype(np.float32),
+                                       np.array([8, 3], np.int32)],
+                                      {"out": np.zeros((2, 1, 4, 64), np.float32), "max_length": 8}),
         "add_rms_norm_q8": (ops.add_rms_norm_q8, [x.copy(), x * 2, gamma, 1e-5],
                             {"residual_out": np.zeros((2, 256), np.float32)}),
     }

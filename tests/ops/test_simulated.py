@@ -78,7 +78,8 @@ def test_f32_activations_run_as_digits(m):
 
 def _attention_launches() -> int:
     """ember.ops.decode_attention into f32 from a bf16 cache, in the simulator, checked
-    against the f64 reference: the launches it took."""
+    against the f64 reference: the launches it took - which decode_attention_launches told
+    before, launching nothing."""
     rng = np.random.default_rng(4)
     q = rng.standard_normal((2, 1, 4, 64)).astype(np.float32)
     kc, vc = (rng.standard_normal((2, 70, 2, 64)).astype(BF16) for _ in range(2))
@@ -86,8 +87,11 @@ def _attention_launches() -> int:
     out = np.zeros_like(q)
     with ops.on_simulator():
         before = ops.plan.launched()
+        counted = ops.decode_attention_launches(q, kc, vc, lengths, out=out)
+        assert ops.plan.launched() == before and not out.any()
         ops.decode_attention(q, kc, vc, lengths, out=out)
         launches = ops.plan.launched() - before
+    assert counted == launches
     ref = decode_attention(q, kc.astype(np.float64), vc.astype(np.float64), lengths)
     assert np.abs(out - ref).max() <= 1e-5
     return launches
