@@ -69,6 +69,9 @@ def track(m, op, mem, sel: np.ndarray, rows: np.ndarray, cols: np.ndarray, kind:
         if extra is not None:
             extra[0][r, c] = -1
         return
+    if not _lanes_overlap(r, c, size, mem.data.shape[1]):       # (the common case: no sort of every byte)
+        _record_read(m, mem, every, r, c, th, ln, blk, ep, rc, counted)
+        return
     # several lanes of one access may read one byte: each round records one read of it
     flat = r * mem.data.shape[1] + c
     order = np.argsort(flat, kind="stable")
@@ -84,6 +87,22 @@ def track(m, op, mem, sel: np.ndarray, rows: np.ndarray, cols: np.ndarray, kind:
     crowd = rank > EXTRA_READERS              # more readers at once than recorded (a broadcast)
     if crowd.any():
         _lose(m, mem, r[crowd], c[crowd], ln[crowd])
+
+
+def _lanes_overlap(r, c, size: int, width: int) -> bool:
+    """Whether two of an access's bytes (rows r, columns c: `size` a lane, lane by lane) may
+    be one byte. Where each lane's bytes run on from its first, two lanes share one only if
+    their first bytes are less than `size` apart: a sort of the lanes' first bytes, not of
+    every byte (a lane's run across a row's end can answer yes where none is shared - the
+    callers then look byte by byte; it never answers no where one is)."""
+    n = len(c) // size if size else 0
+    if n and n * size == len(c):
+        cs = c.reshape(n, size)
+        if size == 1 or (cs[:, 1:] - cs[:, :-1] == 1).all():
+            starts = np.sort(r.reshape(n, size)[:, 0] * width + cs[:, 0])
+            return bool((starts[1:] - starts[:-1] < size).any())
+    flat = r * width + c
+    return len(np.unique(flat)) < len(flat)
 
 
 def _race(m, op, mem, lane, what: str):
@@ -121,6 +140,8 @@ def _check_write(m, op, mem, sel, size, r, c, th, ep, conflict, counted) -> None
         i = int(np.argmax(lost))
         _race(m, op, mem, sel[i // size], f"writes {element_text(mem, c[i])}, which more than "
               f"{EXTRA_READERS + 1} other threads read")
+    if not _lanes_overlap(r, c, size, mem.data.shape[1]):
+        return
     flat = r * mem.data.shape[1] + c
     uniq, counts = np.unique(flat, return_counts=True)
     if (counts > 1).any():
