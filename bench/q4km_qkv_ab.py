@@ -68,7 +68,8 @@ def markdown(result: dict) -> str:
              "graph, digit activations, us per layer, each side's rounds (its graph made again each round) "
              "interleaved with the others' (`python -m bench.q4km_qkv_ab`). one launch: q4k_qkv_rope_append "
              "with wv (q4k_digits_qkv, two rows a warp) - from batch 3 the layer's choice: one launch where "
-             "the attention is two (LAUNCH_BUDGET), else the tensor cores' GEMVs apart; the table's rows: the same with the rows a warp of "
+             "the attention is two (LAUNCH_BUDGET), else the tensor cores' GEMVs apart; the table's rows: "
+             "the same with the rows a warp of "
              "q4k_digits_gemv's entry (four at M = 2, where v's loop cannot be staged); apart: q's and k's GEMV, "
              "v's Q6_K GEMV and rope_append. " + SASS_NOTE, "",
              "| batch | context | " + " | ".join(f"{s} us" for s in SIDES) + " | " +

@@ -93,12 +93,7 @@ def test_q4k_layer_against_the_f64_reference(batch, positions, activations, exac
 def test_layer_with_the_q6k_tensors_of_a_q4k_m_file(batch, context, positions):
     """wv and w_down in Q6_K (as llama.cpp's Q4_K_M keeps them): v's rows in the QKV launch
     (digit activations on the DP4A GEMVs: batch 1 and 2), no launch more than a Q4_K layer."""
-    eager, replayed, refs, launches, h0 = run_layer({"wv": "Q6_K", "w_down": "Q6_K"}, batch, context, positions,
-                                                    seed=7)
-    assert launches <= 9
-    for a, b in zip(eager, replayed):
-        assert torch.equal(a, b)
-    check_against_the_references(eager, refs, h0, positions, 3e-5, 1e-6)
+    check_a_q4k_m_layer(batch, context, positions, 7, 9)
 
 
 @pytest.mark.parametrize("batch, context, positions", [(4, 4096, [0, 17, 511, 4095]),
@@ -107,9 +102,15 @@ def test_a_q4k_m_layer_on_the_tensor_cores_keeps_within_ten_launches(batch, cont
     """From batch 4 the tables take the tensor cores' GEMVs; where the attention is two
     launches as well, v's Q6_K rows would make the layer 11 - its QKV projection is then one
     launch (ember.model.layer's LAUNCH_BUDGET), and the layer is as exact."""
+    check_a_q4k_m_layer(batch, context, positions, 9, 10)
+
+
+def check_a_q4k_m_layer(batch, context, positions, seed, most_launches):
+    """A layer with wv and w_down in Q6_K: within `most_launches`, its graph replaying the
+    eager step's bits, and against the f64 references."""
     eager, replayed, refs, launches, h0 = run_layer({"wv": "Q6_K", "w_down": "Q6_K"}, batch, context, positions,
-                                                    seed=9)
-    assert launches <= 10
+                                                    seed=seed)
+    assert launches <= most_launches
     for a, b in zip(eager, replayed):
         assert torch.equal(a, b)
     check_against_the_references(eager, refs, h0, positions, 3e-5, 1e-6)
