@@ -188,11 +188,9 @@ class SimMachine(Machine):
         the element and the check a single load's would."""
         try:
             raw = self.access(op, ptr, index, mask, t, "r", count=count)
-        except SimError:
+        except SimError:                  # the first load that fails raises its own error
             base = index.astype(np.int64)
-            for k in range(count):
-                self.load(op, ptr, base + k, t, mask)
-            raise
+            return np.stack([np.asarray(self.load(op, ptr, base + k, t, mask)) for k in range(count)], axis=1)
         return np.asarray(to_array(raw.reshape(-1, element_bytes(t)), t)).reshape(self.lanes, count)
 
     def store(self, op: Op, ptr: Ptr, index: np.ndarray, t, values, mask: np.ndarray) -> None:
@@ -309,6 +307,7 @@ class SimMachine(Machine):
         of each lane's own (a cluster's other blocks); `count`: a run of that many
         consecutive elements of t a lane (load_run)."""
         size = element_bytes(t) * count
+        esize = element_bytes(t)
         lanes = np.nonzero(mask)[0]
         wild = ptr.wild | huge(idx)
         with np.errstate(over="ignore"):
@@ -330,7 +329,7 @@ class SimMachine(Machine):
             if bad.any():
                 k = sel[np.argmax(bad)]
                 raise SimError("S0001", self.out_of_bounds(mem, ptr, idx, k, t, kind), op)
-            align = t.elem.nbytes * t.length if isinstance(t, VectorType) else size
+            align = t.elem.nbytes * t.length if isinstance(t, VectorType) else esize   # each element of a run
             mis = ((mem.base + a) % align) != 0
             if mis.any():
                 k = sel[np.argmax(mis)]

@@ -141,3 +141,15 @@ def test_a_fragment_read_past_its_array_names_the_first_element_outside():
         load(tiles(source=past)).by_hand(a, b, c, grid=1)
     assert e.value.code == "S0001" and "element 8 of 8" in str(e.value)
 
+
+
+def test_a_fragment_may_start_at_any_element_of_its_array():
+    # A from fa[2..10): a run of 8 bf16 that is not 16-byte aligned in its array - registers
+    # have no alignment; the op reads the run as one access, checked element by element
+    shifted = (TILES.replace("var fa: [bf16; 8];", "var fa: [bf16; 10];", 1)
+               .replace("        fa[i] = a[", "        fa[i + 2u32] = a[", 1)
+               .replace("mma_m16n8k16(acc, 0u32, fa, 0u32, fb, 0u32);", "mma_m16n8k16(acc, 0u32, fa, 2u32, fb, 0u32);", 1))
+    assert shifted.count("fa, 2u32") == 1 and "fa[i + 2u32]" in shifted
+    a, b, c, want = operands("bf16", 5)
+    load(tiles(source=shifted)).by_hand(a, b, c, grid=1)
+    np.testing.assert_array_equal(c, want.astype(np.float32))
