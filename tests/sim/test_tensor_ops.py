@@ -34,6 +34,13 @@ def tiles(t: str = "bf16", source: str = TILES):
     return ember.compile(source.replace("bf16", t), cache=False)
 
 
+def by_hand(source: str, seed: int):
+    """`by_hand` of `source` (mma_tiles.ember, edited) on fresh bf16 operands: (C after it, A B + C)."""
+    a, b, c, want = operands("bf16", seed)
+    load(tiles(source=source)).by_hand(a, b, c, grid=1)
+    return c, want
+
+
 @pytest.mark.parametrize("t", ["bf16", "f16"])
 @pytest.mark.parametrize("kernel", ["by_hand", "by_ldmatrix"])
 def test_mma_is_a_b_plus_c(t, kernel):
@@ -46,8 +53,7 @@ def test_a_wrong_fragment_layout_gives_wrong_results():
     # the A fragment's two column halves swapped (a4..a7 taken for a0..a3)
     wrong = TILES.replace("+ 8 * (i / 4)];", "+ 8 * (1 - i / 4)];", 1)
     assert wrong != TILES
-    a, b, c, want = operands("bf16", 8)
-    load(tiles(source=wrong)).by_hand(a, b, c, grid=1)
+    c, want = by_hand(wrong, 8)
     assert np.abs(c - want).max() > 0.1
 
 
@@ -100,9 +106,8 @@ def test_ldmatrix_layout(n, trans):
 def test_part_of_a_warp_is_refused():
     divergent = TILES.replace("    mma_m16n8k16(acc, 0u32, fa, 0u32, fb, 0u32);\n",
                               "    if lane < 16u32 { mma_m16n8k16(acc, 0u32, fa, 0u32, fb, 0u32); }\n", 1)
-    a, b, c, _ = operands("bf16", 1)
     with pytest.raises(SimError) as e:
-        load(tiles(source=divergent)).by_hand(a, b, c, grid=1)
+        by_hand(divergent, 1)
     assert e.value.code == "S0010" and "lane 16 of its warp" in str(e.value)
 
 
@@ -136,11 +141,9 @@ def test_a_fragment_read_past_its_array_names_the_first_element_outside():
     # (Machine.load_run), and reports the first element a load of its own would
     past = TILES.replace("mma_m16n8k16(acc, 0u32, fa, 0u32, fb, 0u32);",
                          "mma_m16n8k16(acc, 0u32, fa, lane / 32u32 + 4u32, fb, 0u32);", 1)
-    a, b, c, _ = operands("bf16", 2)
     with pytest.raises(SimError) as e:
-        load(tiles(source=past)).by_hand(a, b, c, grid=1)
+        by_hand(past, 2)
     assert e.value.code == "S0001" and "element 8 of 8" in str(e.value)
-
 
 
 def test_a_fragment_may_start_at_any_element_of_its_array():
@@ -150,6 +153,5 @@ def test_a_fragment_may_start_at_any_element_of_its_array():
                .replace("        fa[i] = a[", "        fa[i + 2u32] = a[", 1)
                .replace("mma_m16n8k16(acc, 0u32, fa, 0u32, fb, 0u32);", "mma_m16n8k16(acc, 0u32, fa, 2u32, fb, 0u32);", 1))
     assert shifted.count("fa, 2u32") == 1 and "fa[i + 2u32]" in shifted
-    a, b, c, want = operands("bf16", 5)
-    load(tiles(source=shifted)).by_hand(a, b, c, grid=1)
+    c, want = by_hand(shifted, 5)
     np.testing.assert_array_equal(c, want.astype(np.float32))
