@@ -263,6 +263,8 @@ class Features:
             self.grid = 4
             self.drawn_last(at, scope, self.collective_last_cluster)
             cluster = " cluster(2)"
+        if self.chance(10):     # an mma whose fragments start at any element of their arrays
+            self.drawn_last(at, scope, self.collective_mma_any_offset)
         return cluster
 
     def collective_grid_dependency(self) -> None:

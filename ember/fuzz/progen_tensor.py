@@ -105,6 +105,24 @@ class TensorCoreFeatures:
         for i in sorted({self.integer(0, 4 * pieces - 1) for _ in range(self.integer(1, 4))}):
             self.store("u32", f"bitcast<u32>({acc}[{i}])")
 
+    def collective_mma_any_offset(self) -> None:
+        """mma_m16n8k16 whose fragments start at any element of arrays longer than them (f16
+        or bf16 A and B, f32 accumulators): registers have no alignment, and the simulator
+        once reported such a fragment, read as one run of elements, as a misaligned access."""
+        t = self.choice(["bf16", "f16"])
+        a, b, acc = self.fresh("fa"), self.fresh("fb"), self.fresh("acc")
+        na, nb, nc = (n + self.integer(1, 7) for n in (8, 4, 4))
+        self.emit(f"var {a}: [{t}; {na}];")
+        self.emit(f"var {b}: [{t}; {nb}];")
+        self.emit(f"var {acc}: [f32; {nc}];")
+        self.fill(a, t, na, 8)
+        self.fill(b, t, nb, 8)
+        self.fill(acc, "f32", nc, 1000)
+        p, q, r = self.integer(0, nc - 4), self.integer(0, na - 8), self.integer(0, nb - 4)
+        self.emit(f"mma_m16n8k16({acc}, {p}u32, {a}, {q}u32, {b}, {r}u32);")
+        for i in sorted({self.integer(p, p + 3) for _ in range(2)}):
+            self.store("f32", f"{acc}[{i}]")
+
     def collective_cp_async_ring(self) -> None:
         """Tiles of an input streamed through a ring of `stages` shared stages: the copies of
         tiles 0 .. stages - 2 first, then per tile i the copy of tile i + stages - 1 into the
